@@ -1,0 +1,1 @@
+"""RAGScope's metric engine: load golden sets and RAG outputs, score them, store them in DuckDB."""

@@ -1,0 +1,102 @@
+"""Typed records that flow loaders -> engine -> store.
+
+Plain frozen dataclasses: cheap to build by the hundred thousand and easy to read in a notebook.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Statuses a score cell can have (DESIGN.md "Store"). A failure is a status, never a NaN or 0.
+OK = "ok"
+NOT_APPLICABLE = "not_applicable"
+JUDGE_ERROR = "judge_error"
+TIMEOUT = "timeout"
+SKIPPED = "skipped"
+STATUSES = (OK, NOT_APPLICABLE, JUDGE_ERROR, TIMEOUT, SKIPPED)
+ERROR_STATUSES = (JUDGE_ERROR, TIMEOUT)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One retrieved chunk; `chunk_id` is the source's id or its 1-based rank as text."""
+
+    chunk_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class GoldenItem:
+    question_id: str
+    question: str
+    reference: str
+    question_type: str | None = None
+    evidence: str | None = None
+    reference_contexts: tuple[str, ...] = ()
+    checks: tuple[dict, ...] = ()
+
+
+@dataclass(frozen=True)
+class RagOutput:
+    question_id: str
+    method: str
+    answer: str
+    contexts: tuple[Chunk, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One (question, method) pair: what every metric scores."""
+
+    golden: GoldenItem
+    output: RagOutput
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.golden.question_id, self.output.method)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One metric's outcome on one sample. `value` is None exactly when status is not ok."""
+
+    value: float | None
+    status: str = OK
+    detail: str | None = None
+
+    def __post_init__(self):
+        if (self.status == OK) != (self.value is not None):
+            raise ValueError(f"status {self.status!r} with value {self.value!r}")
+
+
+def not_applicable(why: str) -> Result:
+    return Result(None, NOT_APPLICABLE, why)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an input file, pointing at where it is."""
+
+    file: str
+    row: int | None  # 1-based record number (CSV: data row after the header; JSONL: line)
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = [self.file]
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.field is not None:
+            where.append(f"field '{self.field}'")
+        return f"{', '.join(where)}: {self.message}"
+
+
+@dataclass
+class LoadError(Exception):
+    """Every problem found in one or more files; nothing was loaded."""
+
+    problems: list[Problem] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        n = len(self.problems)
+        head = f"{n} problem{'s' if n != 1 else ''} in the input; nothing was loaded:"
+        return "\n".join([head, *(f"  - {p}" for p in self.problems)])

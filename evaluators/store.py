@@ -1,0 +1,349 @@
+"""DuckDB store: schema, migrations and writes.
+
+Analysts open the file with any DuckDB client, so table and column names are part of the interface
+(DESIGN.md "Store"). DuckDB 2.x allows one read-write connection per file per process: `open_store`
+keeps one per path and hands out a cursor per use, which is what makes threads safe.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+
+from evaluators.schema import ERROR_STATUSES, Chunk, GoldenItem, RagOutput
+
+# Each entry moves the schema one version up; never edit one that has shipped, append a new one.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE datasets (
+        dataset_id   VARCHAR PRIMARY KEY,
+        name         VARCHAR NOT NULL,
+        format       VARCHAR NOT NULL,
+        content_hash VARCHAR NOT NULL UNIQUE,
+        n_golden     INTEGER NOT NULL,
+        n_outputs    INTEGER NOT NULL,
+        methods      VARCHAR[] NOT NULL,
+        columns      JSON,
+        created_at   TIMESTAMPTZ NOT NULL
+    );
+    CREATE TABLE golden_items (
+        dataset_id         VARCHAR NOT NULL,
+        question_id        VARCHAR NOT NULL,
+        question           VARCHAR NOT NULL,
+        reference          VARCHAR NOT NULL,
+        question_type      VARCHAR,
+        evidence           VARCHAR,
+        reference_contexts VARCHAR[],
+        checks             JSON,
+        PRIMARY KEY (dataset_id, question_id)
+    );
+    CREATE TABLE rag_outputs (
+        dataset_id  VARCHAR NOT NULL,
+        question_id VARCHAR NOT NULL,
+        method      VARCHAR NOT NULL,
+        answer      VARCHAR NOT NULL,
+        contexts    STRUCT(chunk_id VARCHAR, text VARCHAR)[] NOT NULL,
+        PRIMARY KEY (dataset_id, question_id, method)
+    );
+    CREATE TABLE runs (
+        run_id              VARCHAR PRIMARY KEY,
+        name                VARCHAR NOT NULL,
+        created_at          TIMESTAMPTZ NOT NULL,
+        golden_dataset_id   VARCHAR NOT NULL,
+        outputs_dataset_ids VARCHAR[] NOT NULL,
+        judge               VARCHAR NOT NULL,
+        judge_model         VARCHAR,
+        metrics             VARCHAR[] NOT NULL,
+        config              JSON,
+        status              VARCHAR NOT NULL,
+        n_samples           INTEGER,
+        finished_at         TIMESTAMPTZ,
+        error               VARCHAR
+    );
+    CREATE TABLE scores (
+        run_id      VARCHAR NOT NULL,
+        question_id VARCHAR NOT NULL,
+        method      VARCHAR NOT NULL,
+        metric      VARCHAR NOT NULL,
+        value       DOUBLE,
+        norm        DOUBLE,
+        status      VARCHAR NOT NULL,
+        judge       VARCHAR NOT NULL,
+        detail      VARCHAR,
+        created_at  TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (run_id, question_id, method, metric)
+    );
+    CREATE TABLE claims (
+        run_id         VARCHAR NOT NULL,
+        question_id    VARCHAR NOT NULL,
+        method         VARCHAR NOT NULL,
+        source         VARCHAR NOT NULL,
+        claim_idx      INTEGER NOT NULL,
+        text           VARCHAR NOT NULL,
+        verdict        VARCHAR NOT NULL,
+        chunk_ids      VARCHAR[],
+        matched_claims INTEGER[],
+        reason         VARCHAR,
+        PRIMARY KEY (run_id, question_id, method, source, claim_idx)
+    );
+    CREATE TABLE chunk_verdicts (
+        run_id          VARCHAR NOT NULL,
+        question_id     VARCHAR NOT NULL,
+        method          VARCHAR NOT NULL,
+        chunk_idx       INTEGER NOT NULL,
+        chunk_id        VARCHAR,
+        relevant        BOOLEAN,
+        relevance_score DOUBLE,
+        used_by_answer  BOOLEAN,
+        reason          VARCHAR,
+        PRIMARY KEY (run_id, question_id, method, chunk_idx)
+    );
+    CREATE TABLE judge_calls (
+        call_id       VARCHAR PRIMARY KEY,
+        run_id        VARCHAR,
+        question_id   VARCHAR,
+        method        VARCHAR,
+        purpose       VARCHAR NOT NULL,
+        model         VARCHAR,
+        prompt_hash   VARCHAR,
+        request       VARCHAR,
+        response      VARCHAR,
+        input_tokens  INTEGER,
+        output_tokens INTEGER,
+        latency_ms    DOUBLE,
+        cached        BOOLEAN NOT NULL DEFAULT false,
+        status        VARCHAR NOT NULL,
+        error         VARCHAR,
+        created_at    TIMESTAMPTZ NOT NULL
+    );
+    CREATE TABLE annotations (
+        annotation_id  VARCHAR PRIMARY KEY,
+        run_id         VARCHAR NOT NULL,
+        question_id    VARCHAR NOT NULL,
+        method         VARCHAR NOT NULL,
+        metric         VARCHAR,
+        claim_source   VARCHAR,
+        claim_idx      INTEGER,
+        label          VARCHAR,
+        override_value DOUBLE,
+        tags           VARCHAR[],
+        note           VARCHAR,
+        author         VARCHAR NOT NULL,
+        created_at     TIMESTAMPTZ NOT NULL
+    );
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+SCORE_COLUMNS = ["run_id", "question_id", "method", "metric", "value", "norm", "status", "judge", "detail"]
+_CONTEXTS_TYPE = pa.list_(pa.struct([("chunk_id", pa.string()), ("text", pa.string())]))
+
+
+class StoreLocked(RuntimeError):
+    """Another process (often the running app) holds the database file."""
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True)
+class SavedDataset:
+    dataset_id: str
+    created: bool  # False when the same content was stored before
+
+
+class Store:
+    def __init__(self, path: str | Path):
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._con = duckdb.connect(self.path)
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise StoreLocked(
+                    f"{self.path} is in use by another process (a running RAGScope app or CLI job). "
+                    "Stop it, or point --db / RAGSCOPE_DB at another file."
+                ) from exc
+            raise
+        self._migrate()
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A cursor for one thread or one script run (a shared connection raises 'busy')."""
+        return self._con.cursor()
+
+    def close(self) -> None:
+        self._con.close()
+
+    def schema_version(self) -> int:
+        cur = self.cursor()
+        cur.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER, applied_at TIMESTAMPTZ)")
+        return cur.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchall()[0][0]
+
+    def _migrate(self) -> None:
+        current = self.schema_version()
+        if current > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"{self.path} has schema version {current}, newer than this RAGScope ({SCHEMA_VERSION}); upgrade RAGScope."
+            )
+        cur = self.cursor()
+        for version in range(current + 1, SCHEMA_VERSION + 1):
+            cur.execute("BEGIN")
+            cur.execute(MIGRATIONS[version - 1])
+            cur.execute("INSERT INTO schema_version VALUES (?, ?)", [version, _now()])
+            cur.execute("COMMIT")
+
+    def _append(self, cur: duckdb.DuckDBPyConnection, table: str, data: pa.Table | pd.DataFrame) -> None:
+        cur.register("_incoming", data)
+        try:
+            cols = ", ".join(data.column_names if isinstance(data, pa.Table) else data.columns)
+            cur.execute(f"INSERT OR REPLACE INTO {table} ({cols}) SELECT {cols} FROM _incoming")
+        finally:
+            cur.unregister("_incoming")
+
+    # -- datasets ----------------------------------------------------------------------------
+
+    def save_dataset(self, dataset) -> SavedDataset:
+        """Store a loaded `evaluators.loaders.Dataset` once; the same content again is a no-op."""
+        dataset_id = "ds_" + dataset.content_hash[:16]
+        cur = self.cursor()
+        if cur.execute("SELECT 1 FROM datasets WHERE content_hash = ?", [dataset.content_hash]).fetchall():
+            return SavedDataset(dataset_id, created=False)
+        methods = sorted({o.method for o in dataset.outputs})
+        cur.execute("BEGIN")
+        try:
+            cur.execute(
+                "INSERT INTO datasets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [dataset_id, dataset.source, dataset.format, dataset.content_hash, len(dataset.golden),
+                 len(dataset.outputs), methods, json.dumps(dataset.columns), _now()],
+            )
+            if dataset.golden:
+                self._append(cur, "golden_items", _golden_table(dataset_id, dataset.golden))
+            if dataset.outputs:
+                self._append(cur, "rag_outputs", _outputs_table(dataset_id, dataset.outputs))
+            cur.execute("COMMIT")
+        except Exception:
+            cur.execute("ROLLBACK")
+            raise
+        return SavedDataset(dataset_id, created=True)
+
+    def golden_items(self, dataset_id: str) -> list[GoldenItem]:
+        rows = self.cursor().execute(
+            "SELECT question_id, question, reference, question_type, evidence, reference_contexts, checks "
+            "FROM golden_items WHERE dataset_id = ? ORDER BY question_id", [dataset_id]
+        ).fetchall()
+        return [
+            GoldenItem(qid, q, ref, qtype, ev, tuple(rc or ()), tuple(json.loads(ch)) if ch else ())
+            for qid, q, ref, qtype, ev, rc, ch in rows
+        ]
+
+    def rag_outputs(self, dataset_ids: list[str]) -> list[RagOutput]:
+        rows = self.cursor().execute(
+            "SELECT question_id, method, answer, contexts FROM rag_outputs "
+            "WHERE list_contains(?, dataset_id) ORDER BY method, question_id", [dataset_ids]
+        ).fetchall()
+        return [
+            RagOutput(qid, method, answer, tuple(Chunk(c["chunk_id"], c["text"]) for c in contexts))
+            for qid, method, answer, contexts in rows
+        ]
+
+    # -- runs and scores -----------------------------------------------------------------------
+
+    def create_run(self, *, name: str, golden_dataset_id: str, outputs_dataset_ids: list[str], judge: str,
+                   judge_model: str | None, metrics: list[str], config: dict, n_samples: int) -> str:
+        run_id = f"run-{_now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+        self.cursor().execute(
+            "INSERT INTO runs (run_id, name, created_at, golden_dataset_id, outputs_dataset_ids, judge, judge_model, "
+            "metrics, config, status, n_samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+            [run_id, name, _now(), golden_dataset_id, outputs_dataset_ids, judge, judge_model, metrics,
+             json.dumps(config), n_samples],
+        )
+        return run_id
+
+    def run(self, run_id: str) -> dict | None:
+        df = self.cursor().execute("SELECT * FROM runs WHERE run_id = ?", [run_id]).df()
+        return None if df.empty else df.iloc[0].to_dict()
+
+    def finish_run(self, run_id: str, status: str, error: str | None = None) -> None:
+        self.cursor().execute(
+            "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
+            [status, _now(), error, run_id],
+        )
+
+    def write_scores(self, scores: pd.DataFrame) -> None:
+        """Insert or replace score cells (a retried cell replaces its error row; no duplicates)."""
+        if scores.empty:
+            return
+        frame = scores[SCORE_COLUMNS].assign(created_at=_now())
+        cur = self.cursor()
+        cur.execute("BEGIN")
+        try:
+            self._append(cur, "scores", frame)
+            cur.execute("COMMIT")
+        except Exception:
+            cur.execute("ROLLBACK")
+            raise
+
+    def finished_cells(self, run_id: str) -> set[tuple[str, str, str]]:
+        """(question_id, method, metric) cells that need no more work: every status but the errors."""
+        rows = self.cursor().execute(
+            "SELECT question_id, method, metric FROM scores WHERE run_id = ? AND NOT list_contains(?, status)",
+            [run_id, list(ERROR_STATUSES)],
+        ).fetchall()
+        return set(rows)
+
+
+_stores: dict[str, Store] = {}
+_stores_lock = threading.Lock()
+
+
+def open_store(path: str | Path) -> Store:
+    """The process's one Store for `path` (DuckDB allows a single read-write connection per file)."""
+    key = str(path) if str(path) == ":memory:" else str(Path(path).resolve())
+    with _stores_lock:
+        if key not in _stores:
+            _stores[key] = Store(path)
+        return _stores[key]
+
+
+def close_store(path: str | Path) -> None:
+    key = str(path) if str(path) == ":memory:" else str(Path(path).resolve())
+    with _stores_lock:
+        store = _stores.pop(key, None)
+    if store:
+        store.close()
+
+
+def _golden_table(dataset_id: str, items) -> pa.Table:
+    return pa.table({
+        "dataset_id": [dataset_id] * len(items),
+        "question_id": [g.question_id for g in items],
+        "question": [g.question for g in items],
+        "reference": [g.reference for g in items],
+        "question_type": [g.question_type for g in items],
+        "evidence": [g.evidence for g in items],
+        "reference_contexts": pa.array([list(g.reference_contexts) for g in items], pa.list_(pa.string())),
+        "checks": [json.dumps(list(g.checks)) if g.checks else None for g in items],
+    })
+
+
+def _outputs_table(dataset_id: str, outputs) -> pa.Table:
+    return pa.table({
+        "dataset_id": [dataset_id] * len(outputs),
+        "question_id": [o.question_id for o in outputs],
+        "method": [o.method for o in outputs],
+        "answer": [o.answer for o in outputs],
+        "contexts": pa.array(
+            [[{"chunk_id": c.chunk_id, "text": c.text} for c in o.contexts] for o in outputs], _CONTEXTS_TYPE
+        ),
+    })

@@ -31,7 +31,7 @@ MIGRATIONS: list[str] = [
         n_outputs    INTEGER NOT NULL,
         methods      VARCHAR[] NOT NULL,
         columns      JSON,
-        created_at   TIMESTAMPTZ NOT NULL
+        created_at   TIMESTAMP NOT NULL
     );
     CREATE TABLE golden_items (
         dataset_id         VARCHAR NOT NULL,
@@ -55,7 +55,7 @@ MIGRATIONS: list[str] = [
     CREATE TABLE runs (
         run_id              VARCHAR PRIMARY KEY,
         name                VARCHAR NOT NULL,
-        created_at          TIMESTAMPTZ NOT NULL,
+        created_at          TIMESTAMP NOT NULL,
         golden_dataset_id   VARCHAR NOT NULL,
         outputs_dataset_ids VARCHAR[] NOT NULL,
         judge               VARCHAR NOT NULL,
@@ -64,7 +64,7 @@ MIGRATIONS: list[str] = [
         config              JSON,
         status              VARCHAR NOT NULL,
         n_samples           INTEGER,
-        finished_at         TIMESTAMPTZ,
+        finished_at         TIMESTAMP,
         error               VARCHAR
     );
     CREATE TABLE scores (
@@ -77,7 +77,7 @@ MIGRATIONS: list[str] = [
         status      VARCHAR NOT NULL,
         judge       VARCHAR NOT NULL,
         detail      VARCHAR,
-        created_at  TIMESTAMPTZ NOT NULL,
+        created_at  TIMESTAMP NOT NULL,
         PRIMARY KEY (run_id, question_id, method, metric)
     );
     CREATE TABLE claims (
@@ -121,7 +121,7 @@ MIGRATIONS: list[str] = [
         cached        BOOLEAN NOT NULL DEFAULT false,
         status        VARCHAR NOT NULL,
         error         VARCHAR,
-        created_at    TIMESTAMPTZ NOT NULL
+        created_at    TIMESTAMP NOT NULL
     );
     CREATE TABLE annotations (
         annotation_id  VARCHAR PRIMARY KEY,
@@ -136,7 +136,7 @@ MIGRATIONS: list[str] = [
         tags           VARCHAR[],
         note           VARCHAR,
         author         VARCHAR NOT NULL,
-        created_at     TIMESTAMPTZ NOT NULL
+        created_at     TIMESTAMP NOT NULL
     );
     """,
 ]
@@ -151,7 +151,8 @@ class StoreLocked(RuntimeError):
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    """UTC, stored as naive TIMESTAMP: TIMESTAMPTZ would make every .df() reader need pytz."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ class Store:
 
     def schema_version(self) -> int:
         cur = self.cursor()
-        cur.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER, applied_at TIMESTAMPTZ)")
+        cur.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER, applied_at TIMESTAMP)")
         return cur.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchall()[0][0]
 
     def _migrate(self) -> None:

@@ -1,0 +1,262 @@
+"""`python -m evaluators`: run, resume, export and list metrics without the app."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from evaluators import engine, loaders, queries
+from evaluators.metrics import REGISTRY, resolve
+from evaluators.metrics.registry import NEEDS, SCALES
+from evaluators.schema import LoadError
+from evaluators.store import StoreLocked, open_store
+
+DEFAULT_DB = "data/ragscope.duckdb"
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DB_LOCKED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+EPILOG = f"""\
+database: --db, else $RAGSCOPE_DB, else {DEFAULT_DB}.
+exit codes: 0 success; 1 the run failed or no cell could be scored; 2 bad input or usage
+(every problem is listed with file, row and field; nothing is written); 3 the database is held by
+another process (e.g. the running app); 130 interrupted (resume with `run --resume RUN_ID`).
+
+examples:
+  python -m evaluators run --golden data/demo/novel_44557_golden.csv \\
+      --outputs data/demo/novel_44557_outputs.jsonl
+  python -m evaluators run --golden ragchecker.json          # golden and answers in one file
+  python -m evaluators run --golden gold.csv --outputs local_search=local.jsonl --outputs basic_search=basic.csv
+  python -m evaluators export RUN_ID --out scores.parquet
+  python -m evaluators metrics
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m evaluators", description="RAGScope metric engine: score RAG answers against a golden set.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def with_db(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("--db", default=os.environ.get("RAGSCOPE_DB", DEFAULT_DB),
+                       help=f"DuckDB file (default: $RAGSCOPE_DB or {DEFAULT_DB})")
+        return p
+
+    run = with_db(sub.add_parser(
+        "run", help="evaluate RAG outputs against a golden set",
+        description="Evaluate every (question, method) pair and store the scores. Files may be CSV, JSON, "
+                    "JSONL or Parquet, in RAGScope's, ragas', DeepEval's, RAGChecker's or GraphRAG-Bench's "
+                    "column names.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter))
+    run.add_argument("--golden", help="golden set: question_id, question, reference (+ question_type, checks, ...)")
+    run.add_argument("--outputs", action="append", default=[], metavar="[METHOD=]PATH",
+                     help="RAG outputs: question_id, answer, contexts (+ method). Repeat for several files. "
+                          "METHOD= names the method of a file without a method column (default: the file name). "
+                          "Omit when the golden file holds the answers too.")
+    run.add_argument("--context-sep", help="split a contexts cell that is one string on this separator, e.g. '|||'")
+    run.add_argument("--judge", default="offline", choices=["offline", "openai"],
+                     help="who judges the LLM metrics (default: offline, no key and no network)")
+    run.add_argument("--model", help="judge model name (openai judge)")
+    run.add_argument("--base-url", help="OpenAI-compatible base URL (openai judge); the key comes from OPENAI_API_KEY")
+    run.add_argument("--metrics", help="comma-separated metric ids (default: all; see `metrics`)")
+    run.add_argument("--name", help="a name for the run")
+    run.add_argument("--concurrency", type=int, default=8, help="judge calls in flight at once (default: 8)")
+    again = run.add_mutually_exclusive_group()
+    again.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run; finished cells are kept")
+    again.add_argument("--retry-failed", metavar="RUN_ID", help="re-score only the cells of a run that ended in an error")
+
+    export = with_db(sub.add_parser("export", help="write a run's scores to CSV, Parquet or JSON"))
+    export.add_argument("run_id")
+    export.add_argument("--out", help="output file (default: RUN_ID.FORMAT)")
+    export.add_argument("--format", choices=["csv", "parquet", "json"],
+                        help="default: from --out's extension, else csv")
+    export.add_argument("--wide", action="store_true", help="one row per (question, method), one column per metric")
+
+    metrics = sub.add_parser("metrics", help="list the metric catalogue with scale and source seed")
+    metrics.add_argument("--json", action="store_true", help="machine-readable output")
+
+    with_db(sub.add_parser("demo", help="build the demo database (GraphRAG-Bench Novel-44557 demo run)"))
+
+    with_db(sub.add_parser("runs", help="list the runs in the database"))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except LoadError as exc:
+        return _fail(str(exc), EXIT_BAD_INPUT)
+    except StoreLocked as exc:
+        return _fail(str(exc), EXIT_DB_LOCKED)
+    except (KeyError, ValueError) as exc:
+        return _fail(exc.args[0] if exc.args else str(exc), EXIT_BAD_INPUT)
+    except KeyboardInterrupt:
+        return _fail("interrupted; finished cells are stored: resume with `run --resume RUN_ID` (see `runs`)",
+                     EXIT_INTERRUPTED)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+# -- run ------------------------------------------------------------------------------------------
+
+def _split_outputs_arg(arg: str) -> tuple[str | None, str]:
+    """'local_search=out.jsonl' -> ('local_search', 'out.jsonl'); a bare path has no method."""
+    method, sep, path = arg.partition("=")
+    if sep and method and not Path(arg).exists() and "/" not in method:
+        return method, path
+    return None, arg
+
+
+def _load_inputs(args) -> tuple[loaders.Dataset, list[loaders.Dataset]]:
+    """Load and cross-check every file, gathering all problems before anything is written."""
+    problems, golden, outputs = [], None, []
+    try:
+        golden = loaders.load(args.golden, role="golden" if args.outputs else "auto", context_sep=args.context_sep)
+        if not args.outputs and not golden.outputs:
+            raise ValueError(f"{Path(args.golden).name} holds no answers: add --outputs PATH")
+    except LoadError as exc:
+        problems += exc.problems
+    for arg in args.outputs:
+        method, path = _split_outputs_arg(arg)
+        try:
+            outputs.append(loaders.load(path, role="outputs", method=method, context_sep=args.context_sep))
+        except LoadError as exc:
+            problems += exc.problems
+    if golden is not None:
+        for ds in outputs or [golden]:
+            problems += loaders.check_against_golden(ds, golden)
+    if problems:
+        raise LoadError(problems)
+    return golden, outputs or [golden]
+
+
+def cmd_run(args) -> int:
+    if args.judge != "offline":
+        return _fail("the OpenAI-compatible judge is not available in this version yet; use --judge offline",
+                     EXIT_BAD_INPUT)
+    run_id = args.resume or args.retry_failed
+    if run_id is None:
+        if not args.golden:
+            return _fail("--golden is required (or --resume / --retry-failed RUN_ID)", EXIT_BAD_INPUT)
+        metric_ids = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
+        resolve(metric_ids)  # unknown ids fail before any file is read
+        golden, outputs = _load_inputs(args)
+        store = open_store(args.db)
+        golden_id = store.save_dataset(golden).dataset_id
+        outputs_ids = list(dict.fromkeys(store.save_dataset(ds).dataset_id for ds in outputs))
+        run_id = engine.create_run(
+            store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids, metrics=metric_ids,
+            judge=args.judge, judge_model=args.model, name=args.name,
+            config={"context_sep": args.context_sep, "concurrency": args.concurrency},
+        )
+        _print_plan(store, run_id)
+    else:
+        store = open_store(args.db)
+    _execute_with_bar(store, run_id)
+    return _report(store, run_id)
+
+
+def _print_plan(store, run_id: str) -> None:
+    run = store.run(run_id)
+    p = engine.plan(store.golden_items(run["golden_dataset_id"]), store.rag_outputs(list(run["outputs_dataset_ids"])))
+    print(f"run {run_id}: {len(p.samples)} samples x {len(run['metrics'])} metrics", file=sys.stderr)
+    for method, qids in p.missing.items():
+        print(f"  note: {method} has no answer for {len(qids)} golden question(s), e.g. {qids[0]}", file=sys.stderr)
+
+
+def _execute_with_bar(store, run_id: str) -> None:
+    from tqdm import tqdm
+
+    with tqdm(total=0, unit="cell", desc="scoring", file=sys.stderr, dynamic_ncols=True) as bar:
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        engine.execute_run(store, run_id, progress=progress)
+
+
+def _report(store, run_id: str) -> int:
+    print(queries.summary_table(store, run_id).to_string())
+    summary = queries.method_summary(store, run_id)
+    failed = int(summary["n_failed"].sum())
+    scored = int(summary["n_scored"].sum() + summary["n_not_applicable"].sum())
+    print(f"\nrun {run_id} in {store.path}: {scored} cells scored or not applicable, {failed} failed")
+    if failed:
+        print(f"re-score the failed cells with: python -m evaluators run --db {store.path} --retry-failed {run_id}")
+    return EXIT_OK if scored else EXIT_FAILED
+
+
+# -- export, metrics, demo, runs ----------------------------------------------------------------
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _defuse_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """Prefix text cells a spreadsheet would run as a formula with a quote (CSV injection)."""
+    text_columns = frame.select_dtypes(include=["object", "string"]).columns
+    return frame.assign(**{
+        c: frame[c].map(lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v)
+        for c in text_columns
+    })
+
+
+def cmd_export(args) -> int:
+    store = open_store(args.db)
+    if store.run(args.run_id) is None:
+        return _fail(f"no run {args.run_id!r} in {args.db} (see `python -m evaluators runs`)", EXIT_BAD_INPUT)
+    fmt = args.format or (Path(args.out).suffix.lstrip(".").lower() if args.out else "csv")
+    if fmt not in ("csv", "parquet", "json"):
+        return _fail(f"cannot tell the format from {args.out!r}: pass --format csv|parquet|json", EXIT_BAD_INPUT)
+    frame = queries.run_scores(store, args.run_id)
+    if args.wide:
+        frame = frame.pivot(index=["question_id", "question_type", "method"], columns="metric",
+                            values="value").reset_index().rename_axis(columns=None)
+    out = Path(args.out or f"{args.run_id}.{fmt}")
+    if fmt == "csv":
+        _defuse_formulas(frame).to_csv(out, index=False)
+    elif fmt == "parquet":
+        frame.to_parquet(out, index=False)
+    else:
+        frame.to_json(out, orient="records", indent=1, force_ascii=False)
+    print(f"wrote {len(frame)} rows to {out}")
+    return EXIT_OK
+
+
+def cmd_metrics(args) -> int:
+    rows = [{"id": m.id, "family": m.family, "scale": SCALES[m.scale],
+             "higher_is_better": m.higher_is_better, "needs": ", ".join(m.needs) or "-",
+             "seed": m.seed, "formula": m.formula} for m in REGISTRY.values()]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return EXIT_OK
+    frame = pd.DataFrame(rows).drop(columns="formula")
+    print(frame.to_string(index=False))
+    print("\nneeds: " + "; ".join(f"{k} = {v}" for k, v in NEEDS.items()))
+    print("formulas: python -m evaluators metrics --json")
+    return EXIT_OK
+
+
+def cmd_demo(args) -> int:
+    from evaluators.demo import ensure_demo
+
+    store = open_store(args.db)
+    run_id = ensure_demo(store)
+    print(f"demo run {run_id} in {store.path}")
+    return EXIT_OK
+
+
+def cmd_runs(args) -> int:
+    frame = queries.runs(open_store(args.db))
+    print(frame.to_string(index=False) if not frame.empty else "no runs yet")
+    return EXIT_OK
+
+
+COMMANDS = {"run": cmd_run, "export": cmd_export, "metrics": cmd_metrics, "demo": cmd_demo, "runs": cmd_runs}

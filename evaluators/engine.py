@@ -1,0 +1,116 @@
+"""The run loop: golden set x RAG outputs -> samples -> metric scores, persisted batch by batch.
+
+A run is created once (`create_run`) and executed by `execute_run`, which computes only the cells
+that are missing or ended in an error. So a killed run resumes where it stopped, a retry re-does
+only the failed cells, and no cell is ever stored twice (the scores table is keyed per cell).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from evaluators.metrics import Metric, resolve
+from evaluators.schema import GoldenItem, RagOutput, Sample
+from evaluators.store import SCORE_COLUMNS, Store
+
+DETERMINISTIC = "deterministic"  # the `judge` of scores no judge took part in
+JUDGES = ("offline",)  # the OpenAI-compatible judge arrives with the judges issue
+
+Progress = Callable[[int, int], None]  # (cells done, cells total)
+
+
+@dataclass(frozen=True)
+class Plan:
+    samples: list[Sample]
+    missing: dict[str, list[str]] = field(default_factory=dict)  # method -> golden ids it did not answer
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a metric may use besides the samples; judged metric families read the judge from here."""
+
+    run_id: str
+    judge: str
+    judge_model: str | None = None
+
+
+def plan(golden: Sequence[GoldenItem], outputs: Sequence[RagOutput]) -> Plan:
+    """Pair every output with its golden item; report the golden questions a method left out."""
+    by_id = {g.question_id: g for g in golden}
+    samples = [Sample(by_id[o.question_id], o) for o in outputs if o.question_id in by_id]
+    answered: dict[str, set[str]] = {}
+    for s in samples:
+        answered.setdefault(s.output.method, set()).add(s.golden.question_id)
+    missing = {
+        method: sorted(set(by_id) - ids) for method, ids in sorted(answered.items()) if len(ids) < len(by_id)
+    }
+    return Plan(samples, missing)
+
+
+def create_run(store: Store, *, golden_dataset_id: str, outputs_dataset_ids: list[str],
+               metrics: Sequence[str] | None = None, judge: str = "offline", judge_model: str | None = None,
+               name: str | None = None, config: dict | None = None) -> str:
+    if judge not in JUDGES:
+        raise ValueError(f"unknown judge {judge!r}; available: {', '.join(JUDGES)}")
+    chosen = [m.id for m in resolve(metrics)]
+    samples = plan(store.golden_items(golden_dataset_id), store.rag_outputs(outputs_dataset_ids)).samples
+    if not samples:
+        raise ValueError("no output answers a question of the golden set: nothing to evaluate")
+    return store.create_run(
+        name=name or f"{len(samples)} samples, {len(chosen)} metrics",
+        golden_dataset_id=golden_dataset_id, outputs_dataset_ids=outputs_dataset_ids, judge=judge,
+        judge_model=judge_model, metrics=chosen, config=config or {}, n_samples=len(samples),
+    )
+
+
+def execute_run(store: Store, run_id: str, *, batch_size: int = 1000, progress: Progress | None = None) -> None:
+    """Compute every cell of the run that is missing or failed, committing after each batch."""
+    run = store.run(run_id)
+    if run is None:
+        raise KeyError(f"no run {run_id!r} in {store.path}")
+    metrics = resolve(list(run["metrics"]))
+    samples = plan(store.golden_items(run["golden_dataset_id"]),
+                   store.rag_outputs(list(run["outputs_dataset_ids"]))).samples
+    context = RunContext(run_id, run["judge"], run["judge_model"])
+    finished = store.finished_cells(run_id)
+    todo = {m.id: [s for s in samples if (*s.key, m.id) not in finished] for m in metrics}
+    total, done = len(samples) * len(metrics), len(samples) * len(metrics) - sum(map(len, todo.values()))
+    if progress:
+        progress(done, total)
+    try:
+        for m in metrics:
+            pending = todo[m.id]
+            for start in range(0, len(pending), batch_size):
+                batch = pending[start:start + batch_size]
+                store.write_scores(score_frame(run_id, m, batch, m.compute(batch, context), context.judge))
+                done += len(batch)
+                if progress:
+                    progress(done, total)
+    except BaseException as exc:  # KeyboardInterrupt included: the run stays resumable
+        store.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", repr(exc))
+        raise
+    store.finish_run(run_id, "finished")
+
+
+def score_frame(run_id: str, metric: Metric, samples: Sequence[Sample], results, judge: str) -> pd.DataFrame:
+    """One metric's results as rows of the `scores` table."""
+    results = list(results)
+    if len(results) != len(samples):
+        raise RuntimeError(f"metric {metric.id} returned {len(results)} results for {len(samples)} samples")
+    return pd.DataFrame(
+        {
+            "run_id": run_id,
+            "question_id": [s.golden.question_id for s in samples],
+            "method": [s.output.method for s in samples],
+            "metric": metric.id,
+            # nullable floats, so a missing value lands as NULL, never as NaN
+            "value": pd.array([r.value for r in results], dtype="Float64"),
+            "norm": pd.array([metric.norm(r.value) for r in results], dtype="Float64"),
+            "status": [r.status for r in results],
+            "judge": judge if "judge" in metric.needs else DETERMINISTIC,
+            "detail": [r.detail for r in results],
+        },
+        columns=SCORE_COLUMNS,
+    )

@@ -1,0 +1,73 @@
+"""Read side: one function per view, each returning a DataFrame the app shows and the CLI exports."""
+from __future__ import annotations
+
+import pandas as pd
+
+from evaluators.store import Store
+
+
+def runs(store: Store) -> pd.DataFrame:
+    """Every run, newest first, with how many cells it has per status."""
+    return store.cursor().execute(
+        """
+        SELECT r.run_id, r.name, r.created_at, r.status, r.judge, r.judge_model, r.n_samples,
+               len(r.metrics) AS n_metrics,
+               count(s.metric) AS n_cells,
+               count(s.metric) FILTER (s.status = 'ok') AS n_ok,
+               count(s.metric) FILTER (s.status IN ('judge_error', 'timeout')) AS n_failed,
+               r.finished_at, r.error
+        FROM runs r LEFT JOIN scores s USING (run_id)
+        GROUP BY ALL ORDER BY r.created_at DESC
+        """
+    ).df()
+
+
+def run_scores(store: Store, run_id: str) -> pd.DataFrame:
+    """The run's score cells, long format, with the question's text and type beside them."""
+    return store.cursor().execute(
+        """
+        SELECT s.question_id, g.question_type, s.method, s.metric, s.value, s.norm, s.status, s.judge,
+               s.detail, g.question
+        FROM scores s
+        JOIN runs r USING (run_id)
+        LEFT JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = s.question_id
+        WHERE s.run_id = ?
+        ORDER BY s.method, s.question_id, s.metric
+        """,
+        [run_id],
+    ).df()
+
+
+def method_summary(store: Store, run_id: str) -> pd.DataFrame:
+    """Per method and metric: mean of the scored cells with n scored / n total (never a bare mean)."""
+    return store.cursor().execute(
+        """
+        SELECT method, metric,
+               avg(value) FILTER (status = 'ok') AS mean,
+               count(*) FILTER (status = 'ok') AS n_scored,
+               count(*) AS n_total,
+               count(*) FILTER (status = 'not_applicable') AS n_not_applicable,
+               count(*) FILTER (status IN ('judge_error', 'timeout')) AS n_failed
+        FROM scores WHERE run_id = ?
+        GROUP BY method, metric ORDER BY metric, method
+        """,
+        [run_id],
+    ).df()
+
+
+def summary_table(store: Store, run_id: str) -> pd.DataFrame:
+    """Metrics x methods, each cell "mean (n=scored/total)"; "n/a" when no cell could be scored."""
+    summary = method_summary(store, run_id)
+    if summary.empty:
+        return pd.DataFrame()
+    summary["cell"] = [
+        f"{mean:.3f} (n={n}/{total})" if n else f"n/a (n=0/{total})"
+        for mean, n, total in summary[["mean", "n_scored", "n_total"]].itertuples(index=False)
+    ]
+    return summary.pivot(index="metric", columns="method", values="cell").rename_axis(columns=None)
+
+
+def datasets(store: Store) -> pd.DataFrame:
+    return store.cursor().execute(
+        "SELECT dataset_id, name, format, n_golden, n_outputs, methods, created_at FROM datasets ORDER BY created_at DESC"
+    ).df()

@@ -18,6 +18,7 @@ from evaluators.store import SCORE_COLUMNS, Store
 DETERMINISTIC = "deterministic"  # the `judge` of scores no judge took part in
 JUDGES = ("offline",)  # the OpenAI-compatible judge arrives with the judges issue
 
+BATCH_SIZE = 1000  # samples scored and committed together
 Progress = Callable[[int, int], None]  # (cells done, cells total)
 
 
@@ -65,8 +66,12 @@ def create_run(store: Store, *, golden_dataset_id: str, outputs_dataset_ids: lis
     )
 
 
-def execute_run(store: Store, run_id: str, *, batch_size: int = 1000, progress: Progress | None = None) -> None:
-    """Compute every cell of the run that is missing or failed, committing after each batch."""
+def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, progress: Progress | None = None) -> None:
+    """Compute every cell of the run that is missing or failed, committing after each batch.
+
+    Batch-major: every metric runs over one batch of samples before the next batch, so a batch's
+    text extractions (and, for judged families, its judge calls) are shared by all its metrics.
+    """
     run = store.run(run_id)
     if run is None:
         raise KeyError(f"no run {run_id!r} in {store.path}")
@@ -75,19 +80,24 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = 1000, progress: 
                    store.rag_outputs(list(run["outputs_dataset_ids"]))).samples
     context = RunContext(run_id, run["judge"], run["judge_model"])
     finished = store.finished_cells(run_id)
-    todo = {m.id: [s for s in samples if (*s.key, m.id) not in finished] for m in metrics}
-    total, done = len(samples) * len(metrics), len(samples) * len(metrics) - sum(map(len, todo.values()))
+    todo = [(s, [m for m in metrics if (*s.key, m.id) not in finished]) for s in samples]
+    todo = [(s, ms) for s, ms in todo if ms]
+    total = len(samples) * len(metrics)
+    done = total - sum(len(ms) for _, ms in todo)
     if progress:
         progress(done, total)
     try:
-        for m in metrics:
-            pending = todo[m.id]
-            for start in range(0, len(pending), batch_size):
-                batch = pending[start:start + batch_size]
-                store.write_scores(score_frame(run_id, m, batch, m.compute(batch, context), context.judge))
-                done += len(batch)
-                if progress:
-                    progress(done, total)
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start:start + batch_size]
+            frames = []
+            for m in metrics:
+                pending = [s for s, ms in batch if m in ms]
+                if pending:
+                    frames.append(score_frame(run_id, m, pending, m.compute(pending, context), context.judge))
+            store.write_scores(pd.concat(frames, ignore_index=True))
+            done += sum(len(ms) for _, ms in batch)
+            if progress:
+                progress(done, total)
     except BaseException as exc:  # KeyboardInterrupt included: the run stays resumable
         store.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", repr(exc))
         raise

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from evaluators.checks import validate_check
 from evaluators.schema import Chunk, GoldenItem, LoadError, Problem, RagOutput
 
 FORMATS = ("csv", "json", "jsonl", "parquet")
@@ -584,7 +585,6 @@ class _RecordReader:
         self.want_outputs = want_outputs
         self.default_method = default_method
         self.context_sep = context_sep
-        self.validate_check = _check_validator() if want_golden and "checks" in columns else None
 
     def read_all(self, records: list[tuple[int, dict]]):
         golden: dict[str, tuple[int, GoldenItem]] = {}
@@ -654,7 +654,7 @@ class _RecordReader:
             question_type=_none_if_blank(self.cell(row, record, "question_type")),
             evidence=_none_if_blank(self.cell(row, record, "evidence")),
             reference_contexts=tuple(chunk.text for chunk in reference_contexts),
-            checks=self.cell(row, record, "checks", self.checks) or (),
+            checks=self.cell(row, record, "checks", _checks) or (),
         )
 
     def output(self, row: int, record: dict, question_id: str | None) -> RagOutput:
@@ -674,9 +674,6 @@ class _RecordReader:
 
     def contexts(self, value: Any) -> tuple[Chunk, ...]:
         return _contexts(value, self.context_sep)
-
-    def checks(self, value: Any) -> tuple[dict, ...]:
-        return _checks(value, self.validate_check)
 
     def keep_golden(self, golden: dict, row: int, item: GoldenItem) -> None:
         """Keeps the first item of each id. A file that also holds answers repeats a question
@@ -832,7 +829,7 @@ def _chunk_from_dict(item: dict, rank: int) -> Chunk:
     return Chunk(str(chunk_id), text)
 
 
-def _checks(value: Any, validate: Callable[[dict], str | None]) -> tuple[dict, ...]:
+def _checks(value: Any) -> tuple[dict, ...]:
     """Per-question checks: a list of objects (JSON text in CSV), each validated."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return ()
@@ -849,25 +846,11 @@ def _checks(value: Any, validate: Callable[[dict], str | None]) -> tuple[dict, .
         if not isinstance(check, dict):
             errors.append(f"check {number} is {_kind(check)}, expected an object like "
                           "{\"type\": \"contains\", ...}")
-        elif error := validate(check):
+        elif error := validate_check(check):
             errors.append(f"check {number}: {error}")
     if errors:
         raise _Bad("; ".join(errors))
     return tuple(value)
-
-
-def _check_validator() -> Callable[[dict], str | None]:
-    """The lexical family's check validator; a minimal one while that module is missing."""
-    try:
-        from evaluators.metrics.lexical import validate_check
-    except ImportError:
-        return _has_type
-    return validate_check
-
-
-def _has_type(check: dict) -> str | None:
-    kind = check.get("type")
-    return None if isinstance(kind, str) and kind.strip() else 'has no "type"'
 
 
 def _kind(value: Any) -> str:

@@ -66,16 +66,16 @@ def test_a_run_scores_every_cell_once_with_a_status(store, run_id):
 def test_an_interrupted_run_resumes_without_redoing_finished_cells(store, run_id):
     calls = []
 
-    def interrupt_after_first_batch(done, total):
+    def interrupt_after_two_batches(done, total):
         calls.append(done)
-        if len(calls) == 3:  # the initial report, then two batches of 5 cells
+        if len(calls) == 3:  # the initial report, then two batches of 5 samples x every metric
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        engine.execute_run(store, run_id, batch_size=5, progress=interrupt_after_first_batch)
+        engine.execute_run(store, run_id, batch_size=5, progress=interrupt_after_two_batches)
     assert store.run(run_id)["status"] == "interrupted"
     before = {c[:3]: c[5] for c in _cells(store, run_id)}
-    assert len(before) == 10
+    assert len(before) == 10 * len(REGISTRY)
 
     engine.execute_run(store, run_id, batch_size=5)
     after = {c[:3]: c[5] for c in _cells(store, run_id)}

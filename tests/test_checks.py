@@ -1,0 +1,65 @@
+"""Per-question checks (evaluators/checks.py): each check type, validation messages, run_checks."""
+from __future__ import annotations
+
+import pytest
+
+from evaluators import checks as ck
+
+ANSWER = "Yes. Territory 118 has a rate change of -0.133%; the premium is $6,650. Rules: Rule C-1, Rule C-2."
+
+
+@pytest.mark.parametrize("check, passed", [
+    ({"type": "contains", "value": "territory  118"}, True),
+    ({"type": "contains", "value": "Territory 117"}, False),
+    ({"type": "not_contains", "value": "cannot calculate"}, True),
+    ({"type": "not_contains", "value": "RATE CHANGE"}, False),
+    ({"type": "regex", "pattern": r"^yes\b"}, True),
+    ({"type": "regex", "pattern": r"grg\s*51"}, False),
+    ({"type": "number", "value": -0.133}, True),
+    ({"type": "number", "value": 6650}, True),
+    ({"type": "number", "value": 0.133}, False),
+    ({"type": "list_items", "items": ["Rule C-1", "rule c-2"]}, True),
+    ({"type": "list_items", "items": ["Rule C-1", "Rule C-2", "Rule C-3"]}, False),
+    ({"type": "list_items", "items": ["Rule C-1", "Rule C-2", "Rule C-3"], "min_share": 0.6}, True),
+    ({"type": "list_items", "items": ["Rule C-1", "Rule C-2", "Rule C-3"], "min_share": 0.7}, False),
+])
+def test_each_check_type_passes_and_fails(check, passed):
+    assert ck.validate_check(check) is None
+    [(name, ok)] = ck.run_checks(ANSWER, [check])
+    assert ok is passed
+
+
+def test_number_check_relative_tolerance():
+    assert ck.run_checks("rate 0.30500000000001", [{"type": "number", "value": 0.305}])[0][1] is True
+    assert ck.run_checks("rate 0.3051", [{"type": "number", "value": 0.305}])[0][1] is False
+
+
+@pytest.mark.parametrize("check, message", [
+    ("contains x", "a check must be an object with a 'type', got str"),
+    ({"value": "x"}, "the check has no 'type'"),
+    ({"type": "similar", "value": "x"}, "unknown check type 'similar'; expected one of contains, "
+                                        "not_contains, regex, number, list_items"),
+    ({"type": "contains"}, "a contains check needs 'value'"),
+    ({"type": "regex", "value": "x"}, "unknown key(s) 'value' in a regex check"),
+    ({"type": "contains", "value": 604}, "'value' of a contains check must be a string, got int"),
+    ({"type": "not_contains", "value": "  "}, "'value' of a not_contains check is empty"),
+    ({"type": "number", "value": "$604"}, "'value' of a number check must be a finite number, got str "
+                                          "'$604' (write it without $, % or quotes)"),
+    ({"type": "number", "value": True}, "'value' of a number check must be a finite number, got bool True"),
+    ({"type": "number", "value": float("nan")}, "'value' of a number check must be a finite number, got float nan"),
+    ({"type": "list_items", "items": []}, "'items' of a list_items check must be a non-empty list of strings"),
+    ({"type": "list_items", "items": "Rule C-1"}, "'items' of a list_items check must be a non-empty list of strings"),
+    ({"type": "list_items", "items": ["a", 3]}, "'items' of a list_items check must be non-empty strings; item 2 is 3"),
+    ({"type": "list_items", "items": ["a"], "min_share": 1.5},
+     "'min_share' of a list_items check must be a number in [0, 1], got 1.5"),
+    ({"type": "contains", "value": "x", "name": 3}, "'name' must be a string, got int"),
+])
+def test_validate_check_errors(check, message):
+    assert ck.validate_check(check) == message
+
+
+def test_validate_check_bad_regex_and_run_checks_raises():
+    msg = ck.validate_check({"type": "regex", "pattern": "(unclosed"})
+    assert msg.startswith("'pattern' '(unclosed' is not a valid regular expression: missing )")
+    with pytest.raises(ValueError, match=r"^check 2: the check has no 'type'$"):
+        ck.run_checks("x", [{"type": "contains", "value": "x"}, {}])

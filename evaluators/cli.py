@@ -130,8 +130,7 @@ def _load_inputs(args) -> tuple[loaders.Dataset, list[loaders.Dataset]]:
         except LoadError as exc:
             problems += exc.problems
     if golden is not None:
-        for ds in outputs or [golden]:
-            problems += loaders.check_against_golden(ds, golden)
+        problems += loaders.check_against_golden(outputs or [golden], golden)
     if problems:
         raise LoadError(problems)
     return golden, outputs or [golden]

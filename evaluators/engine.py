@@ -6,6 +6,7 @@ only the failed cells, and no cell is ever stored twice (the scores table is key
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -41,6 +42,11 @@ def plan(golden: Sequence[GoldenItem], outputs: Sequence[RagOutput]) -> Plan:
     """Pair every output with its golden item; report the golden questions a method left out."""
     by_id = {g.question_id: g for g in golden}
     samples = [Sample(by_id[o.question_id], o) for o in outputs if o.question_id in by_id]
+    keys = Counter(s.key for s in samples)
+    if len(keys) < len(samples):  # a cell is keyed by (question, method): one answer would be lost
+        (qid, method), _ = keys.most_common(1)[0]
+        raise ValueError(f"question {qid!r} has more than one answer from method {method!r}; "
+                         "give each outputs file its own method name")
     answered: dict[str, set[str]] = {}
     for s in samples:
         answered.setdefault(s.output.method, set()).add(s.golden.question_id)

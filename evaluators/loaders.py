@@ -18,7 +18,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,22 +165,27 @@ def _load(raw: bytes, file: str, role: str, method, context_sep, fmt, encoding,
     )
 
 
-def check_against_golden(outputs: Dataset, golden: Dataset) -> list[Problem]:
-    """Outputs whose question is not in the golden set, and repeated (question_id, method)."""
+def check_against_golden(outputs: Dataset | Sequence[Dataset], golden: Dataset) -> list[Problem]:
+    """Outputs whose question is not in the golden set, and (question_id, method) pairs answered
+    twice, also across files (their scores would overwrite each other)."""
     if not golden.golden:
         return [Problem(golden.source, None, None,
                         "holds no golden items; choose the golden set file as the golden set")]
     known = {item.question_id for item in golden.golden}
     by_text = {derive_question_id(item.question): item.question_id for item in golden.golden}
-    rows = outputs.output_rows or tuple(range(1, len(outputs.outputs) + 1))
-    field = _id_field(outputs.columns)
-    problems = [
-        Problem(outputs.source, row, field, _unknown_question_message(out, golden.source, by_text))
-        for row, out in zip(rows, outputs.outputs)
-        if out.question_id not in known
-    ]
-    problems += [Problem(outputs.source, row, f, message)
-                 for row, f, message in _duplicate_outputs(outputs.outputs, rows, outputs.columns)]
+    problems, first_seen = [], {}
+    for ds in [outputs] if isinstance(outputs, Dataset) else outputs:
+        rows = ds.output_rows or tuple(range(1, len(ds.outputs) + 1))
+        field = _id_field(ds.columns)
+        for row, out in zip(rows, ds.outputs):
+            key = (out.question_id, out.method)
+            if out.question_id not in known:
+                problems.append(Problem(ds.source, row, field, _unknown_question_message(out, golden.source, by_text)))
+            elif key in first_seen:
+                problems.append(Problem(ds.source, row, field, (
+                    f"question '{out.question_id}' already has an answer from method '{out.method}' in "
+                    f"{first_seen[key][0]} (row {first_seen[key][1]}); give each file its own method name")))
+            first_seen.setdefault(key, (ds.source, row))
     return problems
 
 

@@ -139,3 +139,16 @@ def test_a_database_held_by_another_process_exits_3(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_the_same_method_answering_in_two_files_is_refused(tmp_path):
+    db = tmp_path / "dup.duckdb"
+    golden = tmp_path / "gold.jsonl"
+    golden.write_text('{"question_id": "a", "question": "Q?", "reference": "R"}\n')
+    for name in ("one.jsonl", "two.jsonl"):
+        (tmp_path / name).write_text('{"question_id": "a", "answer": "x", "contexts": []}\n')
+    out = cli("run", "--golden", str(golden), "--outputs", f"local={tmp_path / 'one.jsonl'}",
+              "--outputs", f"local={tmp_path / 'two.jsonl'}", db=db)
+    assert out.returncode == 2
+    assert "two.jsonl, row 1" in out.stderr and "already has an answer from method 'local' in one.jsonl" in out.stderr
+    assert not db.exists()

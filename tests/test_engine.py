@@ -51,6 +51,13 @@ def test_plan_pairs_outputs_with_golden_and_reports_what_a_method_left_out(tmp_p
     assert p.missing == {"local": ["q7"]}
 
 
+def test_plan_refuses_two_answers_for_one_cell(tmp_path):
+    golden = loaders.load(_write_jsonl(tmp_path / "g.jsonl", GOLDEN), role="golden").golden
+    outputs = loaders.load(_write_jsonl(tmp_path / "o.jsonl", OUTPUTS), role="outputs").outputs
+    with pytest.raises(ValueError, match="more than one answer from method 'basic'"):
+        engine.plan(golden, outputs + outputs[:1])
+
+
 def test_a_run_scores_every_cell_once_with_a_status(store, run_id):
     engine.execute_run(store, run_id)
     cells = _cells(store, run_id)

@@ -242,7 +242,7 @@ def test_check_against_golden_reports_repeated_question_and_method():
     doubled = dataclasses.replace(outputs, outputs=outputs.outputs * 2, output_rows=())
     problems = check_against_golden(doubled, golden)
     assert [p.row for p in problems] == [5, 6, 7, 8]
-    assert "already has an answer from method 'local_search' at row 1" in problems[0].message
+    assert "already has an answer from method 'local_search' in outputs_list.parquet (row 1)" in problems[0].message
 
 
 # --------------------------------------------------------------------------- sources, formats, hash

@@ -209,3 +209,40 @@ def tp_fp_fn(m: ClaimMatrix) -> dict[str, list[str]]:
         "FP": [c for c, v in zip(m.answer_claims, m.answer_vs_reference) if v != SUPPORTED],
         "FN": [c for c, v in zip(m.reference_claims, m.reference_vs_answer) if v != SUPPORTED],
     }
+
+
+def claim_rows(key: dict, m: ClaimMatrix) -> list[dict]:
+    """The `claims` table rows of one matrix; `key` holds run_id, question_id and method.
+
+    A claim without a verdict is stored as `unknown`, with the reason, never as supported."""
+    rows = []
+    for source, claims, grid in (("answer", m.answer_claims, m.answer_vs_chunks),
+                                 ("reference", m.reference_claims, m.reference_vs_chunks)):
+        for idx, (text, verdicts) in enumerate(zip(claims, grid)):
+            verdict = combine(verdicts) if m.chunk_ids else None
+            rows.append({
+                **key, "source": source, "claim_idx": idx, "text": text, "verdict": verdict or UNKNOWN,
+                "chunk_ids": [c for c, v in zip(m.chunk_ids, verdicts) if v == SUPPORTED],
+                "matched_claims": [],
+                "reason": _claim_reason(source, verdicts, bool(m.chunk_ids), verdict),
+            })
+    return rows
+
+
+def _claim_reason(source: str, verdicts: Sequence[Verdict], has_context: bool, verdict: Verdict) -> str:
+    if not has_context:
+        return "no retrieved context"
+    if verdict is None:
+        return f"the judge gave no verdict for {sum(v is None for v in verdicts)} of {len(verdicts)} chunks"
+    counts = {v: sum(x == v for x in verdicts) for v in VERDICTS if v in verdicts}
+    return ", ".join(f"{n} chunk{'s' if n != 1 else ''} {v.replace('_', ' ')}" for v, n in counts.items())
+
+
+def chunk_rows(key: dict, m: ClaimMatrix) -> list[dict]:
+    """The `chunk_verdicts` table rows of one matrix."""
+    used = chunks_used_by_answer(m)
+    return [
+        {**key, "chunk_idx": idx, "chunk_id": chunk_id, "relevant": rel.relevant,
+         "relevance_score": rel.score, "used_by_answer": used[idx], "reason": rel.reason}
+        for idx, (chunk_id, rel) in enumerate(zip(m.chunk_ids, m.chunk_relevance))
+    ]

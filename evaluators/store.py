@@ -143,6 +143,15 @@ MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 SCORE_COLUMNS = ["run_id", "question_id", "method", "metric", "value", "norm", "status", "judge", "detail"]
+_KEY_FIELDS = [("run_id", pa.string()), ("question_id", pa.string()), ("method", pa.string())]
+_CLAIMS_SCHEMA = pa.schema(_KEY_FIELDS + [
+    ("source", pa.string()), ("claim_idx", pa.int32()), ("text", pa.string()), ("verdict", pa.string()),
+    ("chunk_ids", pa.list_(pa.string())), ("matched_claims", pa.list_(pa.int32())), ("reason", pa.string()),
+])
+_CHUNK_VERDICTS_SCHEMA = pa.schema(_KEY_FIELDS + [
+    ("chunk_idx", pa.int32()), ("chunk_id", pa.string()), ("relevant", pa.bool_()),
+    ("relevance_score", pa.float64()), ("used_by_answer", pa.bool_()), ("reason", pa.string()),
+])
 _CONTEXTS_TYPE = pa.list_(pa.struct([("chunk_id", pa.string()), ("text", pa.string())]))
 
 
@@ -290,6 +299,20 @@ class Store:
         cur.execute("BEGIN")
         try:
             self._append(cur, "scores", frame)
+            cur.execute("COMMIT")
+        except Exception:
+            cur.execute("ROLLBACK")
+            raise
+
+    def write_claims(self, claims: list[dict], chunks: list[dict]) -> None:
+        """Rows of `claims` and `chunk_verdicts` (see evaluators.claims.claim_rows), replacing earlier ones."""
+        cur = self.cursor()
+        cur.execute("BEGIN")
+        try:
+            if claims:
+                self._append(cur, "claims", pa.Table.from_pylist(claims, schema=_CLAIMS_SCHEMA))
+            if chunks:
+                self._append(cur, "chunk_verdicts", pa.Table.from_pylist(chunks, schema=_CHUNK_VERDICTS_SCHEMA))
             cur.execute("COMMIT")
         except Exception:
             cur.execute("ROLLBACK")

@@ -173,3 +173,30 @@ def test_a_matrix_of_the_wrong_shape_or_verdicts_is_refused():
     with pytest.raises(ValueError, match="unknown verdict"):
         ClaimMatrix(m.answer_claims, m.reference_claims, m.chunk_ids, m.answer_vs_chunks,
                     m.reference_vs_chunks, ("yes", SUPPORTED), m.reference_vs_answer, m.chunk_relevance)
+
+
+def test_rows_for_the_claims_and_chunk_verdicts_tables():
+    from evaluators.claims import chunk_rows, claim_rows
+
+    key = {"run_id": "r", "question_id": "q", "method": "m"}
+    m = _case_study()
+    rows = claim_rows(key, m)
+    assert [(r["source"], r["claim_idx"], r["verdict"], r["chunk_ids"]) for r in rows] == [
+        ("answer", 0, SUPPORTED, ["1"]), ("answer", 1, SUPPORTED, ["2"]),
+        ("reference", 0, SUPPORTED, ["1", "3"]), ("reference", 1, SUPPORTED, ["2"])]
+    assert rows[0]["reason"] == "1 chunk supported, 2 chunks not found"
+    chunks = chunk_rows(key, m)
+    assert [(c["chunk_id"], c["relevant"], c["used_by_answer"]) for c in chunks] == [
+        ("1", True, True), ("2", True, True), ("3", False, False)]
+
+
+def test_a_claim_without_verdict_is_stored_as_unknown_never_supported():
+    from evaluators.claims import claim_rows
+
+    m = _case_study()
+    broken = ClaimMatrix(m.answer_claims, m.reference_claims, m.chunk_ids,
+                         ((NOT_FOUND, None, NOT_FOUND), (None, None, None)), m.reference_vs_chunks,
+                         m.answer_vs_reference, m.reference_vs_answer, m.chunk_relevance)
+    rows = claim_rows({"run_id": "r", "question_id": "q", "method": "m"}, broken)
+    assert [r["verdict"] for r in rows[:2]] == [UNKNOWN, UNKNOWN]
+    assert rows[1]["reason"] == "the judge gave no verdict for 3 of 3 chunks"

@@ -116,3 +116,17 @@ def test_a_file_held_by_another_process_gives_a_clear_message(db):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert "in use by another process" in out.stdout, out.stderr
+
+
+def test_claims_and_chunk_verdicts_are_written_and_replaced(db):
+    store = open_store(db)
+    claim = {"run_id": "r", "question_id": "q1", "method": "basic", "source": "answer", "claim_idx": 0,
+             "text": "Alice did it.", "verdict": "supported", "chunk_ids": ["c1"], "matched_claims": [0],
+             "reason": "1 chunk supported"}
+    chunk = {"run_id": "r", "question_id": "q1", "method": "basic", "chunk_idx": 0, "chunk_id": "c1",
+             "relevant": True, "relevance_score": 91.0, "used_by_answer": True, "reason": "cosine 0.8"}
+    store.write_claims([claim], [chunk])
+    store.write_claims([dict(claim, verdict="not_found", chunk_ids=[])], [chunk])
+    cur = store.cursor()
+    assert cur.execute("SELECT verdict, chunk_ids, matched_claims FROM claims").fetchall() == [("not_found", [], [0])]
+    assert cur.execute("SELECT chunk_id, relevant, relevance_score FROM chunk_verdicts").fetchall() == [("c1", True, 91.0)]

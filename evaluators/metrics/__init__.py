@@ -1,5 +1,6 @@
 """Metric families. Importing this package registers every metric in `REGISTRY`."""
 from evaluators.metrics.registry import REGISTRY, Metric, metric, resolve
 from evaluators.metrics import lexical  # noqa: F401  (registers the lexical family)
+from evaluators.metrics import semantic  # noqa: F401
 
 __all__ = ["REGISTRY", "Metric", "metric", "resolve"]

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from evaluators.claims import ClaimMatrix, chunk_rows, claim_rows
+from evaluators.judges import JUDGES
 from evaluators.metrics import Metric, resolve
 from evaluators.schema import GoldenItem, RagOutput, Sample
 from evaluators.store import SCORE_COLUMNS, Store
 
 DETERMINISTIC = "deterministic"  # the `judge` of scores no judge took part in
-JUDGES = ("offline",)  # the OpenAI-compatible judge arrives with the judges issue
 
 BATCH_SIZE = 1000  # samples scored and committed together
 Progress = Callable[[int, int], None]  # (cells done, cells total)
@@ -29,13 +30,26 @@ class Plan:
     missing: dict[str, list[str]] = field(default_factory=dict)  # method -> golden ids it did not answer
 
 
-@dataclass(frozen=True)
+@dataclass
 class RunContext:
-    """What a metric may use besides the samples; judged metric families read the judge from here."""
+    """What a metric may use besides the samples: the run's judge, whose claim matrices are built
+    once per sample and shared by every claims metric of the batch."""
 
     run_id: str
     judge: str
     judge_model: str | None = None
+    _matrices: dict[tuple[str, str], ClaimMatrix] = field(default_factory=dict, repr=False)
+
+    def matrices(self, samples: Sequence[Sample]) -> list[ClaimMatrix]:
+        todo = [s for s in samples if s.key not in self._matrices]
+        if todo:
+            self._matrices.update(zip((s.key for s in todo), JUDGES[self.judge].build_matrices(todo)))
+        return [self._matrices[s.key] for s in samples]
+
+    def take_matrices(self) -> dict[tuple[str, str], ClaimMatrix]:
+        """The matrices built since the last call (to persist them), forgetting them."""
+        taken, self._matrices = self._matrices, {}
+        return taken
 
 
 def plan(golden: Sequence[GoldenItem], outputs: Sequence[RagOutput]) -> Plan:
@@ -100,6 +114,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
                 pending = [s for s, ms in batch if m in ms]
                 if pending:
                     frames.append(score_frame(run_id, m, pending, m.compute(pending, context), context.judge))
+            _write_claims(store, run_id, context.take_matrices())  # before the scores: see _write_claims
             store.write_scores(pd.concat(frames, ignore_index=True))
             done += sum(len(ms) for _, ms in batch)
             if progress:
@@ -108,6 +123,18 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
         store.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", repr(exc))
         raise
     store.finish_run(run_id, "finished")
+
+
+def _write_claims(store: Store, run_id: str, matrices: dict) -> None:
+    """Persist a batch's claims and chunk verdicts. Written before its scores: a kill in between
+    leaves the scores to do, so a resume rebuilds and replaces these rows rather than missing them."""
+    claims, chunks = [], []
+    for (question_id, method), matrix in matrices.items():
+        key = {"run_id": run_id, "question_id": question_id, "method": method}
+        claims += claim_rows(key, matrix)
+        chunks += chunk_rows(key, matrix)
+    if claims or chunks:
+        store.write_claims(claims, chunks)
 
 
 def score_frame(run_id: str, metric: Metric, samples: Sequence[Sample], results, judge: str) -> pd.DataFrame:

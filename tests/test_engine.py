@@ -114,3 +114,22 @@ def test_a_run_needs_samples_and_known_metrics(store, tmp_path):
     with pytest.raises(KeyError, match="unknown metric id"):
         engine.create_run(store, golden_dataset_id=golden.dataset_id, outputs_dataset_ids=[outputs.dataset_id],
                           metrics=["no_such_metric"])
+
+
+def test_judged_metrics_store_their_claims_and_chunk_verdicts(store, run_id):
+    engine.execute_run(store, run_id)
+    cur = store.cursor()
+    claims = cur.execute(
+        "SELECT question_id, method, source, count(*) FROM claims WHERE run_id = ? GROUP BY ALL", [run_id]
+    ).fetchall()
+    assert {(q, m) for q, m, source, _ in claims if source == "answer"} == {
+        (o["question_id"], o["method"]) for o in OUTPUTS}
+    assert cur.execute("SELECT count(*) FROM chunk_verdicts WHERE run_id = ?", [run_id]).fetchall() == [(13,)]
+    judges = dict(cur.execute(
+        "SELECT metric, any_value(judge) FROM scores WHERE run_id = ? GROUP BY metric", [run_id]).fetchall())
+    assert judges["faithfulness"] == "offline" and judges["exact_match"] == "deterministic"
+    # "It is 14 apples." vs the chunk "Fact 2 is about apples.": same topic, another number
+    verdict = cur.execute(
+        "SELECT verdict FROM claims WHERE run_id = ? AND question_id = 'q2' AND method = 'basic' AND source = 'answer'",
+        [run_id]).fetchall()
+    assert verdict == [("contradicted",)]

@@ -42,7 +42,7 @@ def method_summary(store: Store, run_id: str) -> pd.DataFrame:
     """Per method and metric: mean of the scored cells with n scored / n total (never a bare mean)."""
     return store.cursor().execute(
         """
-        SELECT method, metric,
+        SELECT method, metric, any_value(judge) AS judge,
                avg(value) FILTER (status = 'ok') AS mean,
                count(*) FILTER (status = 'ok') AS n_scored,
                count(*) AS n_total,
@@ -64,7 +64,9 @@ def summary_table(store: Store, run_id: str) -> pd.DataFrame:
         f"{mean:.3f} (n={n}/{total})" if n else f"n/a (n=0/{total})"
         for mean, n, total in summary[["mean", "n_scored", "n_total"]].itertuples(index=False)
     ]
-    return summary.pivot(index="metric", columns="method", values="cell").rename_axis(columns=None)
+    table = summary.pivot(index="metric", columns="method", values="cell").rename_axis(columns=None)
+    judges = summary.groupby("metric")["judge"].first()
+    return table.assign(judge=judges.reindex(table.index))
 
 
 def datasets(store: Store) -> pd.DataFrame:

@@ -19,6 +19,9 @@ table.insert(0, "scale", [REGISTRY[m].scale if m in REGISTRY else "" for m in ta
 table.insert(1, "seed", [REGISTRY[m].seed if m in REGISTRY else "" for m in table.index])
 st.dataframe(table, width="stretch")
 st.caption("Mean over the cells scored `ok`; n = scored / total. Not-applicable and failed cells are not averaged.")
+if (table["judge"] == "offline").any():
+    st.info("Metrics judged `offline` come from a deterministic heuristic (word coverage, MiniLM similarity, "
+            "a numbers-and-negation check), not from an LLM. Treat them as indicative.")
 
 with st.expander("Score cells"):
     st.dataframe(queries.run_scores(store, run_id), width="stretch", hide_index=True)

@@ -29,3 +29,5 @@ def test_first_start_opens_on_the_evaluated_demo(app):
     table = app.dataframe[0].value
     assert {"basic_search", "local_search"} <= set(table.columns)
     assert "/103)" in table.loc["rouge_l", "local_search"]
+    assert table.loc["faithfulness", "judge"] == "offline" and table.loc["rouge_l", "judge"] == "deterministic"
+    assert any("heuristic" in info.value for info in app.info)

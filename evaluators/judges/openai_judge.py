@@ -1,0 +1,527 @@
+"""The OpenAI-compatible LLM judge: fills each sample's claim matrix with 2 calls (1 + one more per
+further 16 chunks), through the `openai` package, against OpenAI, Azure, vLLM, Ollama or llama.cpp.
+
+    judge = OpenAIJudge(base_url="http://localhost:8000/v1", model="qwen2.5-7b-instruct")
+    judgments = judge.judge_sync(samples)          # or: await judge.judge(samples)
+
+Policy (the issue's, and why):
+* Requests: structured outputs with a strict JSON schema (`prompts`), temperature 0 and a seed.
+  A server that rejects `json_schema` with HTTP 400 switches the judge to JSON mode
+  (`{"type": "json_object"}`) for the rest of its life; the prompts describe the shape anyway.
+* Retries are ours (`AsyncOpenAI(max_retries=0)`), so every HTTP attempt is recorded: 408, 409,
+  429, 5xx, timeouts, connection errors and non-completion 200 bodies are retried up to
+  `max_attempts` times with exponential backoff and full-range jitter (base `backoff_base`,
+  at most `backoff_max`). A Retry-After (or retry-after-ms) header is honoured as sent, also above
+  the openai client's own 120 s limit, up to `max_retry_after` (default 600 s): a server asking
+  for longer is not waited for, and the call ends as judge_error with the reason.
+  Other 4xx (bad key, unknown model) are not retried.
+* Replies that do not parse, do not validate, are empty or truncated (finish_reason "length") get
+  one repair call: the bad output goes back with the error and a request for corrected JSON.
+* A verification reply that misses verdicts keeps the matrix: the missing cells are None, so
+  `evaluators.claims` gives judge_error on exactly the metrics that need them; the call's status
+  is "incomplete". A failed verification call leaves its chunks' cells None and sets the
+  Judgment's status; a failed extraction leaves no matrix.
+* A semaphore bounds concurrent HTTP requests (not samples); backoff sleeps do not hold it.
+* Every attempt becomes a `CallRecord` (the `judge_calls` row without run/sample keys); the API key
+  is only ever passed to the client, never into a record, a message or repr().
+"""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import hashlib
+import json
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from evaluators.claims import UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Verdict
+from evaluators.judges import prompts
+from evaluators.schema import JUDGE_ERROR, OK, TIMEOUT, Sample
+
+JUDGE = "openai"  # the judge name scores carry (the twin of offline.JUDGE), for the registry
+
+# CallRecord.status values, besides "ok".
+INVALID = "invalid"  # content empty, truncated, unparseable or not matching the schema
+INCOMPLETE = "incomplete"  # a valid verification reply that misses verdicts
+RATE_LIMITED, SERVER_ERROR, CALL_TIMEOUT = "rate_limited", "server_error", "timeout"
+CONNECTION_ERROR, BAD_RESPONSE = "connection_error", "bad_response"  # bad_response: 200 but no completion
+BAD_REQUEST, SCHEMA_UNSUPPORTED = "bad_request", "schema_unsupported"
+
+RETRYABLE_STATUS_CODES = frozenset({408, 409, 429})  # and every 5xx
+# How servers without structured outputs word their 400 (OpenAI, vLLM, llama.cpp, Ollama).
+_SCHEMA_REFUSAL = re.compile(r"json_schema|response_format|structured output", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One HTTP attempt, as the `judge_calls` table keeps it (run and sample keys added by the caller)."""
+
+    purpose: str  # extraction, verification, extraction_repair, verification_repair
+    model: str
+    prompt_hash: str  # sha256 of the request's messages (prompts.prompt_json)
+    request: str  # the request body as JSON text (never holds the key: it travels in a header)
+    response: str | None  # the raw response body, or None when none came back
+    input_tokens: int | None
+    output_tokens: int | None
+    latency_ms: float
+    status: str
+    error: str | None
+    cached: bool = False  # set by the judge cache, once there is one
+
+
+@dataclass
+class Judgment:
+    """The judge's output for one sample. With status != ok the matrix may still be there, with the
+    cells of the failed call as None; with a failed extraction it is None."""
+
+    matrix: ClaimMatrix | None
+    generated_questions: tuple[str, ...]
+    status: str  # ok, judge_error or timeout (evaluators.schema)
+    error: str | None
+    calls: list[CallRecord] = field(default_factory=list)
+    # Per answer claim, the 0-based indexes of the reference claims stating the same fact.
+    matched_reference_claims: tuple[tuple[int, ...], ...] = ()
+
+
+# -- reply models: lenient on purpose (verdict strings are mapped, not rejected) ---------------------
+
+class _Extraction(BaseModel):
+    answer_claims: list[str]
+    reference_claims: list[str]
+    generated_questions: list[str]
+
+
+class _ChunkVerdict(BaseModel):
+    chunk_id: str | int
+    verdict: str | None
+
+
+class _AnswerClaim(BaseModel):
+    claim_id: str | int
+    chunk_verdicts: list[_ChunkVerdict]
+    reference_verdict: str | None = None
+    matched_reference_claims: list[str | int] = []
+
+
+class _ReferenceClaim(BaseModel):
+    claim_id: str | int
+    chunk_verdicts: list[_ChunkVerdict]
+    answer_verdict: str | None = None
+
+
+class _ChunkRelevanceReply(BaseModel):
+    chunk_id: str | int
+    relevant: bool
+    relevance_score: float | None = None
+    reason: str | None = None
+
+
+class _Verification(BaseModel):
+    answer_claims: list[_AnswerClaim]
+    reference_claims: list[_ReferenceClaim]
+    chunks: list[_ChunkRelevanceReply]
+
+
+class CallFailed(Exception):
+    """A logical call that produced nothing usable; `status` is judge_error or timeout."""
+
+    def __init__(self, status: str, reason: str):
+        super().__init__(reason)
+        self.status = status
+
+
+@dataclass
+class _Attempt:
+    """What one HTTP attempt gave back (success: content; failure: retryable or not)."""
+
+    record: CallRecord
+    content: str | None = None
+    finish_reason: str | None = None
+    retry: bool = False
+    retry_after: float | None = None
+
+
+class OpenAIJudge:
+    def __init__(self, base_url: str | None, model: str, api_key: str | None = None, concurrency: int = 8,
+                 timeout: float = 60, max_attempts: int = 4, seed: int = 0, backoff_base: float = 1.0,
+                 backoff_max: float = 60.0, max_retry_after: float = 600.0):
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not self._api_key:
+            raise ValueError("no API key: pass api_key or set OPENAI_API_KEY "
+                             "(servers without authentication accept any value, e.g. 'none')")
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        self.model = model
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.max_attempts = max_attempts
+        self.seed = seed
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.max_retry_after = max_retry_after
+        self.json_schema_supported = True  # cleared by the first json_schema refusal
+
+    def __repr__(self) -> str:  # the key stays out of logs
+        return f"OpenAIJudge(base_url={self.base_url!r}, model={self.model!r})"
+
+    # -- public API ---------------------------------------------------------------------------------
+
+    async def judge(self, samples: Sequence[Sample]) -> list[Judgment]:
+        """One Judgment per sample, in order; never raises for a judge fault."""
+        semaphore = asyncio.Semaphore(self.concurrency)
+        # One client per event loop: asyncio.run() in judge_sync makes a new loop each time.
+        async with openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
+                                      max_retries=0) as client:
+            session = _Session(self, client, semaphore)
+            return list(await asyncio.gather(*(session.judge_sample(s) for s in samples)))
+
+    def judge_sync(self, samples: Sequence[Sample]) -> list[Judgment]:
+        """`judge` for synchronous callers (CLI, a Streamlit worker thread); not inside a running loop."""
+        return asyncio.run(self.judge(samples))
+
+    # -- retry policy -------------------------------------------------------------------------------
+
+    def retry_delay(self, retry: int, retry_after: float | None) -> float | None:
+        """Seconds to wait before retry number `retry` (1-based); None: the server asked for more
+        than `max_retry_after`, so do not retry."""
+        if retry_after is not None:
+            return retry_after if retry_after <= self.max_retry_after else None
+        ceiling = min(self.backoff_max, self.backoff_base * 2 ** (retry - 1))
+        return random.uniform(ceiling / 2, ceiling)  # jitter spreads out clients that failed together
+
+    def response_format(self, schema: dict) -> dict:
+        if self.json_schema_supported:
+            return {"type": "json_schema", "json_schema": schema}
+        return {"type": "json_object"}
+
+
+class _Session:
+    """The judge's work within one `judge()` call: one client, one semaphore."""
+
+    def __init__(self, judge: OpenAIJudge, client: openai.AsyncOpenAI, semaphore: asyncio.Semaphore):
+        self.judge = judge
+        self.client = client
+        self.semaphore = semaphore
+
+    async def judge_sample(self, sample: Sample) -> Judgment:
+        golden, output = sample.golden, sample.output
+        calls: list[CallRecord] = []
+        try:
+            extraction = await self.call("extraction", prompts.extraction_messages(
+                golden.question, output.answer, golden.reference), prompts.EXTRACTION_SCHEMA,
+                _parse_extraction, calls)
+        except CallFailed as failed:
+            return Judgment(None, (), failed.status, f"extraction: {failed}", calls)
+        answer_claims, reference_claims = _clean(extraction.answer_claims), _clean(extraction.reference_claims)
+        questions = tuple(_clean(extraction.generated_questions)[:prompts.N_GENERATED_QUESTIONS])
+        chunks = [c.text for c in output.contexts]
+        # Nothing to verify without chunks and claims; otherwise one call per 16 chunks (at least one).
+        batches = _batches(len(chunks)) if (chunks or answer_claims or reference_claims) else []
+        outcomes = await asyncio.gather(*(
+            self.verify(golden.question, answer_claims, reference_claims, chunks, batch, first=i == 0)
+            for i, batch in enumerate(batches)))
+        merged = _Merge(answer_claims, reference_claims, len(chunks))
+        failures = []
+        for i, (batch, (reply, records)) in enumerate(zip(batches, outcomes)):
+            if isinstance(reply, CallFailed):
+                failures.append(reply)
+            else:
+                merged.add(reply, batch, compare_claims=i == 0)
+                if missing := merged.missing_count(batch, compare_claims=i == 0):
+                    # The reply is used as it is; its record says it was short.
+                    records[-1] = _replace_status(records[-1], INCOMPLETE, f"{missing} verdicts missing")
+            calls.extend(records)
+        matrix = merged.matrix(tuple(c.chunk_id for c in output.contexts))
+        if failures:
+            status = TIMEOUT if all(f.status == TIMEOUT for f in failures) else JUDGE_ERROR
+            error = "; ".join(f"verification: {f}" for f in failures)
+        else:
+            status, error = OK, merged.missing_description()
+        return Judgment(matrix, questions, status, error, calls, merged.matched_reference_claims())
+
+    async def verify(self, question: str, answer_claims: list[str], reference_claims: list[str],
+                     chunks: list[str], batch: range, first: bool):
+        """One verification call -> (reply or CallFailed, its records). The failure is returned, not
+        raised, so the other batches survive; each batch keeps its own records (they run concurrently)."""
+        messages = prompts.verification_messages(question, answer_claims, reference_claims,
+                                                 [(j, chunks[j]) for j in batch], compare_claims=first)
+        records: list[CallRecord] = []
+        try:
+            reply = await self.call("verification", messages, prompts.verification_schema(first),
+                                    _parse_verification, records)
+        except CallFailed as failed:
+            return failed, records
+        return reply, records
+
+    # -- one logical call: retries, schema fallback, one repair --------------------------------------
+
+    async def call(self, purpose: str, messages: prompts.Messages, schema: dict,
+                   parse: Callable[[str], BaseModel], records: list[CallRecord]):
+        content, finish_reason = await self.request(purpose, messages, schema, records)
+        try:
+            return _checked(content, finish_reason, parse)
+        except ValueError as bad:
+            records[-1] = _replace_status(records[-1], INVALID, str(bad))
+            repair = prompts.repair_messages(messages, content or "", str(bad))
+            content, finish_reason = await self.request(f"{purpose}_repair", repair, schema, records)
+            try:
+                return _checked(content, finish_reason, parse)
+            except ValueError as still_bad:
+                records[-1] = _replace_status(records[-1], INVALID, str(still_bad))
+                raise CallFailed(JUDGE_ERROR, f"unusable reply after one repair: {still_bad}") from None
+
+    async def request(self, purpose: str, messages: prompts.Messages, schema: dict,
+                      records: list[CallRecord]) -> tuple[str | None, str | None]:
+        """The reply's (content, finish_reason), retrying transient faults; raises CallFailed."""
+        retries = 0
+        while True:
+            attempt = await self.attempt(purpose, messages, schema)
+            records.append(attempt.record)
+            if attempt.record.status == OK:
+                return attempt.content, attempt.finish_reason
+            if attempt.record.status == SCHEMA_UNSUPPORTED:
+                continue  # the fallback is not a retry: the same request in JSON mode
+            if not attempt.retry:
+                raise CallFailed(JUDGE_ERROR, attempt.record.error or attempt.record.status)
+            retries += 1
+            failed_as = TIMEOUT if attempt.record.status == CALL_TIMEOUT else JUDGE_ERROR
+            if retries >= self.judge.max_attempts:
+                raise CallFailed(failed_as, f"{attempt.record.error} (after {retries} attempts)")
+            delay = self.judge.retry_delay(retries, attempt.retry_after)
+            if delay is None:
+                asked, cap = attempt.retry_after, self.judge.max_retry_after
+                raise CallFailed(JUDGE_ERROR, f"{attempt.record.error}; the server asked to wait {asked:.0f} s, "
+                                              f"more than {cap:.0f} s")
+            await asyncio.sleep(delay)
+
+    async def attempt(self, purpose: str, messages: prompts.Messages, schema: dict) -> _Attempt:
+        judge = self.judge
+        body = {"model": judge.model, "messages": messages, "temperature": 0, "seed": judge.seed,
+                "response_format": judge.response_format(schema)}
+        record = _RecordBuilder(purpose, judge.model, messages, body)
+        async with self.semaphore:
+            record.start()
+            try:
+                raw = await self.client.chat.completions.with_raw_response.create(**body)
+            except openai.APITimeoutError:
+                return _Attempt(record.failed(CALL_TIMEOUT, f"no reply within {judge.timeout} s"), retry=True)
+            except openai.APIConnectionError as e:
+                return _Attempt(record.failed(CONNECTION_ERROR, f"connection error: {e}"), retry=True)
+            except openai.APIStatusError as e:
+                return self.status_error(record, e, body)
+        text = raw.http_response.text
+        try:
+            completion = raw.parse()
+            choice = completion.choices[0]
+            content, finish_reason = choice.message.content, choice.finish_reason
+        except (ValueError, ValidationError, AttributeError, IndexError, TypeError) as e:
+            # openai 3.x hands non-JSON bodies back as str or lets the decoder's error escape.
+            return _Attempt(record.failed(BAD_RESPONSE, f"not a chat completion: {type(e).__name__}", text),
+                            retry=True)
+        usage = completion.usage
+        return _Attempt(record.done(OK, None, text, usage.prompt_tokens if usage else None,
+                                    usage.completion_tokens if usage else None),
+                        content=content, finish_reason=finish_reason)
+
+    def status_error(self, record: _RecordBuilder, e: openai.APIStatusError, body: dict) -> _Attempt:
+        code, text = e.status_code, e.response.text
+        if code == 400 and body["response_format"]["type"] == "json_schema" and _SCHEMA_REFUSAL.search(text):
+            self.judge.json_schema_supported = False
+            return _Attempt(record.failed(SCHEMA_UNSUPPORTED, f"HTTP 400: {e.message}; switching to JSON mode", text))
+        if code in RETRYABLE_STATUS_CODES or code >= 500:
+            status = RATE_LIMITED if code == 429 else SERVER_ERROR
+            return _Attempt(record.failed(status, f"HTTP {code}: {e.message}", text), retry=True,
+                            retry_after=_retry_after(e.response.headers))
+        return _Attempt(record.failed(BAD_REQUEST, f"HTTP {code}: {e.message}", text))
+
+
+class _RecordBuilder:
+    """Times one attempt and builds its CallRecord."""
+
+    def __init__(self, purpose: str, model: str, messages: prompts.Messages, body: dict):
+        self.fields = {"purpose": purpose, "model": model, "prompt_hash": _prompt_hash(messages),
+                       "request": json.dumps(body, ensure_ascii=False)}
+        self.started = 0.0
+
+    def start(self) -> None:  # after the semaphore: latency is the server's, not the queue's
+        self.started = time.perf_counter()
+
+    def done(self, status: str, error: str | None, response: str | None, input_tokens: int | None = None,
+             output_tokens: int | None = None) -> CallRecord:
+        latency_ms = (time.perf_counter() - self.started) * 1000
+        return CallRecord(**self.fields, response=response, input_tokens=input_tokens, output_tokens=output_tokens,
+                          latency_ms=round(latency_ms, 1), status=status, error=error)
+
+    def failed(self, status: str, error: str, response: str | None = None) -> CallRecord:
+        return self.done(status, error, response)
+
+
+def _prompt_hash(messages: prompts.Messages) -> str:
+    return hashlib.sha256(prompts.prompt_json(messages).encode()).hexdigest()
+
+
+def _replace_status(record: CallRecord, status: str, error: str) -> CallRecord:
+    return CallRecord(**{**record.__dict__, "status": status, "error": error})
+
+
+def _retry_after(headers) -> float | None:
+    """Seconds from retry-after-ms or Retry-After (seconds or an HTTP date); None if absent or odd."""
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(float(ms) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        return max(email.utils.parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+# -- reply checking ----------------------------------------------------------------------------------
+
+def _checked(content: str | None, finish_reason: str | None, parse: Callable[[str], BaseModel]):
+    """The parsed reply; ValueError (with what to tell the model in a repair) when unusable."""
+    if not content or not content.strip():
+        raise ValueError("the reply was empty")
+    if finish_reason == "length":
+        raise ValueError("the reply was cut off (finish_reason 'length'); answer more compactly")
+    try:
+        return parse(content)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"the reply is not valid JSON ({e})") from None
+    except ValidationError as e:
+        raise ValueError(f"the JSON does not match the required format: {_short(e)}") from None
+
+
+def _short(e: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors()[:5])
+
+
+def _parse_extraction(content: str) -> _Extraction:
+    return _Extraction.model_validate(json.loads(content))
+
+
+def _parse_verification(content: str) -> _Verification:
+    return _Verification.model_validate(json.loads(content))
+
+
+def _clean(texts: list[str]) -> list[str]:
+    return [t.strip() for t in texts if t and t.strip()]
+
+
+def _batches(n_chunks: int) -> list[range]:
+    size = prompts.CHUNKS_PER_CALL
+    return [range(start, min(start + size, n_chunks)) for start in range(0, n_chunks, size)] or [range(0)]
+
+
+def _verdict(raw: str | None) -> Verdict:
+    """A reply's verdict string as a matrix verdict; strings outside the vocabulary are unknown."""
+    if raw is None:
+        return None
+    value = raw.strip().lower().replace(" ", "_").replace("-", "_")
+    return value if value in VERDICTS else UNKNOWN
+
+
+def _norm_id(prefix: str, raw: str | int) -> str:
+    """"C3", "c3", "3", 3 -> "C3": models drop or recase the prefix."""
+    text = str(raw).strip().upper().strip("[]")
+    return text if text.startswith(prefix) else f"{prefix}{text}"
+
+
+def _by_id(items, prefix: str, id_of: Callable) -> dict:
+    """Reply items keyed by their normalised id; the first of duplicates wins."""
+    out = {}
+    for item in items:
+        out.setdefault(_norm_id(prefix, id_of(item)), item)
+    return out
+
+
+def _chunk_verdicts(claim) -> dict[str, Verdict]:
+    out: dict[str, Verdict] = {}
+    for v in claim.chunk_verdicts:
+        out.setdefault(_norm_id("C", v.chunk_id), _verdict(v.verdict))
+    return out
+
+
+class _Merge:
+    """Verification replies -> one ClaimMatrix, aligned by id; a cell no reply filled stays None."""
+
+    def __init__(self, answer_claims: list[str], reference_claims: list[str], n_chunks: int):
+        self.answer_claims, self.reference_claims = answer_claims, reference_claims
+        self.answer_vs_chunks = [[None] * n_chunks for _ in answer_claims]
+        self.reference_vs_chunks = [[None] * n_chunks for _ in reference_claims]
+        self.answer_vs_reference: list[Verdict] = [None] * len(answer_claims)
+        self.reference_vs_answer: list[Verdict] = [None] * len(reference_claims)
+        self.matched: list[tuple[int, ...]] = [() for _ in answer_claims]
+        self.relevance = [ChunkRelevance(None) for _ in range(n_chunks)]
+
+    def add(self, reply: _Verification, batch: range, compare_claims: bool) -> None:
+        answer = _by_id(reply.answer_claims, "A", lambda c: c.claim_id)
+        reference = _by_id(reply.reference_claims, "R", lambda c: c.claim_id)
+        for i in range(len(self.answer_claims)):
+            claim = answer.get(prompts.answer_claim_id(i))
+            if claim is None:
+                continue
+            self._fill(self.answer_vs_chunks[i], _chunk_verdicts(claim), batch)
+            if compare_claims:
+                self.answer_vs_reference[i] = _verdict(claim.reference_verdict)
+                self.matched[i] = self._reference_indexes(claim.matched_reference_claims)
+        for i in range(len(self.reference_claims)):
+            claim = reference.get(prompts.reference_claim_id(i))
+            if claim is None:
+                continue
+            self._fill(self.reference_vs_chunks[i], _chunk_verdicts(claim), batch)
+            if compare_claims:
+                self.reference_vs_answer[i] = _verdict(claim.answer_verdict)
+        chunks = _by_id(reply.chunks, "C", lambda c: c.chunk_id)
+        for j in batch:
+            if (c := chunks.get(prompts.chunk_id(j))) is not None:
+                score = None if c.relevance_score is None else min(max(c.relevance_score, 0.0), 100.0)
+                self.relevance[j] = ChunkRelevance(c.relevant, score, c.reason)
+
+    @staticmethod
+    def _fill(row: list[Verdict], verdicts: dict[str, Verdict], batch: range) -> None:
+        for j in batch:
+            row[j] = verdicts.get(prompts.chunk_id(j))
+
+    def _reference_indexes(self, ids: list[str | int]) -> tuple[int, ...]:
+        wanted = {_norm_id("R", i) for i in ids}
+        return tuple(i for i in range(len(self.reference_claims)) if prompts.reference_claim_id(i) in wanted)
+
+    def missing_count(self, batch: range, compare_claims: bool) -> int:
+        cells = [row[j] for rows in (self.answer_vs_chunks, self.reference_vs_chunks) for row in rows for j in batch]
+        cells += [self.relevance[j].relevant for j in batch]
+        if compare_claims:
+            cells += [*self.answer_vs_reference, *self.reference_vs_answer]
+        return sum(v is None for v in cells)
+
+    def missing_description(self) -> str | None:
+        n = self.missing_count(range(len(self.relevance)), compare_claims=True)
+        if not n:
+            return None
+        return f"the judge gave no verdict for {n} cells (left None: judge_error on the metrics needing them)"
+
+    def matched_reference_claims(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(self.matched)
+
+    def matrix(self, chunk_ids: tuple[str, ...]) -> ClaimMatrix:
+        return ClaimMatrix(
+            answer_claims=tuple(self.answer_claims), reference_claims=tuple(self.reference_claims),
+            chunk_ids=chunk_ids,
+            answer_vs_chunks=tuple(map(tuple, self.answer_vs_chunks)),
+            reference_vs_chunks=tuple(map(tuple, self.reference_vs_chunks)),
+            answer_vs_reference=tuple(self.answer_vs_reference), reference_vs_answer=tuple(self.reference_vs_answer),
+            chunk_relevance=tuple(self.relevance))

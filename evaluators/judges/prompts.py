@@ -1,0 +1,162 @@
+"""The LLM judge's prompts and reply schemas, in one versioned module.
+
+Two calls fill one sample's claim matrix (DESIGN.md "Judging"):
+
+1. extraction: the atomic claims of the answer and of the reference (seed 003's extraction rules)
+   and 3 questions generated from the answer (seed 002's answer relevance).
+2. verification: with numbered claims (A1.., R1..) and numbered chunks (C1..), every claim's
+   verdict per chunk, the answer claims against the reference claims and back (seed 002's TP/FP/FN),
+   and every chunk's relevance: a bool, 0-100 and a short reason (seed 003's relevance prompt).
+   More than `CHUNKS_PER_CALL` chunks go to further calls with the next chunk numbers; the claims
+   comparison is asked only in the first (`compare_claims`), and the replies merge by id.
+
+Every system message is static and every user message holds only the sample's data, so providers
+that cache prompt prefixes reuse the instructions across samples. The same JSON shape is described
+in the instructions and in the schema, so a server without structured outputs (JSON mode) gets it too.
+
+Change `PROMPT_VERSION` whenever a prompt or schema changes: the judge cache is keyed by it.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+PROMPT_VERSION = "claims-2026-11.1"
+CHUNKS_PER_CALL = 16
+N_GENERATED_QUESTIONS = 3
+VERDICT_VALUES = ("supported", "contradicted", "not_found", "unknown")
+
+Messages = list[dict[str, str]]
+
+EXTRACTION_SYSTEM = f"""You are an expert at extracting factual claims from text, for the evaluation of a question-answering system.
+
+TASK 1. Break the ANSWER and, separately, the REFERENCE into atomic, self-contained factual claims.
+Each claim must be:
+- ATOMIC: exactly one piece of information;
+- SELF-CONTAINED: understandable without the question or the other claims (replace pronouns with their referents);
+- VERIFIABLE: something that can be checked against a source.
+Do not include opinions, questions, hypotheticals or statements that the writer does not know.
+Do not add information and do not change the meaning; keep names, numbers and qualifiers exactly.
+A text that states nothing (empty, or only "I don't know") has no claims: return an empty list.
+A short answer ("Cornish heath") is one claim: restate it as a sentence that answers the question.
+
+TASK 2. Write {N_GENERATED_QUESTIONS} different questions that the ANSWER answers, as a user would ask them.
+Base them on the answer only, not on the question you are given.
+
+OUTPUT: only a JSON object, no prose:
+{{"answer_claims": ["..."], "reference_claims": ["..."], "generated_questions": ["...", "...", "..."]}}"""
+
+VERIFICATION_SYSTEM = """You verify claims against retrieved context chunks, for the evaluation of a retrieval-augmented answer.
+
+You get a QUESTION, numbered ANSWER CLAIMS (A1, A2, ...), numbered REFERENCE CLAIMS (R1, R2, ...) and numbered CHUNKS (C1, C2, ...).
+Judge each pair on its own, using only what the text explicitly says or directly implies; never use outside knowledge.
+
+Verdicts (use exactly these strings):
+- "supported": the text states or directly implies the claim;
+- "contradicted": the text states something incompatible with the claim (another number, name, date or a negation);
+- "not_found": the text does not address the claim;
+- "unknown": you cannot tell (garbled or ambiguous text).
+
+For EVERY answer claim and EVERY reference claim, give one verdict per chunk, for every chunk listed, in chunk order.
+When the input says COMPARE CLAIMS: yes, also give
+- for each answer claim, "reference_verdict": whether the reference claims, taken together, support it, and
+  "matched_reference_claims": the ids of the reference claims that state the same fact;
+- for each reference claim, "answer_verdict": whether the answer claims, taken together, cover it.
+For EVERY chunk, judge its relevance to the QUESTION: "relevant" is true when the chunk contains information that
+directly helps answer the question (facts, definitions or evidence for an answer), "relevance_score" is 0-100,
+"reason" is one short sentence.
+
+OUTPUT: only a JSON object, no prose. Use the ids exactly as given. With COMPARE CLAIMS: yes:
+{"answer_claims": [{"claim_id": "A1", "chunk_verdicts": [{"chunk_id": "C1", "verdict": "supported"}],
+   "reference_verdict": "supported", "matched_reference_claims": ["R1"]}],
+ "reference_claims": [{"claim_id": "R1", "chunk_verdicts": [{"chunk_id": "C1", "verdict": "not_found"}],
+   "answer_verdict": "supported"}],
+ "chunks": [{"chunk_id": "C1", "relevant": true, "relevance_score": 90, "reason": "..."}]}
+With COMPARE CLAIMS: no, leave out "reference_verdict", "matched_reference_claims" and "answer_verdict"."""
+
+REPAIR_INSTRUCTION = """Your previous reply could not be used: {error}
+Reply again with the complete answer as one valid JSON object in the required format, and nothing else."""
+
+
+def extraction_messages(question: str, answer: str, reference: str) -> Messages:
+    user = f"QUESTION:\n{question}\n\nANSWER:\n{answer}\n\nREFERENCE:\n{reference}"
+    return [{"role": "system", "content": EXTRACTION_SYSTEM}, {"role": "user", "content": user}]
+
+
+def answer_claim_id(i: int) -> str:
+    return f"A{i + 1}"
+
+
+def reference_claim_id(i: int) -> str:
+    return f"R{i + 1}"
+
+
+def chunk_id(i: int) -> str:
+    """The prompt id of the sample's i-th chunk (0-based): numbering runs on across batches."""
+    return f"C{i + 1}"
+
+
+def verification_messages(question: str, answer_claims: Sequence[str], reference_claims: Sequence[str],
+                          chunks: Sequence[tuple[int, str]], compare_claims: bool) -> Messages:
+    """`chunks`: (0-based position in the sample, text) of the chunks of this call."""
+    def listing(items: list[str], separator: str = "\n") -> str:
+        return separator.join(items) or "(none)"
+
+    user = "\n\n".join([
+        f"QUESTION:\n{question}",
+        "ANSWER CLAIMS:\n" + listing([f"[{answer_claim_id(i)}] {c}" for i, c in enumerate(answer_claims)]),
+        "REFERENCE CLAIMS:\n" + listing([f"[{reference_claim_id(i)}] {c}" for i, c in enumerate(reference_claims)]),
+        # Chunk text goes on its own lines: chunks are often multi-line transcripts or passages.
+        "CHUNKS:\n" + listing([f"[{chunk_id(i)}]\n{text}" for i, text in chunks], "\n\n"),
+        f"COMPARE CLAIMS: {'yes' if compare_claims else 'no'}",
+    ])
+    return [{"role": "system", "content": VERIFICATION_SYSTEM}, {"role": "user", "content": user}]
+
+
+def repair_messages(messages: Messages, bad_output: str, error: str) -> Messages:
+    """The original conversation, the unusable reply and a request for corrected JSON."""
+    return [*messages, {"role": "assistant", "content": bad_output},
+            {"role": "user", "content": REPAIR_INSTRUCTION.format(error=error)}]
+
+
+# -- JSON schemas (OpenAI structured outputs: strict, every key required, no extra keys) -------------
+
+def _object(properties: dict) -> dict:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def _strings() -> dict:
+    return {"type": "array", "items": {"type": "string"}}
+
+
+_VERDICT = {"type": "string", "enum": list(VERDICT_VALUES)}
+_CHUNK_VERDICTS = {"type": "array", "items": _object({"chunk_id": {"type": "string"}, "verdict": _VERDICT})}
+
+EXTRACTION_SCHEMA = {
+    "name": "claim_extraction",
+    "strict": True,
+    "schema": _object({"answer_claims": _strings(), "reference_claims": _strings(),
+                       "generated_questions": _strings()}),
+}
+
+
+def verification_schema(compare_claims: bool) -> dict:
+    answer_claim = {"claim_id": {"type": "string"}, "chunk_verdicts": _CHUNK_VERDICTS}
+    reference_claim = {"claim_id": {"type": "string"}, "chunk_verdicts": _CHUNK_VERDICTS}
+    if compare_claims:
+        answer_claim |= {"reference_verdict": _VERDICT, "matched_reference_claims": _strings()}
+        reference_claim |= {"answer_verdict": _VERDICT}
+    chunk = {"chunk_id": {"type": "string"}, "relevant": {"type": "boolean"},
+             "relevance_score": {"type": "number"}, "reason": {"type": "string"}}
+    return {
+        "name": "claim_verification" if compare_claims else "chunk_verification",
+        "strict": True,
+        "schema": _object({"answer_claims": {"type": "array", "items": _object(answer_claim)},
+                           "reference_claims": {"type": "array", "items": _object(reference_claim)},
+                           "chunks": {"type": "array", "items": _object(chunk)}}),
+    }
+
+
+def prompt_json(messages: Messages) -> str:
+    """The canonical text of a conversation: what the prompt hash is taken over."""
+    return json.dumps(messages, ensure_ascii=False, sort_keys=True)

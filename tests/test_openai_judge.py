@@ -1,0 +1,404 @@
+"""The OpenAI-compatible judge (evaluators/judges/openai_judge.py) against the scripted server on
+127.0.0.1 (tests/openai_server.py): the real openai 3.x client, real HTTP, scripted faults.
+
+Backoff is shrunk through the constructor (`backoff_base`), so the whole file runs in seconds.
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+
+import pytest
+
+from evaluators.claims import NOT_FOUND, SUPPORTED, ChunkRelevance, claim_metrics
+from evaluators.judges import openai_judge, prompts
+from evaluators.judges.openai_judge import OpenAIJudge
+from evaluators.schema import JUDGE_ERROR, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
+from tests.openai_server import Reply, start_server
+
+KEY = "sk-test-very-secret-key-123"
+
+# Seed 000, section 6 (the white paper's case study)
+SEED_000_QUESTION = "Do you think this kind of technology is exciting or concerning?"
+SEED_000_ANSWER = "Game changer for disabilities, but emotionally exhausting."
+SEED_000_REFERENCE = "Mostly exciting, though there are some risks."
+SEED_000_CHUNKS = (
+    "Interviewer: What's a benefit you can imagine?\nInterviewee: For people with disabilities, especially "
+    "speech disabilities, it could be a game changer.",
+    "Interviewer: And a possible downside?\nInterviewee: Mental fatigue maybe? I think it could be emotionally "
+    "exhausting to always filter your own brain.",
+    "Interviewer: Could this tech exist soon?\nInterviewee: I mean, we're not that far off. Maybe within our lifetime.",
+)
+SEED_000_EXTRACTION = {
+    "answer_claims": ["The technology is a game changer for people with disabilities.",
+                      "The technology is emotionally exhausting."],
+    "reference_claims": ["The technology is mostly exciting.", "The technology has some risks."],
+    "generated_questions": ["Who could benefit from this technology?", "What is a downside of this technology?",
+                            "Is the technology good for people with disabilities?"],
+}
+
+
+def _cells(verdicts):
+    return [{"chunk_id": f"C{j + 1}", "verdict": v} for j, v in enumerate(verdicts)]
+
+
+SEED_000_VERIFICATION = {
+    "answer_claims": [
+        {"claim_id": "A1", "chunk_verdicts": _cells(["supported", "not_found", "not_found"]),
+         "reference_verdict": "supported", "matched_reference_claims": ["R1"]},
+        {"claim_id": "A2", "chunk_verdicts": _cells(["not_found", "supported", "not_found"]),
+         "reference_verdict": "supported", "matched_reference_claims": ["R2"]},
+    ],
+    "reference_claims": [
+        {"claim_id": "R1", "chunk_verdicts": _cells(["supported", "not_found", "not_found"]),
+         "answer_verdict": "supported"},
+        {"claim_id": "R2", "chunk_verdicts": _cells(["not_found", "supported", "not_found"]),
+         "answer_verdict": "supported"},
+    ],
+    "chunks": [
+        {"chunk_id": "C1", "relevant": True, "relevance_score": 90, "reason": "names a benefit"},
+        {"chunk_id": "C2", "relevant": True, "relevance_score": 85, "reason": "names a downside"},
+        {"chunk_id": "C3", "relevant": False, "relevance_score": 10, "reason": "about timing only"},
+    ],
+}
+
+
+SEED_000_REPLIES = (Reply.json(SEED_000_EXTRACTION), Reply.json(SEED_000_VERIFICATION))
+
+
+def seed_000_sample() -> Sample:
+    contexts = tuple(Chunk(str(i + 1), text) for i, text in enumerate(SEED_000_CHUNKS))
+    return Sample(GoldenItem("q1", SEED_000_QUESTION, SEED_000_REFERENCE),
+                  RagOutput("q1", "local_search", SEED_000_ANSWER, contexts))
+
+
+def sample_with_chunks(n: int, qid: str = "q1") -> Sample:
+    contexts = tuple(Chunk(f"doc{i}", f"Chunk text number {i}.") for i in range(n))
+    return Sample(GoldenItem(qid, f"Question {qid}?", "The reference."),
+                  RagOutput(qid, "basic_search", "The answer.", contexts))
+
+
+_ID = re.compile(r"^\[([ARC]\d+)\]", re.MULTILINE)
+
+
+def all_supported(body: dict) -> Reply:
+    """A judge that extracts one claim per side and supports everything it is asked about, by id."""
+    if body["messages"][0]["content"] == prompts.EXTRACTION_SYSTEM:
+        return Reply.json({"answer_claims": ["The answer."], "reference_claims": ["The reference."],
+                           "generated_questions": ["q1?", "q2?", "q3?"]})
+    user = body["messages"][1]["content"]
+    ids = _ID.findall(user)
+    chunks = [i for i in ids if i.startswith("C")]
+    compare = "COMPARE CLAIMS: yes" in user
+
+    def claim(claim_id, other_key):
+        item = {"claim_id": claim_id, "chunk_verdicts": [{"chunk_id": c, "verdict": "supported"} for c in chunks]}
+        if compare:
+            item[other_key] = "supported"
+            if other_key == "reference_verdict":
+                item["matched_reference_claims"] = ["R1"]
+        return item
+
+    return Reply.json({
+        "answer_claims": [claim(i, "reference_verdict") for i in ids if i.startswith("A")],
+        "reference_claims": [claim(i, "answer_verdict") for i in ids if i.startswith("R")],
+        "chunks": [{"chunk_id": c, "relevant": True, "relevance_score": 80, "reason": "on topic"} for c in chunks],
+    })
+
+
+@pytest.fixture
+def server():
+    with start_server() as s:
+        yield s
+
+
+def make_judge(server, **options) -> OpenAIJudge:
+    options = {"timeout": 2, "backoff_base": 0.01, "backoff_max": 0.05, **options}
+    return OpenAIJudge(server.base_url, "judge-model", api_key=KEY, **options)
+
+
+def judge_one(server, sample=None, **options):
+    return make_judge(server, **options).judge_sync([sample or seed_000_sample()])[0]
+
+
+def statuses(judgment):
+    return [(c.purpose, c.status) for c in judgment.calls]
+
+
+# -- happy path ---------------------------------------------------------------------------------------
+
+def test_seed_000_case_study_builds_the_matrix_and_the_seed_scores(server):
+    server.enqueue(*SEED_000_REPLIES)
+    judgment = judge_one(server)
+
+    assert (judgment.status, judgment.error) == (OK, None)
+    m = judgment.matrix
+    assert m.answer_claims == tuple(SEED_000_EXTRACTION["answer_claims"])
+    assert m.reference_claims == tuple(SEED_000_EXTRACTION["reference_claims"])
+    assert m.chunk_ids == ("1", "2", "3")
+    assert m.answer_vs_chunks == ((SUPPORTED, NOT_FOUND, NOT_FOUND), (NOT_FOUND, SUPPORTED, NOT_FOUND))
+    assert m.reference_vs_chunks == m.answer_vs_chunks
+    assert m.answer_vs_reference == (SUPPORTED, SUPPORTED) and m.reference_vs_answer == (SUPPORTED, SUPPORTED)
+    assert m.chunk_relevance == (ChunkRelevance(True, 90, "names a benefit"),
+                                 ChunkRelevance(True, 85, "names a downside"),
+                                 ChunkRelevance(False, 10, "about timing only"))
+    assert judgment.matched_reference_claims == ((0,), (1,))
+    assert judgment.generated_questions == tuple(SEED_000_EXTRACTION["generated_questions"])
+
+    scores = claim_metrics(m)
+    assert scores["faithfulness"].value == 1.0
+    assert scores["wp_precision"].value == pytest.approx(2 / 3)
+    assert statuses(judgment) == [("extraction", OK), ("verification", OK)]
+
+
+def test_requests_carry_the_schema_temperature_seed_and_static_instructions_first(server):
+    server.responder = all_supported
+    make_judge(server, seed=7).judge_sync([seed_000_sample(), sample_with_chunks(2, "q2")])
+
+    bodies = [r.body for r in server.requests]
+    assert len(bodies) == 4
+    for body in bodies:
+        assert (body["temperature"], body["seed"], body["model"]) == (0, 7, "judge-model")
+        assert body["response_format"]["type"] == "json_schema"
+        assert body["response_format"]["json_schema"]["strict"] is True
+        system, user = body["messages"]
+        assert system["role"] == "system" and user["role"] == "user"
+        # The system message is the same for every sample (a cacheable prefix); the data comes after.
+        assert system["content"] in (prompts.EXTRACTION_SYSTEM, prompts.VERIFICATION_SYSTEM)
+    extraction = next(b for b in bodies if SEED_000_ANSWER in b["messages"][1]["content"])
+    assert extraction["response_format"]["json_schema"] == prompts.EXTRACTION_SCHEMA
+    verification = next(b for b in bodies if "[C3]" in b["messages"][1]["content"])
+    assert verification["response_format"]["json_schema"] == prompts.verification_schema(True)
+    user = verification["messages"][1]["content"]
+    assert "[A1] The answer." in user and "[R1] The reference." in user and "[C1]\n" in user
+
+
+@pytest.mark.parametrize("n_chunks, n_calls", [(0, 2), (16, 2), (17, 3), (32, 3), (33, 4)])
+def test_one_verification_call_per_16_chunks_merged_by_id(server, n_chunks, n_calls):
+    server.responder = all_supported
+    judgment = judge_one(server, sample_with_chunks(n_chunks))
+
+    assert judgment.status == OK and server.request_count == n_calls == len(judgment.calls)
+    m = judgment.matrix
+    assert m.chunk_ids == tuple(f"doc{i}" for i in range(n_chunks))
+    assert m.answer_vs_chunks == ((SUPPORTED,) * n_chunks,)
+    assert all(c.relevant for c in m.chunk_relevance)
+    assert m.answer_vs_reference == (SUPPORTED,)  # from the first batch only
+    users = [r.body["messages"][1]["content"] for r in server.requests[1:]]
+    assert sum("COMPARE CLAIMS: yes" in u for u in users) == 1
+    if n_chunks > 16:
+        assert any("[C17]" in u and "[C16]" not in u for u in users)
+
+
+# -- transient faults: retried ----------------------------------------------------------------------
+
+def test_rate_limit_waits_for_retry_after_then_succeeds(server):
+    server.enqueue(Reply.status(429, retry_after=0.3), *SEED_000_REPLIES)
+    judgment = judge_one(server)
+
+    assert judgment.status == OK
+    assert statuses(judgment) == [("extraction", "rate_limited"), ("extraction", OK), ("verification", OK)]
+    first, retry = server.requests[:2]
+    assert retry.arrived - first.arrived >= 0.3  # Retry-After, not the 0.01 s backoff
+
+
+def test_server_error_then_ok(server):
+    server.enqueue(Reply.status(500), Reply.json(SEED_000_EXTRACTION), Reply.status(503),
+                   Reply.json(SEED_000_VERIFICATION))
+    judgment = judge_one(server)
+    assert judgment.status == OK and claim_metrics(judgment.matrix)["faithfulness"].value == 1.0
+    assert [c.status for c in judgment.calls] == ["server_error", OK, "server_error", OK]
+
+
+def test_a_non_json_body_is_retried(server):
+    server.enqueue(Reply.not_json(), Reply.not_json("{bad", content_type="application/json"),
+                   *SEED_000_REPLIES)
+    judgment = judge_one(server)
+    assert judgment.status == OK
+    assert [c.status for c in judgment.calls] == ["bad_response", "bad_response", OK, OK]
+    assert judgment.calls[0].response == "<html><body>upstream error</body></html>"
+
+
+def test_persistent_server_error_is_a_judge_error(server):
+    server.responder = lambda body: Reply.status(500)
+    judgment = judge_one(server, max_attempts=3)
+    assert (judgment.status, judgment.matrix) == (JUDGE_ERROR, None)
+    assert "HTTP 500" in judgment.error and "after 3 attempts" in judgment.error
+    assert server.request_count == 3
+
+
+def test_failed_verification_keeps_the_claims_and_leaves_its_cells_open(server):
+    server.enqueue(Reply.json(SEED_000_EXTRACTION))
+    server.responder = lambda body: Reply.status(502)
+    judgment = judge_one(server, max_attempts=2)
+
+    assert judgment.status == JUDGE_ERROR and judgment.error.startswith("verification: HTTP 502")
+    assert judgment.matrix.answer_claims == tuple(SEED_000_EXTRACTION["answer_claims"])
+    scores = claim_metrics(judgment.matrix)
+    assert scores["faithfulness"].status == JUDGE_ERROR and scores["context_precision"].status == JUDGE_ERROR
+
+
+def test_timeout_after_the_last_attempt_is_a_timeout(server):
+    server.responder = lambda body: Reply.delay(2)
+    started = time.monotonic()
+    judgment = judge_one(server, timeout=0.2, max_attempts=2)
+
+    assert (judgment.status, judgment.matrix) == (TIMEOUT, None)
+    assert [c.status for c in judgment.calls] == ["timeout", "timeout"]
+    assert time.monotonic() - started < 1.5
+
+
+def test_retry_after_beyond_the_cap_is_not_waited_for(server):
+    server.responder = lambda body: Reply.status(429, retry_after=900)
+    started = time.monotonic()
+    judgment = judge_one(server)
+    assert judgment.status == JUDGE_ERROR and "asked to wait 900 s, more than 600 s" in judgment.error
+    assert server.request_count == 1 and time.monotonic() - started < 1
+
+
+def test_retry_delay_honours_long_retry_after_and_backs_off_with_jitter():
+    judge = OpenAIJudge(None, "m", api_key=KEY, backoff_base=1, backoff_max=60, max_retry_after=600)
+    assert judge.retry_delay(1, 300.0) == 300.0  # above openai's own 120 s limit
+    assert judge.retry_delay(1, 601.0) is None
+    for retry, ceiling in ((1, 1), (2, 2), (3, 4), (10, 60)):
+        delays = {judge.retry_delay(retry, None) for _ in range(20)}
+        assert all(ceiling / 2 <= d <= ceiling for d in delays) and len(delays) > 1
+    assert openai_judge._retry_after({"retry-after-ms": "1500"}) == 1.5
+    assert openai_judge._retry_after({"retry-after": "120"}) == 120.0
+    assert openai_judge._retry_after({"retry-after": "soon"}) is None
+
+
+def test_a_bad_key_is_not_retried(server):
+    server.responder = lambda body: Reply.status(401, "Incorrect API key provided")
+    judgment = judge_one(server)
+    assert judgment.status == JUDGE_ERROR and "HTTP 401" in judgment.error and server.request_count == 1
+
+
+# -- unusable replies: one repair ---------------------------------------------------------------------
+
+def test_malformed_json_is_repaired_on_the_second_call(server):
+    server.enqueue(Reply.text('{"answer_claims": ['), *SEED_000_REPLIES)
+    judgment = judge_one(server)
+
+    assert judgment.status == OK
+    assert statuses(judgment) == [("extraction", "invalid"), ("extraction_repair", OK), ("verification", OK)]
+    repair = server.requests[1].body["messages"]
+    assert repair[:2] == server.requests[0].body["messages"]
+    assert repair[2] == {"role": "assistant", "content": '{"answer_claims": ['}
+    assert "not valid JSON" in repair[3]["content"]
+
+
+def test_malformed_twice_is_a_judge_error(server):
+    server.enqueue(Reply.text("{nope"), Reply.text("still {nope"))
+    judgment = judge_one(server)
+    assert (judgment.status, judgment.matrix) == (JUDGE_ERROR, None)
+    assert "after one repair" in judgment.error and server.request_count == 2
+
+
+def test_a_reply_not_matching_the_schema_is_repaired(server):
+    server.enqueue(Reply.json({"claims": []}), *SEED_000_REPLIES)
+    judgment = judge_one(server)
+    assert judgment.status == OK
+    assert "answer_claims: Field required" in server.requests[1].body["messages"][3]["content"]
+
+
+def test_truncated_reply_is_repaired_or_a_judge_error(server):
+    server.enqueue(Reply.json(SEED_000_EXTRACTION), Reply.truncated(SEED_000_VERIFICATION),
+                   Reply.json(SEED_000_VERIFICATION))
+    repaired = judge_one(server)
+    assert repaired.status == OK and [c.status for c in repaired.calls] == [OK, "invalid", OK]
+    assert "cut off" in server.requests[2].body["messages"][3]["content"]
+
+    server.enqueue(Reply.truncated(SEED_000_EXTRACTION), Reply.truncated(SEED_000_EXTRACTION))
+    failed = judge_one(server)
+    assert failed.status == JUDGE_ERROR and "cut off" in failed.error
+
+
+def test_empty_reply_is_a_judge_error(server):
+    server.enqueue(Reply.text(""), Reply.text("  "))
+    judgment = judge_one(server)
+    assert (judgment.status, judgment.matrix) == (JUDGE_ERROR, None) and "empty" in judgment.error
+
+
+def test_wrong_number_of_verdicts_leaves_only_those_cells_open(server):
+    short = json.loads(json.dumps(SEED_000_VERIFICATION))
+    del short["answer_claims"][1]["chunk_verdicts"][2]  # A2 x C3 missing
+    short["answer_claims"][1]["chunk_verdicts"][0]["verdict"] = "probably"  # not a verdict -> unknown
+    server.enqueue(Reply.json(SEED_000_EXTRACTION), Reply.json(short))
+    judgment = judge_one(server)
+
+    assert judgment.status == OK and "no verdict for 1 cells" in judgment.error
+    assert judgment.matrix.answer_vs_chunks[1] == ("unknown", SUPPORTED, None)
+    assert statuses(judgment)[-1] == ("verification", "incomplete")
+    scores = claim_metrics(judgment.matrix)
+    assert scores["wp_precision"].status == JUDGE_ERROR  # needs every answer claim x chunk pair
+    assert scores["faithfulness"].value == 1.0  # A2 is supported by C2 whatever C3 says
+    assert scores["context_precision"].status == OK and scores["answer_correctness_f1"].status == OK
+
+
+def test_json_schema_refusal_falls_back_to_json_mode_for_good(server):
+    def without_structured_outputs(body):
+        if body["response_format"]["type"] == "json_schema":
+            return Reply.json_schema_unsupported()
+        return all_supported(body)
+
+    server.responder = without_structured_outputs
+    judge = make_judge(server)
+    first = judge.judge_sync([sample_with_chunks(2)])[0]
+    assert first.status == OK
+    assert [c.status for c in first.calls] == ["schema_unsupported", OK, OK]
+    assert judge.json_schema_supported is False
+
+    again = judge.judge_sync([sample_with_chunks(2, "q2")])[0]
+    assert again.status == OK and len(again.calls) == 2
+    assert [r.body["response_format"]["type"] for r in server.requests] == ["json_schema"] + ["json_object"] * 4
+
+
+# -- records and concurrency --------------------------------------------------------------------------
+
+def test_call_records_hold_tokens_latency_status_and_never_the_key(server):
+    server.enqueue(Reply.status(429, retry_after=0.01), *SEED_000_REPLIES)
+    judge = make_judge(server)
+    judgment = judge.judge_sync([seed_000_sample()])[0]
+
+    rate_limited, extraction, verification = judgment.calls
+    assert rate_limited.status == "rate_limited" and "429" in rate_limited.error and rate_limited.input_tokens is None
+    for record in (extraction, verification):
+        assert record.status == OK and record.error is None and not record.cached
+        assert record.input_tokens > 0 and record.output_tokens > 0 and record.latency_ms > 0
+        assert json.loads(record.response)["object"] == "chat.completion"
+        assert json.loads(record.request)["messages"][0]["role"] == "system"
+        assert len(record.prompt_hash) == 64
+    assert extraction.prompt_hash == rate_limited.prompt_hash != verification.prompt_hash
+    records = json.dumps([c.__dict__ for c in judgment.calls])
+    assert KEY not in records and KEY not in repr(judgment) and KEY not in repr(judge)
+
+
+def test_concurrency_bound_is_respected():
+    in_flight, peak, lock = 0, 0, threading.Lock()
+
+    def slow(body):
+        nonlocal in_flight, peak
+        with lock:
+            in_flight += 1
+            peak = max(peak, in_flight)
+        time.sleep(0.05)  # handler threads overlap here, as the judge's requests do
+        with lock:
+            in_flight -= 1
+        return all_supported(body)
+
+    with start_server() as server:
+        server.responder = slow
+        judgments = make_judge(server, concurrency=3).judge_sync([sample_with_chunks(20, f"q{i}") for i in range(6)])
+    assert all(j.status == OK for j in judgments) and server.request_count == 18
+    assert peak == 3
+
+
+def test_a_missing_key_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="OPENAI_API_KEY"):
+        OpenAIJudge("http://127.0.0.1:1/v1", "m")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    assert KEY not in repr(OpenAIJudge("http://127.0.0.1:1/v1", "m"))

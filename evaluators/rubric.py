@@ -1,0 +1,210 @@
+"""The offline judge's rubric scores: a documented mapping from a sample's claim metrics (pure, no I/O).
+
+An LLM judge gives the rubric scores of seeds 000, 001 and 003 directly, in one holistic call. The
+offline judge (a heuristic, `judges/offline.py`) has no such call, so it derives them from the
+claim metrics it already computed and from the offline answer relevance. Every score made here is
+stored with judge='offline' and the UI labels it a heuristic; the mapping below is all there is.
+
+Inputs (one sample)
+-------------------
+* claims: the `evaluators.claims.claim_metrics` results (ratios in [0, 1]) plus
+  `CONTRADICTED` = `answer_contradicted_by_reference(matrix)`, the share of answer claims the
+  reference contradicts.
+* relevance: the semantic family's `answer_relevance` (0-100; offline it is the direct
+  question-answer cosine x 100, so it runs lower than an LLM's relevance rating).
+* dont_know: the uncertainty phrase `evaluators.text.is_dont_know(answer)` found, or None.
+
+Mapping (L(x) = formulas.scale_to_likert(x) = 1 + 4x, seed 000's projection)
+------------------------------------------------------------------------------
+| id                 | inputs                                   | offline formula                                   | why |
+|--------------------|------------------------------------------|---------------------------------------------------|-----|
+| judge_correctness  | answer_correctness_f1                    | round(L(f1), 1)                                   | seed 001 "match the ground truth factually" = claim-level F1 vs the reference |
+| judge_completeness | completeness                             | round(L(completeness), 1)                         | seed 001 "cover all key points" = reference claims the answer covers |
+| judge_faithfulness | faithfulness                             | round(L(faithfulness), 1)                         | seed 001 "grounded in the retrieved context" = supported answer claims (seed 000 projects it the same way) |
+| judge_relevance    | answer_relevance                         | round(L(answer_relevance / 100), 1)               | seed 001 "directly addresses the question"; the only offline signal is the question-answer cosine |
+| judge_clarity      | -                                        | not_applicable                                    | nothing offline measures writing quality; inventing a score would mislead |
+| judge_overall      | the four judge_* above (unrounded)       | round(mean(C, Comp, F, Rel), 1)                   | seed 001's holistic score, as the plain mean of the dimensions we can measure (clarity excluded) |
+| verdict            | judge_overall (rounded, as shown)        | formulas.verdict: >= 4 pass, >= 3 partial, else fail; value 1 / 0.5 / 0 | seed 001's table |
+| wp_correctness     | answer_correctness_f1                    | round(L(f1), 1) (= judge_correctness)             | seed 000's correctness is the same answer-vs-reference comparison |
+| wp_relevance       | answer_relevance                         | round(L(answer_relevance / 100), 1) (= judge_relevance) | seed 000's relevance is the same question-answer check |
+| wp_overall         | f1, faithfulness, wp_precision, wp_recall, answer_relevance | round(formulas.white_paper_overall(L(.) of each), 2): 0.4 C + 0.2 F + 0.2 P + 0.2 R + 0 Rel | seed 000's weights; a not_applicable part (precision without context: NaN in seed 000) is left out and the weights renormalised |
+| factual_accuracy   | f1, completeness, CONTRADICTED           | round(formulas.factual_accuracy(100 f1, 100 completeness, 100 (1 - CONTRADICTED)), 2) | seed 003's GEval criteria 0.5 / 0.3 / 0.2; consistency offline = 100 minus the share of answer claims the reference contradicts |
+| accuracy_grade     | factual_accuracy (rounded)               | formulas.accuracy_grade: A >= 80, B >= 60, C >= 40, D >= 20, else E; value formulas.grade_value | seed 003 |
+| answer_class       | dont_know, answer_correctness_f1         | DON'T KNOW when is_dont_know(answer) (checked first, as seed 003), else CORRECT when f1 >= CORRECT_F1 (0.5), else WRONG; value formulas.answer_class_value | seed 003's classes; F1 >= 0.5 means the answer shares with the reference at least as much as it misses or adds (judge_correctness >= 3) |
+
+Labels (verdict, accuracy_grade, answer_class) are in `detail` (first word), their number in `value`.
+"round" is `half_up` (3.25 -> 3.3, 4.15 -> 4.2), the way people round a score, not Python's half-to-even.
+
+Missing inputs: a derived cell whose input is not ok is not ok with the input's status (an error
+such as judge_error beats not_applicable, so the cell stays retryable) and a detail naming the
+input; never a silent 0. The one exception is wp_overall, where a not_applicable part is left out
+as seed 000's NaN precision is (an error status still propagates). answer_class is DON'T KNOW
+whatever the claim metrics say, as the uncertainty check comes before any judging in seed 003.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from evaluators import formulas
+from evaluators.claims import CONTRADICTED as _CONTRADICTED_VERDICT
+from evaluators.claims import ClaimMatrix
+from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, SKIPPED, Result, not_applicable
+
+# Key of the extra claims input: the share of answer claims the reference contradicts.
+CONTRADICTED = "answer_contradicted_by_reference"
+# answer_class: CORRECT from this answer_correctness_f1 on (= judge_correctness 3.0).
+CORRECT_F1 = 0.5
+
+RUBRIC_IDS = (
+    "judge_correctness", "judge_completeness", "judge_faithfulness", "judge_relevance", "judge_clarity",
+    "judge_overall", "verdict", "wp_correctness", "wp_relevance", "wp_overall", "factual_accuracy",
+    "accuracy_grade", "answer_class",
+)
+
+def half_up(x: float, digits: int) -> float:
+    """x rounded half up (3.25 -> 3.3, as people round a score), not Python's half-to-even; the 1e-9
+    absorbs float noise such as mean(4.2, 4.0, 5.0, 3.4) = 4.1499999... -> 4.2."""
+    scale = 10 ** digits
+    return math.floor(x * scale + 0.5 + 1e-9) / scale
+
+
+NO_CLARITY = "the offline judge has no signal for clarity (writing quality); an LLM judge rates it"
+
+
+def answer_contradicted_by_reference(m: ClaimMatrix) -> Result:
+    """Share of answer claims whose verdict against the reference is `contradicted` (0 claims -> 0.0)."""
+    verdicts = m.answer_vs_reference
+    if not verdicts:
+        return Result(0.0, detail="no claims in the answer: nothing contradicts the reference")
+    if None in verdicts:
+        n = sum(v is None for v in verdicts)
+        return Result(None, JUDGE_ERROR, f"the judge gave no verdict for {n} of {len(verdicts)} answer claims "
+                                         "against the reference")
+    n = sum(v == _CONTRADICTED_VERDICT for v in verdicts)
+    return Result(formulas.ratio(n, len(verdicts)), detail=f"{n}/{len(verdicts)} answer claims contradicted by the reference")
+
+
+def _worst(failed: list[tuple[str, Result]], metric_id: str) -> Result:
+    """The not-ok cell of `metric_id` for the failed inputs: an error status beats not_applicable."""
+    rank = {NOT_APPLICABLE: 2, SKIPPED: 1}  # errors (judge_error, timeout) rank 0: retryable first
+    status = min((r.status for _, r in failed), key=lambda s: rank.get(s, 0))
+    why = "; ".join(f"input {name} is {r.status}" + (f" ({r.detail})" if r.detail else "") for name, r in failed)
+    return Result(None, status, f"{metric_id}: {why}")
+
+
+def _need(inputs: Mapping[str, Result], metric_id: str) -> Result | None:
+    """None when every input is ok, else the propagated not-ok cell."""
+    failed = [(name, r) for name, r in inputs.items() if r.status != OK]
+    return _worst(failed, metric_id) if failed else None
+
+
+def _input(results: Mapping[str, Result], name: str) -> Result:
+    r = results.get(name)
+    if r is None:
+        return Result(None, SKIPPED, f"{name} was not computed")
+    return r
+
+
+def _likert(metric_id: str, name: str, r: Result, scale: float = 1.0) -> Result:
+    bad = _need({name: r}, metric_id)
+    if bad:
+        return bad
+    raw = r.value / scale
+    return Result(half_up(formulas.scale_to_likert(raw), 1),
+                  detail=f"offline mapping: 1 + 4 x {name} {raw:.3f}" + (f"; {r.detail}" if r.detail else ""))
+
+
+def offline_rubric(claims: Mapping[str, Result], relevance: Result, dont_know: str | None) -> dict[str, Result]:
+    """Every rubric id of one sample, from its claim metrics, answer relevance and uncertainty phrase
+    (the table in the module docstring)."""
+    f1 = _input(claims, "answer_correctness_f1")
+    comp = _input(claims, "completeness")
+    faith = _input(claims, "faithfulness")
+    precision = _input(claims, "wp_precision")
+    recall = _input(claims, "wp_recall")
+    contradicted = _input(claims, CONTRADICTED)
+
+    out: dict[str, Result] = {
+        "judge_correctness": _likert("judge_correctness", "answer_correctness_f1", f1),
+        "judge_completeness": _likert("judge_completeness", "completeness", comp),
+        "judge_faithfulness": _likert("judge_faithfulness", "faithfulness", faith),
+        "judge_relevance": _likert("judge_relevance", "answer_relevance", relevance, 100.0),
+        "judge_clarity": not_applicable(NO_CLARITY),
+        "wp_correctness": _likert("wp_correctness", "answer_correctness_f1", f1),
+        "wp_relevance": _likert("wp_relevance", "answer_relevance", relevance, 100.0),
+    }
+    out["judge_overall"] = _overall(f1, comp, faith, relevance)
+    out["verdict"] = _verdict(out["judge_overall"])
+    out["wp_overall"] = _wp_overall(f1, faith, precision, recall, relevance)
+    out["factual_accuracy"] = _factual_accuracy(f1, comp, contradicted)
+    out["accuracy_grade"] = _grade(out["factual_accuracy"])
+    out["answer_class"] = _answer_class(f1, dont_know)
+    return {i: out[i] for i in RUBRIC_IDS}
+
+
+def _overall(f1: Result, comp: Result, faith: Result, relevance: Result) -> Result:
+    inputs = {"answer_correctness_f1": f1, "completeness": comp, "faithfulness": faith, "answer_relevance": relevance}
+    bad = _need(inputs, "judge_overall")
+    if bad:
+        return bad
+    dims = [formulas.scale_to_likert(v) for v in (f1.value, comp.value, faith.value, relevance.value / 100.0)]
+    mean = math.fsum(dims) / len(dims)
+    parts = ", ".join(f"{n} {d:.2f}" for n, d in zip(("correctness", "completeness", "faithfulness", "relevance"), dims))
+    return Result(half_up(mean, 1), detail=f"offline mapping: mean of {parts} (clarity not rated)")
+
+
+def _verdict(overall: Result) -> Result:
+    bad = _need({"judge_overall": overall}, "verdict")
+    if bad:
+        return bad
+    label = formulas.verdict(overall.value)
+    return Result(formulas.verdict_value(label), detail=f"{label} (offline judge_overall {overall.value:.1f})")
+
+
+def _wp_overall(f1: Result, faith: Result, precision: Result, recall: Result, relevance: Result) -> Result:
+    inputs = {"correctness": ("answer_correctness_f1", f1, 1.0), "faithfulness": ("faithfulness", faith, 1.0),
+              "precision": ("wp_precision", precision, 1.0), "recall": ("wp_recall", recall, 1.0),
+              "relevance": ("answer_relevance", relevance, 100.0)}
+    errors = {name: r for name, r, _ in inputs.values() if r.status != OK and r.status != NOT_APPLICABLE}
+    if errors:
+        return _need(errors, "wp_overall")
+    scores = {k: (formulas.scale_to_likert(r.value / scale) if r.status == OK else None)
+              for k, (_, r, scale) in inputs.items()}
+    value = formulas.white_paper_overall(scores)
+    left_out = [name for name, r, _ in inputs.values() if r.status != OK]
+    if math.isnan(value):
+        return _need({n: r for n, r, _ in inputs.values() if r.status != OK}, "wp_overall")
+    detail = "offline mapping: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items() if v is not None)
+    if left_out:
+        detail += f"; left out (not applicable), weights renormalised: {', '.join(left_out)}"
+    return Result(half_up(value, 2), detail=detail)
+
+
+def _factual_accuracy(f1: Result, comp: Result, contradicted: Result) -> Result:
+    bad = _need({"answer_correctness_f1": f1, "completeness": comp, CONTRADICTED: contradicted}, "factual_accuracy")
+    if bad:
+        return bad
+    c1, c2, c3 = 100.0 * f1.value, 100.0 * comp.value, 100.0 * (1.0 - contradicted.value)
+    return Result(half_up(formulas.factual_accuracy(c1, c2, c3), 2),
+                  detail=f"offline mapping: 0.5 x correctness {c1:.1f} + 0.3 x completeness {c2:.1f} "
+                         f"+ 0.2 x consistency {c3:.1f}")
+
+
+def _grade(accuracy: Result) -> Result:
+    bad = _need({"factual_accuracy": accuracy}, "accuracy_grade")
+    if bad:
+        return bad
+    grade = formulas.accuracy_grade(accuracy.value)
+    return Result(formulas.grade_value(grade), detail=f"{grade} (offline factual_accuracy {accuracy.value:.2f})")
+
+
+def _answer_class(f1: Result, dont_know: str | None) -> Result:
+    if dont_know:
+        return Result(formulas.answer_class_value("DON'T KNOW"), detail=f"DON'T KNOW (uncertainty phrase: {dont_know!r})")
+    bad = _need({"answer_correctness_f1": f1}, "answer_class")
+    if bad:
+        return bad
+    label = "CORRECT" if f1.value >= CORRECT_F1 else "WRONG"
+    return Result(formulas.answer_class_value(label),
+                  detail=f"{label} (offline: answer_correctness_f1 {f1.value:.3f} {'>=' if label == 'CORRECT' else '<'} {CORRECT_F1})")

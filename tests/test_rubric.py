@@ -1,0 +1,238 @@
+import json
+
+import pytest
+
+from evaluators import engine, loaders
+from evaluators.claims import CONTRADICTED as C, NOT_FOUND as N, SUPPORTED as S, ChunkRelevance, ClaimMatrix
+from evaluators.metrics import REGISTRY
+from evaluators.metrics.composite import ragas_from_results
+from evaluators.rubric import CONTRADICTED, RUBRIC_IDS, answer_contradicted_by_reference, offline_rubric
+from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Result, not_applicable
+from evaluators.store import close_store, open_store
+
+
+def claims(**overrides):
+    base = {
+        "answer_correctness_f1": Result(0.8, detail="TP 4, FP 1, FN 1"),
+        "completeness": Result(0.75),
+        "faithfulness": Result(1.0),
+        "wp_precision": Result(2 / 3),
+        "wp_recall": Result(1.0),
+        "context_precision": Result(0.5),
+        "context_recall": Result(0.5),
+        CONTRADICTED: Result(0.25),
+    }
+    base.update(overrides)
+    return base
+
+
+REL = Result(60.0, detail="offline: direct question-answer cosine")
+
+
+def label(r: Result) -> str:
+    return r.detail.split(" (")[0]
+
+
+# ----------------------------------------------------------------------------- pure mapping
+
+def test_the_mapping_exactly_on_hand_built_claim_results():
+    out = offline_rubric(claims(), REL, None)
+    assert list(out) == list(RUBRIC_IDS)
+    assert out["judge_correctness"].value == 4.2  # 1 + 4 x 0.8
+    assert out["wp_correctness"].value == 4.2
+    assert out["judge_completeness"].value == 4.0  # 1 + 4 x 0.75
+    assert out["judge_faithfulness"].value == 5.0
+    assert out["judge_relevance"].value == 3.4  # 1 + 4 x 0.60
+    assert out["wp_relevance"].value == 3.4
+    assert out["judge_clarity"].status == NOT_APPLICABLE and "clarity" in out["judge_clarity"].detail
+    # mean(4.2, 4.0, 5.0, 3.4) = 4.15 -> 4.2: rounded half up, not half to even
+    assert out["judge_overall"].value == 4.2
+    assert out["verdict"].value == 1.0 and label(out["verdict"]) == "pass"
+    # seed 000: 0.4 x 4.2 + 0.2 x 5 + 0.2 x (1 + 8/3) + 0.2 x 5 + 0 x 3.4
+    assert out["wp_overall"].value == round(0.4 * 4.2 + 0.2 * 5 + 0.2 * (1 + 8 / 3) + 0.2 * 5, 2) == 4.41
+    # seed 003 GEval: 0.5 x 80 + 0.3 x 75 + 0.2 x (100 - 25) = 77.5
+    assert out["factual_accuracy"].value == 77.5
+    assert "consistency 75.0" in out["factual_accuracy"].detail
+    assert out["accuracy_grade"].value == 0.75 and label(out["accuracy_grade"]) == "B"
+    assert out["answer_class"].value == 1.0 and label(out["answer_class"]) == "CORRECT"
+    assert all(r.status == OK for k, r in out.items() if k != "judge_clarity")
+    assert out["judge_correctness"].detail.startswith("offline mapping: 1 + 4 x answer_correctness_f1 0.800")
+
+
+@pytest.mark.parametrize("f1, comp, faith, rel, overall, verdict, value", [
+    (1.0, 1.0, 1.0, 75.0, 4.8, "pass", 1.0),
+    (0.75, 0.75, 0.75, 75.0, 4.0, "pass", 1.0),    # overall exactly 4 -> pass (seed 001)
+    (0.5, 0.5, 0.75, 50.0, 3.3, "partial", 0.5),   # 3.25 -> 3.3 (half up)
+    (0.75, 0.75, 0.75, 72.5, 4.0, "pass", 1.0),     # 3.975 -> 4.0 -> pass: the verdict follows the shown score
+    (0.5, 0.5, 0.5, 50.0, 3.0, "partial", 0.5),     # exactly 3 -> partial
+    (0.25, 0.5, 0.5, 25.0, 2.5, "fail", 0.0),
+    (0.0, 0.0, 0.0, 0.0, 1.0, "fail", 0.0),
+])
+def test_verdict_thresholds_from_the_overall_score(f1, comp, faith, rel, overall, verdict, value):
+    out = offline_rubric(claims(answer_correctness_f1=Result(f1), completeness=Result(comp),
+                                faithfulness=Result(faith)), Result(rel), None)
+    assert out["judge_overall"].value == overall
+    assert label(out["verdict"]) == verdict and out["verdict"].value == value
+
+
+@pytest.mark.parametrize("f1, comp, contradicted, accuracy, grade, value", [
+    (1.0, 1.0, 0.0, 100.0, "A", 1.0),
+    (0.6, 1.0, 0.0, 80.0, "A", 1.0),       # 30 + 30 + 20: exactly 80 -> A
+    (0.6, 0.6, 0.0, 68.0, "B", 0.75),
+    (0.4, 0.4, 0.5, 42.0, "C", 0.5),       # 20 + 12 + 10
+    (0.2, 0.0, 0.0, 30.0, "D", 0.25),      # 10 + 0 + 20
+    (0.0, 0.0, 1.0, 0.0, "E", 0.0),
+])
+def test_factual_accuracy_and_grades(f1, comp, contradicted, accuracy, grade, value):
+    out = offline_rubric(claims(answer_correctness_f1=Result(f1), completeness=Result(comp),
+                                **{CONTRADICTED: Result(contradicted)}), REL, None)
+    assert out["factual_accuracy"].value == pytest.approx(accuracy)
+    assert label(out["accuracy_grade"]) == grade and out["accuracy_grade"].value == value
+
+
+def test_answer_class_threshold_and_dont_know_first():
+    assert label(offline_rubric(claims(answer_correctness_f1=Result(0.5)), REL, None)["answer_class"]) == "CORRECT"
+    wrong = offline_rubric(claims(answer_correctness_f1=Result(0.49)), REL, None)["answer_class"]
+    assert label(wrong) == "WRONG" and wrong.value == 0.0
+    # DON'T KNOW wins over a passing correctness and over a failed one
+    dk = offline_rubric(claims(answer_correctness_f1=Result(1.0)), REL, "i don't know")["answer_class"]
+    assert label(dk) == "DON'T KNOW" and dk.value == 0.0 and "i don't know" in dk.detail
+    failed = offline_rubric(claims(answer_correctness_f1=Result(None, JUDGE_ERROR, "x")), REL, "not sure")
+    assert failed["answer_class"].status == OK and label(failed["answer_class"]) == "DON'T KNOW"
+
+
+def test_a_not_ok_input_propagates_its_status_and_names_the_input():
+    out = offline_rubric(claims(answer_correctness_f1=Result(None, JUDGE_ERROR, "no verdict for 2 of 3")), REL, None)
+    for mid in ("judge_correctness", "wp_correctness", "judge_overall", "verdict", "factual_accuracy",
+                "accuracy_grade", "answer_class", "wp_overall"):
+        assert out[mid].status == JUDGE_ERROR and out[mid].value is None, mid
+        assert "answer_correctness_f1" in out[mid].detail or "judge_overall" in out[mid].detail \
+            or "factual_accuracy" in out[mid].detail, mid
+    assert "input answer_correctness_f1 is judge_error (no verdict for 2 of 3)" in out["judge_correctness"].detail
+    # the others are untouched
+    assert out["judge_completeness"].status == OK and out["judge_relevance"].status == OK
+
+    na = offline_rubric(claims(answer_correctness_f1=not_applicable("no claims on either side")), REL, None)
+    assert na["judge_correctness"].status == NOT_APPLICABLE and na["answer_class"].status == NOT_APPLICABLE
+    # an error beats not_applicable when several inputs are missing
+    mixed = offline_rubric(claims(answer_correctness_f1=not_applicable("none"),
+                                  completeness=Result(None, TIMEOUT, "slow")), REL, None)
+    assert mixed["judge_overall"].status == TIMEOUT
+    assert "answer_correctness_f1" in mixed["judge_overall"].detail and "completeness" in mixed["judge_overall"].detail
+    # a missing relevance reaches relevance and overall only
+    no_rel = offline_rubric(claims(), Result(None, JUDGE_ERROR, "embedding failed"), None)
+    assert no_rel["judge_relevance"].status == JUDGE_ERROR and no_rel["judge_overall"].status == JUDGE_ERROR
+    assert no_rel["factual_accuracy"].status == OK
+    # a missing key is skipped, never a silent 0
+    partial = {k: v for k, v in claims().items() if k != CONTRADICTED}
+    assert offline_rubric(partial, REL, None)["factual_accuracy"].status == "skipped"
+
+
+def test_wp_overall_leaves_out_a_not_applicable_precision_but_not_an_error():
+    out = offline_rubric(claims(wp_precision=not_applicable("no retrieved context")), REL, None)
+    # (0.4 x 4.2 + 0.2 x 5 + 0.2 x 5) / 0.8
+    assert out["wp_overall"].value == round((0.4 * 4.2 + 0.2 * 5 + 0.2 * 5) / 0.8, 2)
+    assert "wp_precision" in out["wp_overall"].detail
+    err = offline_rubric(claims(wp_precision=Result(None, JUDGE_ERROR, "x")), REL, None)
+    assert err["wp_overall"].status == JUDGE_ERROR
+
+
+def test_contradicted_share_from_the_matrix():
+    m = ClaimMatrix(("a", "b", "c", "d"), ("r",), ("1",), ((S,), (S,), (N,), (C,)), ((S,),),
+                    (S, C, N, C), (S,), (ChunkRelevance(True),))
+    assert answer_contradicted_by_reference(m).value == 0.5
+    empty = ClaimMatrix((), ("r",), (), ((),) * 0, ((),), (), (N,), ())
+    assert answer_contradicted_by_reference(empty).value == 0.0
+    missing = ClaimMatrix(("a",), (), (), ((),), (), (None,), (), ())
+    assert answer_contradicted_by_reference(missing).status == JUDGE_ERROR
+
+
+# ----------------------------------------------------------------------------- ragas_score
+
+def test_ragas_score_reproduces_seed_003():
+    local = ragas_from_results({"faithfulness": Result(1.0), "context_precision": not_applicable("NaN"),
+                                "context_recall": Result(1.0), "answer_relevance": Result(83.27)})
+    assert local.value == 93.73
+    assert "context_precision" in local.detail and "renormalised" in local.detail
+    basic = ragas_from_results({"faithfulness": Result(0.0), "context_precision": Result(0.0),
+                                "context_recall": Result(0.0), "answer_relevance": Result(83.27)})
+    assert basic.value == 24.98
+    llm = ragas_from_results({k: not_applicable("N/A") for k in ("faithfulness", "context_precision",
+                                                                   "context_recall")}
+                             | {"answer_relevance": Result(82.29)})
+    assert llm.value == 82.29
+    nothing = ragas_from_results({k: not_applicable("N/A") for k in ("faithfulness", "context_precision",
+                                                                       "context_recall", "answer_relevance")})
+    assert nothing.status == NOT_APPLICABLE and nothing.value is None
+    failed = ragas_from_results({"faithfulness": Result(None, JUDGE_ERROR, "no verdict"),
+                                 "context_precision": Result(1.0), "context_recall": Result(1.0),
+                                 "answer_relevance": Result(80.0)})
+    assert failed.status == JUDGE_ERROR and "faithfulness" in failed.detail
+
+
+# ----------------------------------------------------------------------------- catalogue and engine
+
+def test_catalogue_entries():
+    for mid in RUBRIC_IDS:
+        m = REGISTRY[mid]
+        assert m.family == "rubric" and "judge" in m.needs and "offline mapping" in m.formula, mid
+    assert {mid: REGISTRY[mid].scale for mid in ("verdict", "accuracy_grade", "answer_class")} == dict.fromkeys(
+        ("verdict", "accuracy_grade", "answer_class"), "label")
+    assert REGISTRY["factual_accuracy"].scale == "percent" and REGISTRY["judge_overall"].scale == "likert"
+    r = REGISTRY["ragas_score"]
+    assert (r.family, r.scale, r.seed, "judge" in r.needs) == ("composite", "percent", "003", True)
+
+
+GOLDEN = [
+    {"question_id": "q1", "question": "What is the capital of France?", "reference": "The capital of France is Paris."},
+    {"question_id": "q2", "question": "How many moons does Mars have?", "reference": "Mars has two moons."},
+]
+OUTPUTS = [
+    {"question_id": "q1", "method": "rag", "answer": "The capital of France is Paris.",
+     "contexts": ["Paris is the capital of France.", "Bananas are yellow."]},
+    {"question_id": "q2", "method": "rag", "answer": "I don't know.", "contexts": ["Mars has two moons."]},
+    {"question_id": "q1", "method": "llm", "answer": "The capital of France is Paris.", "contexts": []},
+]
+
+
+def _write_jsonl(path, rows):
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_engine_fills_rubric_and_composite_cells_as_offline(tmp_path):
+    path = tmp_path / "r.duckdb"
+    store = open_store(path)
+    try:
+        golden = store.save_dataset(loaders.load(_write_jsonl(tmp_path / "g.jsonl", GOLDEN), role="golden"))
+        outputs = store.save_dataset(loaders.load(_write_jsonl(tmp_path / "o.jsonl", OUTPUTS), role="outputs"))
+        ids = [*RUBRIC_IDS, "ragas_score"]
+        run_id = engine.create_run(store, golden_dataset_id=golden.dataset_id,
+                                   outputs_dataset_ids=[outputs.dataset_id], metrics=ids)
+        engine.execute_run(store, run_id)
+        rows = store.cursor().execute(
+            "SELECT question_id, method, metric, value, norm, status, judge, detail FROM scores WHERE run_id = ?",
+            [run_id]).fetchall()
+    finally:
+        close_store(path)
+    cells = {(q, m, metric): (v, n, s, j, d) for q, m, metric, v, n, s, j, d in rows}
+    assert len(cells) == 3 * len(ids)
+    assert {j for *_, j, _ in cells.values()} == {"offline"}
+    for (q, m, metric), (v, n, s, j, d) in cells.items():
+        assert (s == "ok") == (v is not None), (q, m, metric)
+        if metric == "judge_clarity":
+            assert s == "not_applicable"
+        elif not (q == "q2" and metric not in ("answer_class", "judge_relevance", "wp_relevance", "judge_faithfulness")):
+            assert s == "ok", (q, m, metric, d)
+    # identical answer and reference: correct, pass, grade A
+    assert cells[("q1", "rag", "judge_correctness")][0] == 5.0
+    assert cells[("q1", "rag", "answer_class")][4].startswith("CORRECT")
+    assert cells[("q1", "rag", "accuracy_grade")][4].startswith("A")
+    assert cells[("q1", "rag", "verdict")][4].split()[0] in ("pass", "partial", "fail")
+    assert cells[("q1", "rag", "verdict")][1] == cells[("q1", "rag", "verdict")][0]  # label norm = value
+    assert cells[("q2", "rag", "answer_class")][4].startswith("DON'T KNOW")
+    assert cells[("q2", "rag", "answer_class")][0] == 0.0
+    # no retrieved context: ragas_score is answer relevance alone (seed 003's llm_with_context row)
+    ragas = cells[("q1", "llm", "ragas_score")]
+    assert ragas[2] == "ok" and "answer_relevance" in ragas[4] and "faithfulness" not in ragas[4].split("; left")[0]
+    assert 0 <= cells[("q1", "rag", "ragas_score")][0] <= 100

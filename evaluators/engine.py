@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -39,12 +40,20 @@ class RunContext:
     judge: str
     judge_model: str | None = None
     _matrices: dict[tuple[str, str], ClaimMatrix] = field(default_factory=dict, repr=False)
+    _shared: dict[str, tuple[tuple, Any]] = field(default_factory=dict, repr=False)
 
     def matrices(self, samples: Sequence[Sample]) -> list[ClaimMatrix]:
         todo = [s for s in samples if s.key not in self._matrices]
         if todo:
             self._matrices.update(zip((s.key for s in todo), JUDGES[self.judge].build_matrices(todo)))
         return [self._matrices[s.key] for s in samples]
+
+    def per_batch(self, name: str, samples: Sequence[Sample], compute: Callable[[Sequence[Sample]], Any]) -> Any:
+        """`compute(samples)` once per batch, shared by the metrics of a family that all need it."""
+        keys = tuple(s.key for s in samples)
+        if name not in self._shared or self._shared[name][0] != keys:
+            self._shared[name] = (keys, compute(samples))
+        return self._shared[name][1]
 
     def take_matrices(self) -> dict[tuple[str, str], ClaimMatrix]:
         """The matrices built since the last call (to persist them), forgetting them."""

@@ -9,7 +9,6 @@ The whole mapping runs once per batch and is shared by the 13 ids (`rubric_batch
 """
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,25 +19,18 @@ from evaluators.rubric import CONTRADICTED, CORRECT_F1, answer_contradicted_by_r
 from evaluators.schema import Result, Sample
 from evaluators.text import is_dont_know
 
-_BATCH: dict[str, Any] = {}  # the last batch's results: {"context": weakref, "keys": tuple, "rows": list}
-
-
 def rubric_batch(samples: Sequence[Sample], context: Any) -> list[dict[str, Result]]:
-    """Every rubric id of every sample, computed once per (run context, batch) and reused by each id."""
-    keys = tuple(s.key for s in samples)
-    ref = _BATCH.get("context")
-    if ref is not None and ref() is context and _BATCH.get("keys") == keys:
-        return _BATCH["rows"]
+    """Every rubric id of every sample, computed once per batch and shared by the 13 ids."""
+    return context.per_batch("rubric", samples, lambda batch: _rubric_rows(batch, context))
+
+
+def _rubric_rows(samples: Sequence[Sample], context: Any) -> list[dict[str, Result]]:
     rows = []
     relevance = answer_relevance(samples, context)  # embeddings are cached: cheap after the semantic family
     for sample, matrix, rel in zip(samples, context.matrices(samples), relevance):
         claims = dict(claim_metrics(matrix))
         claims[CONTRADICTED] = answer_contradicted_by_reference(matrix)
         rows.append(offline_rubric(claims, rel, is_dont_know(sample.output.answer)))
-    try:
-        _BATCH.update(context=weakref.ref(context), keys=keys, rows=rows)
-    except TypeError:  # a context that cannot be weakly referenced: no reuse
-        _BATCH.clear()
     return rows
 
 

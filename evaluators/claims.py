@@ -24,6 +24,19 @@ VERDICTS = (SUPPORTED, CONTRADICTED, NOT_FOUND, UNKNOWN)
 
 Verdict = str | None  # None: the judge gave no verdict
 
+# The metric ids `claim_metrics` returns.
+CLAIM_METRIC_IDS = ("faithfulness", "hallucination_rate", "context_recall", "wp_recall", "wp_precision",
+                    "completeness", "answer_correctness_f1", "context_precision", "context_precision_ap")
+
+
+@dataclass(frozen=True)
+class JudgeFailure:
+    """No matrix for a sample: the judge failed (e.g. claim extraction timed out); every claim
+    metric of the sample takes this status, so a retry redoes them."""
+
+    status: str  # judge_error or timeout
+    error: str
+
 
 @dataclass(frozen=True)
 class ChunkRelevance:
@@ -103,8 +116,10 @@ def _share(verdicts: Sequence[Verdict], wanted: str, what: str, empty: Result, d
     return Result(formulas.ratio(hits, len(verdicts)), detail=detail.format(hits=hits, total=len(verdicts)))
 
 
-def claim_metrics(m: ClaimMatrix) -> dict[str, Result]:
+def claim_metrics(m: ClaimMatrix | JudgeFailure) -> dict[str, Result]:
     """Every claims-family metric of one sample, by metric id (DESIGN.md "Metric ids")."""
+    if isinstance(m, JudgeFailure):
+        return {metric_id: Result(None, m.status, m.error) for metric_id in CLAIM_METRIC_IDS}
     answer = answer_claim_verdicts(m)
     attributed = reference_claim_attributions(m)
     has_context = bool(m.chunk_ids)
@@ -211,10 +226,12 @@ def tp_fp_fn(m: ClaimMatrix) -> dict[str, list[str]]:
     }
 
 
-def claim_rows(key: dict, m: ClaimMatrix) -> list[dict]:
+def claim_rows(key: dict, m: ClaimMatrix | JudgeFailure) -> list[dict]:
     """The `claims` table rows of one matrix; `key` holds run_id, question_id and method.
 
     A claim without a verdict is stored as `unknown`, with the reason, never as supported."""
+    if isinstance(m, JudgeFailure):
+        return []
     rows = []
     for source, claims, grid in (("answer", m.answer_claims, m.answer_vs_chunks),
                                  ("reference", m.reference_claims, m.reference_vs_chunks)):
@@ -238,8 +255,10 @@ def _claim_reason(source: str, verdicts: Sequence[Verdict], has_context: bool, v
     return ", ".join(f"{n} chunk{'s' if n != 1 else ''} {v.replace('_', ' ')}" for v, n in counts.items())
 
 
-def chunk_rows(key: dict, m: ClaimMatrix) -> list[dict]:
+def chunk_rows(key: dict, m: ClaimMatrix | JudgeFailure) -> list[dict]:
     """The `chunk_verdicts` table rows of one matrix."""
+    if isinstance(m, JudgeFailure):
+        return []
     used = chunks_used_by_answer(m)
     return [
         {**key, "chunk_idx": idx, "chunk_id": chunk_id, "relevant": rel.relevant,

@@ -60,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--judge", default="offline", choices=["offline", "openai"],
                      help="who judges the LLM metrics (default: offline, no key and no network)")
     run.add_argument("--model", help="judge model name (openai judge)")
-    run.add_argument("--base-url", help="OpenAI-compatible base URL (openai judge); the key comes from OPENAI_API_KEY")
+    run.add_argument("--base-url", help="OpenAI-compatible base URL (openai judge; default $OPENAI_BASE_URL); "
+                                        "the key comes from OPENAI_API_KEY and is never stored")
     run.add_argument("--metrics", help="comma-separated metric ids (default: all; see `metrics`)")
     run.add_argument("--name", help="a name for the run")
     run.add_argument("--concurrency", type=int, default=8, help="judge calls in flight at once (default: 8)")
@@ -137,9 +138,11 @@ def _load_inputs(args) -> tuple[loaders.Dataset, list[loaders.Dataset]]:
 
 
 def cmd_run(args) -> int:
-    if args.judge != "offline":
-        return _fail("the OpenAI-compatible judge is not available in this version yet; use --judge offline",
-                     EXIT_BAD_INPUT)
+    if args.judge == "openai" and not (args.resume or args.retry_failed):
+        missing = [what for what, ok in (("--model", args.model), ("OPENAI_API_KEY in the environment",
+                                          os.environ.get("OPENAI_API_KEY"))) if not ok]
+        if missing:
+            return _fail(f"--judge openai needs {' and '.join(missing)} (the key is never stored)", EXIT_BAD_INPUT)
     run_id = args.resume or args.retry_failed
     if run_id is None:
         if not args.golden:
@@ -153,7 +156,8 @@ def cmd_run(args) -> int:
         run_id = engine.create_run(
             store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids, metrics=metric_ids,
             judge=args.judge, judge_model=args.model, name=args.name,
-            config={"context_sep": args.context_sep, "concurrency": args.concurrency},
+            config={"context_sep": args.context_sep, "concurrency": args.concurrency,
+                    "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")},
         )
         _print_plan(store, run_id)
     else:

@@ -6,6 +6,10 @@ only the failed cells, and no cell is ever stored twice (the scores table is key
 """
 from __future__ import annotations
 
+import dataclasses
+import json
+import uuid
+
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -13,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators.claims import ClaimMatrix, chunk_rows, claim_rows
-from evaluators.judges import JUDGES
+from evaluators.claims import ClaimMatrix, JudgeFailure, chunk_rows, claim_rows
+from evaluators.judges import JUDGES, Judged, judge_samples
 from evaluators.metrics import Metric, resolve
 from evaluators.schema import GoldenItem, RagOutput, Sample
 from evaluators.store import SCORE_COLUMNS, Store
@@ -39,14 +43,16 @@ class RunContext:
     run_id: str
     judge: str
     judge_model: str | None = None
-    _matrices: dict[tuple[str, str], ClaimMatrix] = field(default_factory=dict, repr=False)
+    config: dict = field(default_factory=dict)
+    _judged: dict[tuple[str, str], Judged] = field(default_factory=dict, repr=False)
     _shared: dict[str, tuple[tuple, Any]] = field(default_factory=dict, repr=False)
 
-    def matrices(self, samples: Sequence[Sample]) -> list[ClaimMatrix]:
-        todo = [s for s in samples if s.key not in self._matrices]
+    def matrices(self, samples: Sequence[Sample]) -> list[ClaimMatrix | JudgeFailure]:
+        todo = [s for s in samples if s.key not in self._judged]
         if todo:
-            self._matrices.update(zip((s.key for s in todo), JUDGES[self.judge].build_matrices(todo)))
-        return [self._matrices[s.key] for s in samples]
+            judged = judge_samples(self.judge, todo, model=self.judge_model, config=self.config)
+            self._judged.update(zip((s.key for s in todo), judged))
+        return [self._judged[s.key].matrix for s in samples]
 
     def per_batch(self, name: str, samples: Sequence[Sample], compute: Callable[[Sequence[Sample]], Any]) -> Any:
         """`compute(samples)` once per batch, shared by the metrics of a family that all need it."""
@@ -55,9 +61,9 @@ class RunContext:
             self._shared[name] = (keys, compute(samples))
         return self._shared[name][1]
 
-    def take_matrices(self) -> dict[tuple[str, str], ClaimMatrix]:
-        """The matrices built since the last call (to persist them), forgetting them."""
-        taken, self._matrices = self._matrices, {}
+    def take_judged(self) -> dict[tuple[str, str], Judged]:
+        """What the judge produced since the last call (to persist it), forgetting it."""
+        taken, self._judged = self._judged, {}
         return taken
 
 
@@ -107,7 +113,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
     metrics = resolve(list(run["metrics"]))
     samples = plan(store.golden_items(run["golden_dataset_id"]),
                    store.rag_outputs(list(run["outputs_dataset_ids"]))).samples
-    context = RunContext(run_id, run["judge"], run["judge_model"])
+    context = RunContext(run_id, run["judge"], run["judge_model"], json.loads(run["config"] or "{}"))
     finished = store.finished_cells(run_id)
     todo = [(s, [m for m in metrics if (*s.key, m.id) not in finished]) for s in samples]
     todo = [(s, ms) for s, ms in todo if ms]
@@ -123,7 +129,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
                 pending = [s for s, ms in batch if m in ms]
                 if pending:
                     frames.append(score_frame(run_id, m, pending, m.compute(pending, context), context.judge))
-            _write_claims(store, run_id, context.take_matrices())  # before the scores: see _write_claims
+            _write_judged(store, run_id, context.take_judged())  # before the scores: see _write_judged
             store.write_scores(pd.concat(frames, ignore_index=True))
             done += sum(len(ms) for _, ms in batch)
             if progress:
@@ -134,16 +140,19 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
     store.finish_run(run_id, "finished")
 
 
-def _write_claims(store: Store, run_id: str, matrices: dict) -> None:
-    """Persist a batch's claims and chunk verdicts. Written before its scores: a kill in between
-    leaves the scores to do, so a resume rebuilds and replaces these rows rather than missing them."""
-    claims, chunks = [], []
-    for (question_id, method), matrix in matrices.items():
+def _write_judged(store: Store, run_id: str, judged: dict[tuple[str, str], Judged]) -> None:
+    """Persist a batch's claims, chunk verdicts and judge calls. Written before its scores: a kill
+    in between leaves the scores to do, so a resume rebuilds and replaces these rows."""
+    claims, chunks, calls = [], [], []
+    for (question_id, method), j in judged.items():
         key = {"run_id": run_id, "question_id": question_id, "method": method}
-        claims += claim_rows(key, matrix)
-        chunks += chunk_rows(key, matrix)
+        claims += claim_rows(key, j.matrix)
+        chunks += chunk_rows(key, j.matrix)
+        calls += [{**key, "call_id": uuid.uuid4().hex, **dataclasses.asdict(c)} for c in j.calls]
     if claims or chunks:
         store.write_claims(claims, chunks)
+    if calls:
+        store.write_judge_calls(calls)
 
 
 def score_frame(run_id: str, metric: Metric, samples: Sequence[Sample], results, judge: str) -> pd.DataFrame:

@@ -48,7 +48,7 @@ from collections.abc import Mapping
 
 from evaluators import formulas
 from evaluators.claims import CONTRADICTED as _CONTRADICTED_VERDICT
-from evaluators.claims import ClaimMatrix
+from evaluators.claims import ClaimMatrix, JudgeFailure
 from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, SKIPPED, Result, not_applicable
 
 # Key of the extra claims input: the share of answer claims the reference contradicts.
@@ -72,8 +72,10 @@ def half_up(x: float, digits: int) -> float:
 NO_CLARITY = "the offline judge has no signal for clarity (writing quality); an LLM judge rates it"
 
 
-def answer_contradicted_by_reference(m: ClaimMatrix) -> Result:
+def answer_contradicted_by_reference(m: ClaimMatrix | JudgeFailure) -> Result:
     """Share of answer claims whose verdict against the reference is `contradicted` (0 claims -> 0.0)."""
+    if isinstance(m, JudgeFailure):
+        return Result(None, m.status, m.error)
     verdicts = m.answer_vs_reference
     if not verdicts:
         return Result(0.0, detail="no claims in the answer: nothing contradicts the reference")

@@ -318,6 +318,12 @@ class Store:
             cur.execute("ROLLBACK")
             raise
 
+    def write_judge_calls(self, calls: list[dict]) -> None:
+        """Rows of `judge_calls`: every attempt with its raw request and response (never a key)."""
+        frame = pd.DataFrame(calls).assign(created_at=_now())
+        cur = self.cursor()
+        self._append(cur, "judge_calls", frame)
+
     def finished_cells(self, run_id: str) -> set[tuple[str, str, str]]:
         """(question_id, method, metric) cells that need no more work: every status but the errors."""
         rows = self.cursor().execute(

@@ -1,8 +1,40 @@
-"""Judges: what fills a sample's claim matrix and rubric scores (DESIGN.md "Judging").
+"""Judges: what fills a sample's claim matrix (DESIGN.md "Judging").
 
-`offline` is the default judge: a deterministic heuristic that needs no key and no network.
-A judge is a module with `build_matrices(samples) -> list[ClaimMatrix]`.
+`offline` is the default judge, a deterministic heuristic that needs no key and no network;
+`openai` is any OpenAI-compatible server (its key comes from OPENAI_API_KEY, never from the run's
+stored config). `judge_samples` is the one entry point the engine calls per batch.
 """
-from evaluators.judges import offline
+from __future__ import annotations
 
-JUDGES = {offline.JUDGE: offline}
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from evaluators.claims import ClaimMatrix, JudgeFailure
+from evaluators.judges import offline
+from evaluators.schema import Sample
+
+JUDGES = (offline.JUDGE, "openai")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One sample's judge output: its matrix (or why there is none) and the calls it took."""
+
+    matrix: ClaimMatrix | JudgeFailure
+    calls: tuple = field(default=())  # openai_judge.CallRecord
+
+
+def judge_samples(judge: str, samples: Sequence[Sample], *, model: str | None = None,
+                  config: dict | None = None) -> list[Judged]:
+    if judge == offline.JUDGE:
+        return [Judged(m) for m in offline.build_matrices(samples)]
+    if judge == "openai":
+        from evaluators.judges.openai_judge import OpenAIJudge  # imports openai only when used
+
+        config = config or {}
+        client = OpenAIJudge(config.get("base_url"), model, concurrency=config.get("concurrency", 8),
+                             **{k: config[k] for k in ("timeout", "max_attempts") if k in config})
+        return [Judged(j.matrix if j.matrix is not None else JudgeFailure(j.status, j.error or j.status),
+                       tuple(j.calls))
+                for j in client.judge_sync(samples)]
+    raise ValueError(f"unknown judge {judge!r}; available: {', '.join(JUDGES)}")

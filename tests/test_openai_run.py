@@ -1,0 +1,95 @@
+"""`python -m evaluators run --judge openai` end to end: the real CLI in a subprocess, the scripted
+OpenAI-compatible server on 127.0.0.1, a real DuckDB file."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+
+from tests.openai_server import Reply, start_server
+from tests.test_openai_judge import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_QUESTION,
+                                     SEED_000_REFERENCE, SEED_000_VERIFICATION)
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "sk-test-key-that-must-never-be-stored"
+BROKEN_QUESTION = "Which question does the server refuse?"
+
+
+def _files(tmp_path):
+    golden = tmp_path / "gold.jsonl"
+    golden.write_text("\n".join(json.dumps(r) for r in (
+        {"question_id": "q1", "question": SEED_000_QUESTION, "reference": SEED_000_REFERENCE},
+        {"question_id": "q2", "question": BROKEN_QUESTION, "reference": "None."})) + "\n")
+    outputs = tmp_path / "out.jsonl"
+    outputs.write_text("\n".join(json.dumps(r) for r in (
+        {"question_id": "q1", "answer": SEED_000_ANSWER, "contexts": list(SEED_000_CHUNKS)},
+        {"question_id": "q2", "answer": "Some answer.", "contexts": ["A chunk."]})) + "\n")
+    return golden, outputs
+
+
+def _responder(refuse_q2: bool):
+    def reply(body):
+        schema = body["response_format"]["json_schema"]["name"]
+        if BROKEN_QUESTION in json.dumps(body):
+            if refuse_q2:
+                return Reply.status(401, "Incorrect API key provided")  # not retried: fails at once
+            if schema == "claim_extraction":
+                return Reply.json({"answer_claims": [], "reference_claims": [], "generated_questions": []})
+            return Reply.json({"answer_claims": [], "reference_claims": [],
+                               "chunks": [{"chunk_id": "C1", "relevant": False, "relevance_score": 0, "reason": "-"}]})
+        return Reply.json(SEED_000_EXTRACTION if schema == "claim_extraction" else SEED_000_VERIFICATION)
+    return reply
+
+
+def _cli(db, *args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"OPENAI_API_KEY": KEY}
+    return subprocess.run([sys.executable, "-m", "evaluators", "run", "--db", str(db), *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+
+
+def test_openai_judge_run_scores_stores_calls_and_retries_only_failed_cells(tmp_path):
+    golden, outputs = _files(tmp_path)
+    db = tmp_path / "openai.duckdb"
+    metrics = "faithfulness,wp_precision,context_precision,exact_match"
+    with start_server() as server:
+        server.responder = _responder(refuse_q2=True)
+        first = _cli(db, "--golden", str(golden), "--outputs", f"local_search={outputs}", "--judge", "openai",
+                     "--model", "judge-model", "--base-url", server.base_url, "--metrics", metrics)
+        assert first.returncode == 0, first.stderr
+        assert "failed" in first.stdout and "--retry-failed" in first.stdout
+
+        con = duckdb.connect(str(db), read_only=True)
+        run_id, judge, model, config = con.execute("SELECT run_id, judge, judge_model, config FROM runs").fetchall()[0]
+        cells = {(q, m): (v, s, j) for q, m, v, s, j in con.execute(
+            "SELECT question_id, metric, value, status, judge FROM scores").fetchall()}
+        calls = con.execute("SELECT question_id, purpose, status, request, response, input_tokens FROM judge_calls").fetchall()
+        n_claims = con.execute("SELECT count(*) FROM claims WHERE question_id = 'q1'").fetchall()[0][0]
+        con.close()
+        assert (judge, model) == ("openai", "judge-model") and KEY not in config
+        assert cells[("q1", "faithfulness")] == (1.0, "ok", "openai")
+        assert abs(cells[("q1", "wp_precision")][0] - 2 / 3) < 1e-12
+        assert cells[("q2", "faithfulness")][:2] == (None, "judge_error")
+        assert cells[("q2", "exact_match")][1] == "ok"  # deterministic cells do not depend on the judge
+        assert n_claims == 4
+        assert {(q, p, s) for q, p, s, *_ in calls} >= {("q1", "extraction", "ok"), ("q1", "verification", "ok")}
+        assert all(KEY not in (req or "") + (resp or "") for *_, req, resp, _ in calls)
+        assert all(tokens for q, p, s, *_, tokens in calls if s == "ok")
+
+        server.responder = _responder(refuse_q2=False)
+        before = server.request_count
+        retry = _cli(db, "--retry-failed", run_id)
+        assert retry.returncode == 0, retry.stderr
+        assert all(BROKEN_QUESTION in json.dumps(r.body) for r in server.requests[before:])  # q1 not re-judged
+
+    con = duckdb.connect(str(db), read_only=True)
+    statuses = con.execute("SELECT question_id, metric, status FROM scores WHERE status <> 'ok'").fetchall()
+    con.close()
+    assert [s for s in statuses if s[2] != "not_applicable"] == []
+
+
+def test_openai_judge_needs_a_model_and_a_key(tmp_path):
+    golden, outputs = _files(tmp_path)
+    out = _cli(tmp_path / "x.duckdb", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai")
+    assert out.returncode == 2 and "--model" in out.stderr

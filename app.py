@@ -14,7 +14,8 @@ st.set_page_config(page_title="RAGScope", layout="wide")
 def store_for(path: str):
     """One DuckDB connection per process and path (DuckDB 2.x); pages take a cursor per use."""
     store = open_store(path)
-    if queries.runs(store).empty:  # first start: open on evaluated demo data, not an empty form
+    # First start (or a first start that was stopped mid-way): open on evaluated demo data.
+    if not (queries.runs(store)["status"] == "finished").any():
         ensure_demo(store)
     return store
 

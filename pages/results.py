@@ -15,6 +15,10 @@ st.subheader(run["name"])
 st.caption(f"{run_id} - {run['n_samples']} samples - status {run['status']} - judge {run['judge']}")
 
 table = queries.summary_table(store, run_id)
+if table.empty:
+    st.info(f"This run has no scores yet (status: {run['status']}). Continue it with "
+            f"`python -m evaluators run --resume {run_id}` while the app is stopped.")
+    st.stop()
 table.insert(0, "scale", [REGISTRY[m].scale if m in REGISTRY else "" for m in table.index])
 table.insert(1, "seed", [REGISTRY[m].seed if m in REGISTRY else "" for m in table.index])
 st.dataframe(table, width="stretch")

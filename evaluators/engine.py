@@ -44,13 +44,15 @@ class RunContext:
     judge: str
     judge_model: str | None = None
     config: dict = field(default_factory=dict)
+    store: Store | None = field(default=None, repr=False)  # given: the judge answers repeats from its cache
     _judged: dict[tuple[str, str], Judged] = field(default_factory=dict, repr=False)
     _shared: dict[str, tuple[tuple, Any]] = field(default_factory=dict, repr=False)
 
     def matrices(self, samples: Sequence[Sample]) -> list[ClaimMatrix | JudgeFailure]:
         todo = [s for s in samples if s.key not in self._judged]
         if todo:
-            judged = judge_samples(self.judge, todo, model=self.judge_model, config=self.config)
+            judged = judge_samples(self.judge, todo, model=self.judge_model, config=self.config,
+                                   store=self.store)
             self._judged.update(zip((s.key for s in todo), judged))
         return [self._judged[s.key].matrix for s in samples]
 
@@ -113,7 +115,8 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
     metrics = resolve(list(run["metrics"]))
     samples = plan(store.golden_items(run["golden_dataset_id"]),
                    store.rag_outputs(list(run["outputs_dataset_ids"]))).samples
-    context = RunContext(run_id, run["judge"], run["judge_model"], json.loads(run["config"] or "{}"))
+    context = RunContext(run_id, run["judge"], run["judge_model"], json.loads(run["config"] or "{}"),
+                         store=store)
     finished = store.finished_cells(run_id)
     todo = [(s, [m for m in metrics if (*s.key, m.id) not in finished]) for s in samples]
     todo = [(s, ms) for s, ms in todo if ms]

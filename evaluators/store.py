@@ -139,6 +139,19 @@ MIGRATIONS: list[str] = [
         created_at     TIMESTAMP NOT NULL
     );
     """,
+    # 2: the judge cache (a re-run of the same request with the same model and prompt version costs no call)
+    """
+    CREATE TABLE judge_cache (
+        cache_key      VARCHAR PRIMARY KEY,
+        model          VARCHAR,
+        prompt_version VARCHAR,
+        purpose        VARCHAR,
+        response       VARCHAR NOT NULL,
+        input_tokens   INTEGER,
+        output_tokens  INTEGER,
+        created_at     TIMESTAMP
+    );
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -323,6 +336,26 @@ class Store:
         frame = pd.DataFrame(calls).assign(created_at=_now())
         cur = self.cursor()
         self._append(cur, "judge_calls", frame)
+
+    # -- judge cache ---------------------------------------------------------------------------
+
+    def cached_reply(self, key: str) -> dict | None:
+        """The cached judge reply for `key` (response, input_tokens, output_tokens), or None."""
+        rows = self.cursor().execute(
+            "SELECT response, input_tokens, output_tokens FROM judge_cache WHERE cache_key = ?", [key]
+        ).fetchall()
+        if not rows:
+            return None
+        response, input_tokens, output_tokens = rows[0]
+        return {"response": response, "input_tokens": input_tokens, "output_tokens": output_tokens}
+
+    def cache_reply(self, key: str, *, model: str | None, prompt_version: str | None, purpose: str | None,
+                    response: str, input_tokens: int | None = None, output_tokens: int | None = None) -> None:
+        """Keep a validated judge reply; a key stored before keeps its first reply."""
+        self.cursor().execute(
+            "INSERT OR IGNORE INTO judge_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [key, model, prompt_version, purpose, response, input_tokens, output_tokens, _now()],
+        )
 
     def finished_cells(self, run_id: str) -> set[tuple[str, str, str]]:
         """(question_id, method, metric) cells that need no more work: every status but the errors."""

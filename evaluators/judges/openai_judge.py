@@ -22,6 +22,11 @@ Policy (the issue's, and why):
   is "incomplete". A failed verification call leaves its chunks' cells None and sets the
   Judgment's status; a failed extraction leaves no matrix.
 * A semaphore bounds concurrent HTTP requests (not samples); backoff sleeps do not hold it.
+* With a `cache` (get(key) -> dict | None, put(key, **fields); `judges.StoreCache` keeps it in
+  DuckDB), a request whose key (`cache_key`: PROMPT_VERSION and the whole request body: model,
+  messages, temperature, seed, response_format) was answered before makes no HTTP request: its
+  record says cached=True, latency 0. Only replies whose record ends "ok" are kept (validated and
+  complete; never an error, an invalid or an incomplete reply), each under its own request's key.
 * Every attempt becomes a `CallRecord` (the `judge_calls` row without run/sample keys); the API key
   is only ever passed to the client, never into a record, a message or repr().
 """
@@ -151,7 +156,7 @@ class _Attempt:
 class OpenAIJudge:
     def __init__(self, base_url: str | None, model: str, api_key: str | None = None, concurrency: int = 8,
                  timeout: float = 60, max_attempts: int = 4, seed: int = 0, backoff_base: float = 1.0,
-                 backoff_max: float = 60.0, max_retry_after: float = 600.0):
+                 backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None):
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not self._api_key:
             raise ValueError("no API key: pass api_key or set OPENAI_API_KEY "
@@ -166,6 +171,7 @@ class OpenAIJudge:
         self.backoff_max = backoff_max
         self.max_retry_after = max_retry_after
         self.json_schema_supported = True  # cleared by the first json_schema refusal
+        self.cache = cache  # get(key) -> dict | None and put(key, **fields); None: every request goes out
 
     def __repr__(self) -> str:  # the key stays out of logs
         return f"OpenAIJudge(base_url={self.base_url!r}, model={self.model!r})"
@@ -210,6 +216,21 @@ class _Session:
         self.semaphore = semaphore
 
     async def judge_sample(self, sample: Sample) -> Judgment:
+        judgment = await self._judge_sample(sample)
+        if self.judge.cache is not None:
+            self.remember(judgment.calls)
+        return judgment
+
+    def remember(self, calls: list[CallRecord]) -> None:
+        """Cache the replies that came over HTTP and ended "ok": parsed, validated and complete."""
+        for record in calls:
+            if record.status == OK and not record.cached and record.response is not None:
+                self.judge.cache.put(cache_key(json.loads(record.request)), model=record.model,
+                                     prompt_version=prompts.PROMPT_VERSION, purpose=record.purpose,
+                                     response=record.response, input_tokens=record.input_tokens,
+                                     output_tokens=record.output_tokens)
+
+    async def _judge_sample(self, sample: Sample) -> Judgment:
         golden, output = sample.golden, sample.output
         calls: list[CallRecord] = []
         try:
@@ -305,6 +326,8 @@ class _Session:
         body = {"model": judge.model, "messages": messages, "temperature": 0, "seed": judge.seed,
                 "response_format": judge.response_format(schema)}
         record = _RecordBuilder(purpose, judge.model, messages, body)
+        if judge.cache is not None and (hit := self.cached(body, record)) is not None:
+            return hit
         async with self.semaphore:
             record.start()
             try:
@@ -327,6 +350,21 @@ class _Session:
         usage = completion.usage
         return _Attempt(record.done(OK, None, text, usage.prompt_tokens if usage else None,
                                     usage.completion_tokens if usage else None),
+                        content=content, finish_reason=finish_reason)
+
+    def cached(self, body: dict, record: _RecordBuilder) -> _Attempt | None:
+        """The cached reply to `body` as an attempt that made no request, or None (a miss)."""
+        reply = self.judge.cache.get(cache_key(body))
+        if reply is None:
+            return None
+        try:
+            choice = json.loads(reply["response"])["choices"][0]
+            content, finish_reason = choice["message"]["content"], choice.get("finish_reason")
+        except (ValueError, KeyError, IndexError, TypeError):
+            return None  # an unreadable entry is a miss: the request goes out and replaces nothing
+        return _Attempt(CallRecord(**record.fields, response=reply["response"], input_tokens=reply["input_tokens"],
+                                   output_tokens=reply["output_tokens"], latency_ms=0.0, status=OK, error=None,
+                                   cached=True),
                         content=content, finish_reason=finish_reason)
 
     def status_error(self, record: _RecordBuilder, e: openai.APIStatusError, body: dict) -> _Attempt:
@@ -360,6 +398,13 @@ class _RecordBuilder:
 
     def failed(self, status: str, error: str, response: str | None = None) -> CallRecord:
         return self.done(status, error, response)
+
+
+def cache_key(body: dict) -> str:
+    """sha256 over the prompt version and the whole request body (model, messages, temperature,
+    seed, response_format): anything that could change the reply changes the key."""
+    text = json.dumps({"prompt_version": prompts.PROMPT_VERSION, "request": body}, ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _prompt_hash(messages: prompts.Messages) -> str:

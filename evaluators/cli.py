@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from evaluators import engine, loaders, queries
+from evaluators.judges import JUDGES
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import NEEDS, SCALES
 from evaluators.schema import LoadError
@@ -57,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "METHOD= names the method of a file without a method column (default: the file name). "
                           "Omit when the golden file holds the answers too.")
     run.add_argument("--context-sep", help="split a contexts cell that is one string on this separator, e.g. '|||'")
-    run.add_argument("--judge", default="offline", choices=["offline", "openai"],
+    run.add_argument("--judge", default="offline", choices=JUDGES,
                      help="who judges the LLM metrics (default: offline, no key and no network)")
     run.add_argument("--model", help="judge model name (openai judge)")
     run.add_argument("--base-url", help="OpenAI-compatible base URL (openai judge; default $OPENAI_BASE_URL); "

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field

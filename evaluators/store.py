@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import secrets
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -205,6 +207,18 @@ class Store:
         """A cursor for one thread or one script run (a shared connection raises 'busy')."""
         return self._con.cursor()
 
+    @contextmanager
+    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor whose statements commit together, or not at all (nothing is ever half written)."""
+        cur = self.cursor()
+        cur.execute("BEGIN")
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
+
     def close(self) -> None:
         self._con.close()
 
@@ -219,12 +233,10 @@ class Store:
             raise RuntimeError(
                 f"{self.path} has schema version {current}, newer than this RAGScope ({SCHEMA_VERSION}); upgrade RAGScope."
             )
-        cur = self.cursor()
         for version in range(current + 1, SCHEMA_VERSION + 1):
-            cur.execute("BEGIN")
-            cur.execute(MIGRATIONS[version - 1])
-            cur.execute("INSERT INTO schema_version VALUES (?, ?)", [version, _now()])
-            cur.execute("COMMIT")
+            with self._transaction() as cur:
+                cur.execute(MIGRATIONS[version - 1])
+                cur.execute("INSERT INTO schema_version VALUES (?, ?)", [version, _now()])
 
     def _append(self, cur: duckdb.DuckDBPyConnection, table: str, data: pa.Table | pd.DataFrame) -> None:
         cur.register("_incoming", data)
@@ -243,8 +255,7 @@ class Store:
         if cur.execute("SELECT 1 FROM datasets WHERE content_hash = ?", [dataset.content_hash]).fetchall():
             return SavedDataset(dataset_id, created=False)
         methods = sorted({o.method for o in dataset.outputs})
-        cur.execute("BEGIN")
-        try:
+        with self._transaction() as cur:
             cur.execute(
                 "INSERT INTO datasets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [dataset_id, dataset.source, dataset.format, dataset.content_hash, len(dataset.golden),
@@ -254,10 +265,6 @@ class Store:
                 self._append(cur, "golden_items", _golden_table(dataset_id, dataset.golden))
             if dataset.outputs:
                 self._append(cur, "rag_outputs", _outputs_table(dataset_id, dataset.outputs))
-            cur.execute("COMMIT")
-        except Exception:
-            cur.execute("ROLLBACK")
-            raise
         return SavedDataset(dataset_id, created=True)
 
     def golden_items(self, dataset_id: str) -> list[GoldenItem]:
@@ -308,28 +315,16 @@ class Store:
         if scores.empty:
             return
         frame = scores[SCORE_COLUMNS].assign(created_at=_now())
-        cur = self.cursor()
-        cur.execute("BEGIN")
-        try:
+        with self._transaction() as cur:
             self._append(cur, "scores", frame)
-            cur.execute("COMMIT")
-        except Exception:
-            cur.execute("ROLLBACK")
-            raise
 
     def write_claims(self, claims: list[dict], chunks: list[dict]) -> None:
         """Rows of `claims` and `chunk_verdicts` (see evaluators.claims.claim_rows), replacing earlier ones."""
-        cur = self.cursor()
-        cur.execute("BEGIN")
-        try:
+        with self._transaction() as cur:
             if claims:
                 self._append(cur, "claims", pa.Table.from_pylist(claims, schema=_CLAIMS_SCHEMA))
             if chunks:
                 self._append(cur, "chunk_verdicts", pa.Table.from_pylist(chunks, schema=_CHUNK_VERDICTS_SCHEMA))
-            cur.execute("COMMIT")
-        except Exception:
-            cur.execute("ROLLBACK")
-            raise
 
     def write_judge_calls(self, calls: list[dict]) -> None:
         """Rows of `judge_calls`: every attempt with its raw request and response (never a key)."""

@@ -130,3 +130,13 @@ def test_claims_and_chunk_verdicts_are_written_and_replaced(db):
     cur = store.cursor()
     assert cur.execute("SELECT verdict, chunk_ids, matched_claims FROM claims").fetchall() == [("not_found", [], [0])]
     assert cur.execute("SELECT chunk_id, relevant, relevance_score FROM chunk_verdicts").fetchall() == [("c1", True, 91.0)]
+
+
+def test_a_failed_write_leaves_nothing_half_written(db):
+    store = open_store(db)
+    claim = {"run_id": "r", "question_id": "q1", "method": "basic", "source": "answer", "claim_idx": 0,
+             "text": "Alice did it.", "verdict": "supported", "chunk_ids": [], "matched_claims": [], "reason": None}
+    bad_chunk = {"run_id": "r", "question_id": "q1", "method": "basic", "chunk_idx": "not a number"}
+    with pytest.raises(Exception):
+        store.write_claims([claim], [bad_chunk])
+    assert store.cursor().execute("SELECT count(*) FROM claims").fetchall() == [(0,)]

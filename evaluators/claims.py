@@ -55,6 +55,11 @@ class ClaimMatrix:
     answer_vs_reference: tuple[Verdict, ...]  # [answer claim]: does the reference support it (TP/FP)?
     reference_vs_answer: tuple[Verdict, ...]  # [reference claim]: does the answer cover it (FN)?
     chunk_relevance: tuple[ChunkRelevance, ...]  # [chunk]
+    # [answer claim]: indexes of the reference claims stating the same fact; () when the judge gives none.
+    answer_matches: tuple[tuple[int, ...], ...] = ()
+    # What a None cell stands for: judge_error, or timeout when the call that should fill it timed out.
+    missing_status: str = JUDGE_ERROR
+    missing_reason: str | None = None
 
     def __post_init__(self):
         n_chunks = len(self.chunk_ids)
@@ -70,6 +75,8 @@ class ClaimMatrix:
                              ("chunk_relevance", self.chunk_relevance, n_chunks)):
             if len(row) != n:
                 raise ValueError(f"{name} must have {n} entries, has {len(row)}")
+        if self.answer_matches and len(self.answer_matches) != len(self.answer_claims):
+            raise ValueError(f"answer_matches must have {len(self.answer_claims)} entries, has {len(self.answer_matches)}")
         every = [v for rows in (self.answer_vs_chunks, self.reference_vs_chunks) for r in rows for v in r]
         every += [*self.answer_vs_reference, *self.reference_vs_answer]
         bad = {v for v in every if v is not None and v not in VERDICTS}
@@ -135,7 +142,13 @@ def claim_metrics(m: ClaimMatrix | JudgeFailure) -> dict[str, Result]:
         "answer_correctness_f1": _answer_correctness(m),
     }
     out.update(_context_precision(m))
+    if m.missing_status != JUDGE_ERROR or m.missing_reason:  # say why the verdicts are missing
+        out = {k: _missing_because(r, m) if r.status == JUDGE_ERROR else r for k, r in out.items()}
     return out
+
+
+def _missing_because(r: Result, m: ClaimMatrix) -> Result:
+    return Result(None, m.missing_status, f"{r.detail}: {m.missing_reason}" if m.missing_reason else r.detail)
 
 
 def _faithfulness(answer: list[Verdict], has_context: bool) -> Result:
@@ -240,7 +253,7 @@ def claim_rows(key: dict, m: ClaimMatrix | JudgeFailure) -> list[dict]:
             rows.append({
                 **key, "source": source, "claim_idx": idx, "text": text, "verdict": verdict or UNKNOWN,
                 "chunk_ids": [c for c, v in zip(m.chunk_ids, verdicts) if v == SUPPORTED],
-                "matched_claims": [],
+                "matched_claims": list(m.answer_matches[idx]) if source == "answer" and m.answer_matches else [],
                 "reason": _claim_reason(source, verdicts, bool(m.chunk_ids), verdict),
             })
     return rows

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from evaluators.claims import ClaimMatrix, JudgeFailure, chunk_rows, claim_rows
-from evaluators.judges import JUDGES, Judged, judge_samples
+from evaluators.judges import CLAIMS, JUDGES, Judged, judge_samples
 from evaluators.metrics import Metric, resolve
 from evaluators.schema import GoldenItem, RagOutput, Sample
 from evaluators.store import SCORE_COLUMNS, Store
@@ -36,8 +36,9 @@ class Plan:
 
 @dataclass
 class RunContext:
-    """What a metric may use besides the samples: the run's judge, whose claim matrices are built
-    once per sample and shared by every claims metric of the batch."""
+    """What a metric may use besides the samples: the run's judge, whose output (claim matrix,
+    generated questions, holistic ratings) is produced once per sample and part, and shared by
+    every metric of the batch that needs it."""
 
     run_id: str
     judge: str
@@ -45,15 +46,21 @@ class RunContext:
     config: dict = field(default_factory=dict)
     store: Store | None = field(default=None, repr=False)  # given: the judge answers repeats from its cache
     _judged: dict[tuple[str, str], Judged] = field(default_factory=dict, repr=False)
+    _asked: set[tuple[tuple[str, str], str]] = field(default_factory=set, repr=False)
     _shared: dict[str, tuple[tuple, Any]] = field(default_factory=dict, repr=False)
 
-    def matrices(self, samples: Sequence[Sample]) -> list[ClaimMatrix | JudgeFailure]:
-        todo = [s for s in samples if s.key not in self._judged]
+    def judged(self, samples: Sequence[Sample], part: str = CLAIMS) -> list[Judged]:
+        """The judge's output for `samples`, asking it for `part` (judges.CLAIMS or HOLISTIC) once."""
+        todo = [s for s in samples if (s.key, part) not in self._asked]
         if todo:
-            judged = judge_samples(self.judge, todo, model=self.judge_model, config=self.config,
-                                   store=self.store)
-            self._judged.update(zip((s.key for s in todo), judged))
-        return [self._judged[s.key].matrix for s in samples]
+            new = judge_samples(self.judge, todo, part, model=self.judge_model, config=self.config, store=self.store)
+            for s, j in zip(todo, new):
+                self._judged[s.key] = self._judged[s.key].merged(j) if s.key in self._judged else j
+                self._asked.add((s.key, part))
+        return [self._judged[s.key] for s in samples]
+
+    def matrices(self, samples: Sequence[Sample]) -> list[ClaimMatrix | JudgeFailure]:
+        return [j.matrix for j in self.judged(samples)]
 
     def per_batch(self, name: str, samples: Sequence[Sample], compute: Callable[[Sequence[Sample]], Any]) -> Any:
         """`compute(samples)` once per batch, shared by the metrics of a family that all need it."""
@@ -64,7 +71,7 @@ class RunContext:
 
     def take_judged(self) -> dict[tuple[str, str], Judged]:
         """What the judge produced since the last call (to persist it), forgetting it."""
-        taken, self._judged = self._judged, {}
+        taken, self._judged, self._asked = self._judged, {}, set()
         return taken
 
 
@@ -143,16 +150,20 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
 
 
 def _write_judged(store: Store, run_id: str, judged: dict[tuple[str, str], Judged]) -> None:
-    """Persist a batch's claims, chunk verdicts and judge calls. Written before its scores: a kill
-    in between leaves the scores to do, so a resume rebuilds and replaces these rows."""
-    claims, chunks, calls = [], [], []
+    """Persist a batch's claims, chunk verdicts, generated questions and judge calls. Written before
+    its scores: a kill in between leaves the scores to do, so a resume rebuilds and replaces these rows."""
+    rebuilt, claims, chunks, questions, calls = [], [], [], [], []
     for (question_id, method), j in judged.items():
         key = {"run_id": run_id, "question_id": question_id, "method": method}
-        claims += claim_rows(key, j.matrix)
-        chunks += chunk_rows(key, j.matrix)
+        if j.matrix is not None:
+            rebuilt.append((question_id, method))
+            claims += claim_rows(key, j.matrix)
+            chunks += chunk_rows(key, j.matrix)
+            if isinstance(j.generated_questions, tuple):
+                questions += [{**key, "idx": i, "text": q} for i, q in enumerate(j.generated_questions)]
         calls += [{**key, "call_id": uuid.uuid4().hex, **dataclasses.asdict(c)} for c in j.calls]
-    if claims or chunks:
-        store.write_claims(claims, chunks)
+    if rebuilt:
+        store.write_claims(run_id, rebuilt, claims, chunks, questions)
     if calls:
         store.write_judge_calls(calls)
 

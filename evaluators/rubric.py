@@ -1,9 +1,13 @@
-"""The offline judge's rubric scores: a documented mapping from a sample's claim metrics (pure, no I/O).
+"""Rubric scores (seeds 000, 001, 003) of one sample: from an LLM judge's holistic ratings, or by a
+documented mapping from the offline judge's claim metrics (pure, no I/O).
 
-An LLM judge gives the rubric scores of seeds 000, 001 and 003 directly, in one holistic call. The
-offline judge (a heuristic, `judges/offline.py`) has no such call, so it derives them from the
-claim metrics it already computed and from the offline answer relevance. Every score made here is
-stored with judge='offline' and the UI labels it a heuristic; the mapping below is all there is.
+An LLM judge rates the answer in one holistic call (`judges/prompts.HOLISTIC_SYSTEM`): its reply,
+validated, is a `Holistic`, and `judged_rubric` turns it into the 13 rubric cells; only the
+formulas are ours (seed 001's verdict from overall_score, seed 000's weighted overall, seed 003's
+GEval weights and grades, the uncertainty check before CORRECT/WRONG). The offline judge
+(a heuristic, `judges/offline.py`) has no such call, so `offline_rubric` derives the same ids from
+the claim metrics it already computed and from the offline answer relevance. Every score made that
+way is stored with judge='offline' and the UI labels it a heuristic; the mapping below is all there is.
 
 Inputs (one sample)
 -------------------
@@ -45,6 +49,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from evaluators import formulas
 from evaluators.claims import CONTRADICTED as _CONTRADICTED_VERDICT
@@ -68,6 +73,24 @@ def half_up(x: float, digits: int) -> float:
     scale = 10 ** digits
     return math.floor(x * scale + 0.5 + 1e-9) / scale
 
+
+@dataclass(frozen=True)
+class Holistic:
+    """An LLM judge's holistic ratings of one answer (the validated reply of the holistic call)."""
+
+    ratings: Mapping[str, float]  # seed 001, 1-5: correctness, completeness, faithfulness, relevance, clarity, overall
+    verdict: str  # the judge's own pass/partial/fail; the stored verdict is recomputed from ratings["overall"]
+    explanation: str
+    alignment: tuple[float, str]  # seed 000 correctness, 1-5, with the judge's reasoning
+    question_relevance: tuple[float, str]  # seed 000 relevance, 1-5, with reasoning
+    geval: Mapping[str, tuple[float, str]]  # seed 003: correctness, completeness, consistency -> (0-100, reasoning)
+    classification: str  # CORRECT or WRONG (seed 003; DON'T KNOW is decided before, by the uncertainty check)
+
+
+# The seed 001 dimension behind each judge_* id.
+JUDGE_DIMENSIONS = {"judge_correctness": "correctness", "judge_completeness": "completeness",
+                    "judge_faithfulness": "faithfulness", "judge_relevance": "relevance",
+                    "judge_clarity": "clarity", "judge_overall": "overall"}
 
 NO_CLARITY = "the offline judge has no signal for clarity (writing quality); an LLM judge rates it"
 
@@ -123,8 +146,6 @@ def offline_rubric(claims: Mapping[str, Result], relevance: Result, dont_know: s
     f1 = _input(claims, "answer_correctness_f1")
     comp = _input(claims, "completeness")
     faith = _input(claims, "faithfulness")
-    precision = _input(claims, "wp_precision")
-    recall = _input(claims, "wp_recall")
     contradicted = _input(claims, CONTRADICTED)
 
     out: dict[str, Result] = {
@@ -138,11 +159,22 @@ def offline_rubric(claims: Mapping[str, Result], relevance: Result, dont_know: s
     }
     out["judge_overall"] = _overall(f1, comp, faith, relevance)
     out["verdict"] = _verdict(out["judge_overall"])
-    out["wp_overall"] = _wp_overall(f1, faith, precision, recall, relevance)
+    out["wp_overall"] = _wp_overall(_white_paper_parts(claims, {
+        "correctness": ("answer_correctness_f1", _projected(f1)),
+        "relevance": ("answer_relevance", _projected(relevance, 100.0))}), "offline mapping")
     out["factual_accuracy"] = _factual_accuracy(f1, comp, contradicted)
     out["accuracy_grade"] = _grade(out["factual_accuracy"])
-    out["answer_class"] = _answer_class(f1, dont_know)
+    out["answer_class"] = _answer_class(dont_know, _offline_class(f1))
     return {i: out[i] for i in RUBRIC_IDS}
+
+
+def _white_paper_parts(claims: Mapping[str, Result], rated: dict[str, tuple[str, Result]]) -> dict[str, tuple[str, Result]]:
+    """Seed 000's five parts on 1-5: correctness and relevance as `rated`, the rest projected from the claims."""
+    return {"correctness": rated["correctness"],
+            "faithfulness": ("faithfulness", _projected(_input(claims, "faithfulness"))),
+            "precision": ("wp_precision", _projected(_input(claims, "wp_precision"))),
+            "recall": ("wp_recall", _projected(_input(claims, "wp_recall"))),
+            "relevance": rated["relevance"]}
 
 
 def _overall(f1: Result, comp: Result, faith: Result, relevance: Result) -> Result:
@@ -164,23 +196,27 @@ def _verdict(overall: Result) -> Result:
     return Result(formulas.verdict_value(label), detail=f"{label} (offline judge_overall {overall.value:.1f})")
 
 
-def _wp_overall(f1: Result, faith: Result, precision: Result, recall: Result, relevance: Result) -> Result:
-    inputs = {"correctness": ("answer_correctness_f1", f1, 1.0), "faithfulness": ("faithfulness", faith, 1.0),
-              "precision": ("wp_precision", precision, 1.0), "recall": ("wp_recall", recall, 1.0),
-              "relevance": ("answer_relevance", relevance, 100.0)}
-    errors = {name: r for name, r, _ in inputs.values() if r.status != OK and r.status != NOT_APPLICABLE}
+def _wp_overall(parts: Mapping[str, tuple[str, Result]], how: str) -> Result:
+    """Seed 000's weighted overall of five 1-5 parts (white-paper name -> (input name, Result on 1-5)).
+    A not-applicable part (precision without context: NaN in seed 000) is left out and the weights
+    renormalised; an error in any part is the cell's error."""
+    errors = {name: r for name, r in parts.values() if r.status not in (OK, NOT_APPLICABLE)}
     if errors:
         return _need(errors, "wp_overall")
-    scores = {k: (formulas.scale_to_likert(r.value / scale) if r.status == OK else None)
-              for k, (_, r, scale) in inputs.items()}
+    scores = {k: (r.value if r.status == OK else None) for k, (_, r) in parts.items()}
     value = formulas.white_paper_overall(scores)
-    left_out = [name for name, r, _ in inputs.values() if r.status != OK]
     if math.isnan(value):
-        return _need({n: r for n, r, _ in inputs.values() if r.status != OK}, "wp_overall")
-    detail = "offline mapping: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items() if v is not None)
+        return _need({n: r for n, r in parts.values() if r.status != OK}, "wp_overall")
+    detail = f"{how}: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items() if v is not None)
+    left_out = [name for name, r in parts.values() if r.status != OK]
     if left_out:
         detail += f"; left out (not applicable), weights renormalised: {', '.join(left_out)}"
     return Result(half_up(value, 2), detail=detail)
+
+
+def _projected(r: Result, scale: float = 1.0) -> Result:
+    """An ok ratio (or percentage, scale 100) on seed 000's 1-5 projection 1 + 4x; other results as they are."""
+    return Result(formulas.scale_to_likert(r.value / scale)) if r.status == OK else r
 
 
 def _factual_accuracy(f1: Result, comp: Result, contradicted: Result) -> Result:
@@ -198,15 +234,52 @@ def _grade(accuracy: Result) -> Result:
     if bad:
         return bad
     grade = formulas.accuracy_grade(accuracy.value)
-    return Result(formulas.grade_value(grade), detail=f"{grade} (offline factual_accuracy {accuracy.value:.2f})")
+    return Result(formulas.grade_value(grade), detail=f"{grade} (factual_accuracy {accuracy.value:.2f})")
 
 
-def _answer_class(f1: Result, dont_know: str | None) -> Result:
+def _answer_class(dont_know: str | None, judged: Result) -> Result:
+    """DON'T KNOW when the answer has an uncertainty phrase (checked first, as in seed 003), else `judged`."""
     if dont_know:
         return Result(formulas.answer_class_value("DON'T KNOW"), detail=f"DON'T KNOW (uncertainty phrase: {dont_know!r})")
+    return judged
+
+
+def _offline_class(f1: Result) -> Result:
     bad = _need({"answer_correctness_f1": f1}, "answer_class")
     if bad:
         return bad
     label = "CORRECT" if f1.value >= CORRECT_F1 else "WRONG"
     return Result(formulas.answer_class_value(label),
                   detail=f"{label} (offline: answer_correctness_f1 {f1.value:.3f} {'>=' if label == 'CORRECT' else '<'} {CORRECT_F1})")
+
+
+# -- an LLM judge's holistic ratings -------------------------------------------------------------------
+
+def judged_rubric(h: Holistic | JudgeFailure, claims: Mapping[str, Result], dont_know: str | None) -> dict[str, Result]:
+    """Every rubric id of one sample from an LLM judge's holistic ratings; wp_overall also takes the
+    claim metrics (seed 000's faithfulness, precision and recall are ratios projected onto 1-5)."""
+    if isinstance(h, JudgeFailure):
+        failed = Result(None, h.status, f"holistic call: {h.error}")
+        out = {i: failed for i in RUBRIC_IDS}
+        out["answer_class"] = _answer_class(dont_know, failed)  # DON'T KNOW needs no judge
+        return out
+    said = f"LLM judge: {h.explanation}" if h.explanation else "LLM judge"
+    out = {i: Result(float(h.ratings[dim]), detail=said) for i, dim in JUDGE_DIMENSIONS.items()}
+    overall = h.ratings["overall"]
+    label = formulas.verdict(overall)
+    note = "" if h.verdict == label else f"; the judge said {h.verdict!r}: recomputed from overall_score (seed 001)"
+    out["verdict"] = Result(formulas.verdict_value(label), detail=f"{label} (overall_score {overall:g}){note}")
+    for metric_id, (score, reasoning) in (("wp_correctness", h.alignment), ("wp_relevance", h.question_relevance)):
+        out[metric_id] = Result(float(score), detail=f"LLM judge: {reasoning}" if reasoning else "LLM judge")
+    out["wp_overall"] = _wp_overall(_white_paper_parts(claims, {
+        "correctness": ("wp_correctness", out["wp_correctness"]),
+        "relevance": ("wp_relevance", out["wp_relevance"])}), "LLM judge's correctness and relevance, claims projected")
+    (c1, why1), (c2, why2), (c3, why3) = (h.geval[k] for k in ("correctness", "completeness", "consistency"))
+    out["factual_accuracy"] = Result(
+        half_up(formulas.factual_accuracy(c1, c2, c3), 2),
+        detail=f"0.5 x correctness {c1:g} + 0.3 x completeness {c2:g} + 0.2 x consistency {c3:g}; "
+               f"correctness: {why1}; completeness: {why2}; consistency: {why3}")
+    out["accuracy_grade"] = _grade(out["factual_accuracy"])
+    out["answer_class"] = _answer_class(dont_know, Result(formulas.answer_class_value(h.classification),
+                                                          detail=f"{h.classification} (LLM judge)"))
+    return {i: out[i] for i in RUBRIC_IDS}

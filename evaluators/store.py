@@ -154,6 +154,17 @@ MIGRATIONS: list[str] = [
         created_at     TIMESTAMP
     );
     """,
+    # 3: the questions an LLM judge generated from each answer (seeds 002/003 answer relevance)
+    """
+    CREATE TABLE generated_questions (
+        run_id      VARCHAR NOT NULL,
+        question_id VARCHAR NOT NULL,
+        method      VARCHAR NOT NULL,
+        idx         INTEGER NOT NULL,
+        text        VARCHAR NOT NULL,
+        PRIMARY KEY (run_id, question_id, method, idx)
+    );
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -167,6 +178,7 @@ _CHUNK_VERDICTS_SCHEMA = pa.schema(_KEY_FIELDS + [
     ("chunk_idx", pa.int32()), ("chunk_id", pa.string()), ("relevant", pa.bool_()),
     ("relevance_score", pa.float64()), ("used_by_answer", pa.bool_()), ("reason", pa.string()),
 ])
+_GENERATED_QUESTIONS_SCHEMA = pa.schema(_KEY_FIELDS + [("idx", pa.int32()), ("text", pa.string())])
 _CONTEXTS_TYPE = pa.list_(pa.struct([("chunk_id", pa.string()), ("text", pa.string())]))
 
 
@@ -318,13 +330,25 @@ class Store:
         with self._transaction() as cur:
             self._append(cur, "scores", frame)
 
-    def write_claims(self, claims: list[dict], chunks: list[dict]) -> None:
-        """Rows of `claims` and `chunk_verdicts` (see evaluators.claims.claim_rows), replacing earlier ones."""
+    def write_claims(self, run_id: str, keys: list[tuple[str, str]], claims: list[dict], chunks: list[dict],
+                     questions: list[dict] = ()) -> None:
+        """The judge's output for the (question_id, method) `keys` of a run: rows of `claims`,
+        `chunk_verdicts` (see evaluators.claims.claim_rows) and `generated_questions`, replacing
+        every earlier row of those keys (a re-judged answer may have fewer claims than before)."""
+        tables = (("claims", claims, _CLAIMS_SCHEMA), ("chunk_verdicts", chunks, _CHUNK_VERDICTS_SCHEMA),
+                  ("generated_questions", questions, _GENERATED_QUESTIONS_SCHEMA))
+        replaced = pa.table({"question_id": [q for q, _ in keys], "method": [m for _, m in keys]})
         with self._transaction() as cur:
-            if claims:
-                self._append(cur, "claims", pa.Table.from_pylist(claims, schema=_CLAIMS_SCHEMA))
-            if chunks:
-                self._append(cur, "chunk_verdicts", pa.Table.from_pylist(chunks, schema=_CHUNK_VERDICTS_SCHEMA))
+            cur.register("_replaced", replaced)
+            try:
+                for table, _, _ in tables:
+                    cur.execute(f"DELETE FROM {table} USING _replaced r WHERE {table}.run_id = ? "
+                                f"AND {table}.question_id = r.question_id AND {table}.method = r.method", [run_id])
+            finally:
+                cur.unregister("_replaced")
+            for table, rows, schema in tables:
+                if rows:
+                    self._append(cur, table, pa.Table.from_pylist(list(rows), schema=schema))
 
     def write_judge_calls(self, calls: list[dict]) -> None:
         """Rows of `judge_calls`: every attempt with its raw request and response (never a key)."""

@@ -16,9 +16,9 @@ from tests.test_openai_run import BROKEN_QUESTION, _cli, _files, _responder
 METRICS = "faithfulness,wp_precision,context_precision,exact_match"
 
 
-def _run(db, golden, outputs, server, model="judge-model", method="local_search"):
+def _run(db, golden, outputs, server, model="judge-model", method="local_search", metrics=METRICS):
     out = _cli(db, "--golden", str(golden), "--outputs", f"{method}={outputs}", "--judge", "openai",
-               "--model", model, "--base-url", server.base_url, "--metrics", METRICS)
+               "--model", model, "--base-url", server.base_url, "--metrics", metrics)
     assert out.returncode == 0, out.stderr
     return out
 
@@ -45,11 +45,12 @@ def test_a_rerun_with_the_same_inputs_and_model_makes_no_request(tmp_path):
     db = tmp_path / "cache.duckdb"
     with start_server() as server:
         server.responder = _responder(refuse_q2=False)
-        _run(db, golden, outputs, server)
+        every_call = METRICS + ",judge_overall,answer_relevance"  # the holistic call and the generated questions too
+        _run(db, golden, outputs, server, metrics=every_call)
         first_run, first_requests = _latest_run(db), server.request_count
-        assert first_requests == 4  # extraction + verification for q1 and q2
+        assert first_requests == 6  # extraction, verification and holistic for q1 and q2
 
-        _run(db, golden, outputs, server)
+        _run(db, golden, outputs, server, metrics=every_call)
         second_run = _latest_run(db)
         assert second_run != first_run
         assert server.request_count == first_requests  # zero requests
@@ -60,7 +61,7 @@ def test_a_rerun_with_the_same_inputs_and_model_makes_no_request(tmp_path):
     second_calls = _query(db, "SELECT question_id, purpose, status, response, input_tokens, output_tokens, cached, "
                               "latency_ms FROM judge_calls WHERE run_id = ? ORDER BY question_id, purpose",
                           [second_run])
-    assert len(first_calls) == len(second_calls) == 4
+    assert len(first_calls) == len(second_calls) == 6
     assert not any(c[-1] for c in first_calls)
     assert all(c[-2] is True and c[-1] == 0 for c in second_calls)  # cached, no latency
     # same replies and token counts as the calls that paid for them
@@ -159,7 +160,7 @@ def test_cache_key_covers_model_seed_format_and_messages():
         assert cache_key({**body, **change}) != key
 
 
-def test_migration_from_version_1_adds_the_cache_and_keeps_the_data(tmp_path):
+def test_migration_from_version_1_to_the_latest_keeps_the_data(tmp_path):
     db = tmp_path / "v1.duckdb"
     con = duckdb.connect(str(db))  # what Store._migrate did when MIGRATIONS held one entry
     con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER, applied_at TIMESTAMP)")
@@ -175,11 +176,12 @@ def test_migration_from_version_1_adds_the_cache_and_keeps_the_data(tmp_path):
 
     store = Store(db)
     try:
-        assert SCHEMA_VERSION == 2 and store.schema_version() == 2
+        assert store.schema_version() == SCHEMA_VERSION == len(MIGRATIONS)
         cur = store.cursor()
         assert cur.execute("SELECT run_id, name, status FROM runs").fetchall() == [("run-1", "old", "finished")]
         assert cur.execute("SELECT question_id, value FROM scores").fetchall() == [("q1", 1.0)]
         assert cur.execute("SELECT count(*) FROM judge_cache").fetchall() == [(0,)]
+        assert cur.execute("SELECT count(*) FROM generated_questions").fetchall() == [(0,)]  # migration 3
 
         assert store.cached_reply("k") is None
         store.cache_reply("k", model="m", prompt_version="v", purpose="extraction", response="{}",

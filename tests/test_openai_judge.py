@@ -5,6 +5,7 @@ Backoff is shrunk through the constructor (`backoff_base`), so the whole file ru
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -66,6 +67,18 @@ SEED_000_VERIFICATION = {
 
 
 SEED_000_REPLIES = (Reply.json(SEED_000_EXTRACTION), Reply.json(SEED_000_VERIFICATION))
+
+# The white paper's ratings of its case study (correctness 3, relevance 4) in the holistic reply.
+SEED_000_HOLISTIC = {
+    "correctness": 3, "completeness": 3, "faithfulness": 5, "relevance": 4, "clarity": 4, "overall_score": 4,
+    "verdict": "partial", "explanation": "Both name benefits and risks; the answer is not fully aligned.",
+    "alignment": {"reasoning": "The answer overlaps partially with the reference.", "score": 3},
+    "question_relevance": {"reasoning": "Mostly on-topic, though slightly indirect.", "score": 4},
+    "step1_correctness": {"reasoning": "Accurate.", "score": 85},
+    "step2_completeness": {"reasoning": "Misses 'mostly exciting'.", "score": 70},
+    "step3_consistency": {"reasoning": "Consistent.", "score": 95},
+    "classification": "CORRECT",
+}
 
 
 def seed_000_sample() -> Sample:
@@ -144,7 +157,7 @@ def test_seed_000_case_study_builds_the_matrix_and_the_seed_scores(server):
     assert m.chunk_relevance == (ChunkRelevance(True, 90, "names a benefit"),
                                  ChunkRelevance(True, 85, "names a downside"),
                                  ChunkRelevance(False, 10, "about timing only"))
-    assert judgment.matched_reference_claims == ((0,), (1,))
+    assert m.answer_matches == ((0,), (1,))
     assert judgment.generated_questions == tuple(SEED_000_EXTRACTION["generated_questions"])
 
     scores = claim_metrics(m)
@@ -238,6 +251,21 @@ def test_failed_verification_keeps_the_claims_and_leaves_its_cells_open(server):
     assert judgment.matrix.answer_claims == tuple(SEED_000_EXTRACTION["answer_claims"])
     scores = claim_metrics(judgment.matrix)
     assert scores["faithfulness"].status == JUDGE_ERROR and scores["context_precision"].status == JUDGE_ERROR
+    assert "HTTP 502" in scores["faithfulness"].detail  # the cell says which call failed and how
+
+
+def test_a_verification_that_times_out_leaves_timeout_cells(server):
+    server.enqueue(Reply.json(SEED_000_EXTRACTION))
+    server.responder = lambda body: Reply.delay(2)
+    judgment = judge_one(server, timeout=0.2, max_attempts=2)
+
+    assert judgment.status == TIMEOUT and judgment.matrix is not None
+    scores = claim_metrics(judgment.matrix)
+    assert scores["faithfulness"].status == TIMEOUT and "no reply within 0.2 s" in scores["faithfulness"].detail
+    assert scores["completeness"].status == TIMEOUT
+    # A matrix that is whole is not touched by the failure bookkeeping.
+    assert claim_metrics(dataclasses.replace(judgment.matrix, missing_status=JUDGE_ERROR, missing_reason=None)
+                         )["faithfulness"].status == JUDGE_ERROR
 
 
 def test_timeout_after_the_last_attempt_is_a_timeout(server):
@@ -354,6 +382,48 @@ def test_json_schema_refusal_falls_back_to_json_mode_for_good(server):
     again = judge.judge_sync([sample_with_chunks(2, "q2")])[0]
     assert again.status == OK and len(again.calls) == 2
     assert [r.body["response_format"]["type"] for r in server.requests] == ["json_schema"] + ["json_object"] * 4
+
+
+# -- the holistic call ---------------------------------------------------------------------------------
+
+def test_holistic_ratings_in_one_call_with_the_schema_and_the_whole_context(server):
+    server.enqueue(Reply.json(SEED_000_HOLISTIC))
+    rated = make_judge(server).rate_sync([seed_000_sample()])[0]
+
+    assert (rated.status, rated.error) == (OK, None) and [c.purpose for c in rated.calls] == ["holistic"]
+    h = rated.holistic
+    assert h.ratings == {"correctness": 3, "completeness": 3, "faithfulness": 5, "relevance": 4, "clarity": 4,
+                         "overall": 4}
+    assert (h.verdict, h.classification) == ("partial", "CORRECT")
+    assert h.alignment == (3, "The answer overlaps partially with the reference.")
+    assert h.geval["completeness"] == (70, "Misses 'mostly exciting'.")
+    body = server.requests[0].body
+    assert body["response_format"]["json_schema"] == prompts.HOLISTIC_SCHEMA
+    assert body["messages"][0]["content"] == prompts.HOLISTIC_SYSTEM  # static instructions first
+    user = body["messages"][1]["content"]
+    assert all(chunk in user for chunk in SEED_000_CHUNKS) and SEED_000_REFERENCE in user and SEED_000_ANSWER in user
+
+
+@pytest.mark.parametrize("bad", [
+    {"overall_score": 7},  # outside the 1-5 scale: never clipped
+    {"classification": "MAYBE"},
+    {"step1_correctness": {"reasoning": "", "score": 140}},
+])
+def test_a_holistic_reply_off_the_scale_is_repaired_then_a_judge_error(server, bad):
+    server.enqueue(Reply.json({**SEED_000_HOLISTIC, **bad}), Reply.json(SEED_000_HOLISTIC))
+    repaired = make_judge(server).rate_sync([seed_000_sample()])[0]
+    assert repaired.status == OK and [c.status for c in repaired.calls] == ["invalid", OK]
+    assert [c.purpose for c in repaired.calls] == ["holistic", "holistic_repair"]
+
+    server.enqueue(Reply.json({**SEED_000_HOLISTIC, **bad}), Reply.json({**SEED_000_HOLISTIC, **bad}))
+    failed = make_judge(server).rate_sync([seed_000_sample()])[0]
+    assert failed.holistic is None and failed.status == JUDGE_ERROR and "after one repair" in failed.error
+
+
+def test_a_holistic_timeout_is_a_timeout(server):
+    server.responder = lambda body: Reply.delay(2)
+    rated = make_judge(server, timeout=0.2, max_attempts=2).rate_sync([seed_000_sample()])[0]
+    assert (rated.holistic, rated.status) == (None, TIMEOUT)
 
 
 # -- records and concurrency --------------------------------------------------------------------------

@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 
 from tests.openai_server import Reply, start_server
-from tests.test_openai_judge import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_QUESTION,
-                                     SEED_000_REFERENCE, SEED_000_VERIFICATION)
+from tests.test_openai_judge import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_HOLISTIC,
+                                     SEED_000_QUESTION, SEED_000_REFERENCE, SEED_000_VERIFICATION)
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-test-key-that-must-never-be-stored"
@@ -35,10 +35,14 @@ def _responder(refuse_q2: bool):
         if BROKEN_QUESTION in json.dumps(body):
             if refuse_q2:
                 return Reply.status(401, "Incorrect API key provided")  # not retried: fails at once
+            if schema == "holistic_rating":
+                return Reply.json(SEED_000_HOLISTIC)
             if schema == "claim_extraction":
                 return Reply.json({"answer_claims": [], "reference_claims": [], "generated_questions": []})
             return Reply.json({"answer_claims": [], "reference_claims": [],
                                "chunks": [{"chunk_id": "C1", "relevant": False, "relevance_score": 0, "reason": "-"}]})
+        if schema == "holistic_rating":
+            return Reply.json(SEED_000_HOLISTIC)
         return Reply.json(SEED_000_EXTRACTION if schema == "claim_extraction" else SEED_000_VERIFICATION)
     return reply
 
@@ -93,3 +97,39 @@ def test_openai_judge_needs_a_model_and_a_key(tmp_path):
     golden, outputs = _files(tmp_path)
     out = _cli(tmp_path / "x.duckdb", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai")
     assert out.returncode == 2 and "--model" in out.stderr
+
+
+def test_the_whole_catalogue_under_the_llm_judge(tmp_path):
+    """Every metric of the white paper's case study with scripted judge replies: the claim matrix, the
+    generated questions and the holistic ratings all reach the scores and their tables."""
+    golden, outputs = _files(tmp_path)
+    db = tmp_path / "all.duckdb"
+    with start_server() as server:
+        server.responder = _responder(refuse_q2=False)
+        out = _cli(db, "--golden", str(golden), "--outputs", f"local_search={outputs}", "--judge", "openai",
+                   "--model", "judge-model", "--base-url", server.base_url)
+        assert out.returncode == 0, out.stderr
+        purposes = sorted(r.body["response_format"]["json_schema"]["name"] for r in server.requests)
+    assert purposes == ["claim_extraction", "claim_extraction", "claim_verification", "claim_verification",
+                        "holistic_rating", "holistic_rating"]  # 3 calls per sample
+
+    con = duckdb.connect(str(db), read_only=True)
+    cells = {m: (v, s, j, d) for m, v, s, j, d in con.execute(
+        "SELECT metric, value, status, judge, detail FROM scores WHERE question_id = 'q1'").fetchall()}
+    questions = con.execute("SELECT text FROM generated_questions WHERE question_id = 'q1' ORDER BY idx").fetchall()
+    matched = con.execute("SELECT claim_idx, matched_claims FROM claims WHERE question_id = 'q1' AND source = 'answer' "
+                          "ORDER BY claim_idx").fetchall()
+    con.close()
+    # seed 000's case study: faithfulness 5.0, precision 3.7, recall 5.0 on its 1-5 projection
+    assert (cells["faithfulness"][0], round(1 + 4 * cells["wp_precision"][0], 1), cells["wp_recall"][0]) == (1.0, 3.7, 1.0)
+    assert cells["wp_correctness"][:3] == (3.0, "ok", "openai") and cells["wp_relevance"][0] == 4.0
+    assert cells["wp_overall"][0] == 3.93
+    assert cells["judge_clarity"][:3] == (4.0, "ok", "openai")  # the offline judge cannot rate it; an LLM does
+    assert cells["factual_accuracy"][0] == 82.5 and cells["accuracy_grade"][3].startswith("A")
+    assert cells["verdict"][3].startswith("pass") and "the judge said 'partial'" in cells["verdict"][3]
+    assert cells["answer_class"][3] == "CORRECT (LLM judge)"
+    assert [q for q, in questions] == SEED_000_EXTRACTION["generated_questions"]
+    relevance = cells["answer_relevance"]
+    assert relevance[1:3] == ("ok", "openai") and "generated questions" in relevance[3] and 0 < relevance[0] <= 100
+    assert matched == [(0, [0]), (1, [1])]
+    assert cells["exact_match"][2] == "deterministic"

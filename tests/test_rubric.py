@@ -6,7 +6,9 @@ from evaluators import engine, loaders
 from evaluators.claims import CONTRADICTED as C, NOT_FOUND as N, SUPPORTED as S, ChunkRelevance, ClaimMatrix
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.composite import ragas_from_results
-from evaluators.rubric import CONTRADICTED, RUBRIC_IDS, answer_contradicted_by_reference, offline_rubric
+from evaluators.claims import JudgeFailure
+from evaluators.rubric import (CONTRADICTED, RUBRIC_IDS, Holistic, answer_contradicted_by_reference, judged_rubric,
+                               offline_rubric)
 from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Result, not_applicable
 from evaluators.store import close_store, open_store
 
@@ -170,12 +172,74 @@ def test_ragas_score_reproduces_seed_003():
     assert failed.status == JUDGE_ERROR and "faithfulness" in failed.detail
 
 
+# ----------------------------------------------------------------------------- an LLM judge's ratings
+
+def holistic(**overrides) -> Holistic:
+    base = dict(ratings={"correctness": 3, "completeness": 3, "faithfulness": 5, "relevance": 4, "clarity": 4,
+                         "overall": 4},
+                verdict="pass", explanation="Benefits and risks, partly aligned.",
+                alignment=(3, "overlaps partially"), question_relevance=(4, "slightly indirect"),
+                geval={"correctness": (85, "accurate"), "completeness": (70, "misses a point"),
+                       "consistency": (95, "consistent")},
+                classification="CORRECT")
+    return Holistic(**{**base, **overrides})
+
+
+def test_judged_rubric_takes_the_ratings_and_applies_the_seeds_formulas():
+    # The white paper's case study: correctness 3.0 and relevance 4.0 rated; faithfulness 1.0, precision 2/3
+    # and recall 1.0 from the claim matrix project onto 5.0, 3.67 and 5.0.
+    out = judged_rubric(holistic(), claims(faithfulness=Result(1.0), wp_precision=Result(2 / 3),
+                                           wp_recall=Result(1.0)), None)
+    assert list(out) == list(RUBRIC_IDS) and all(r.status == OK for r in out.values())
+    assert [out[i].value for i in ("judge_correctness", "judge_completeness", "judge_faithfulness",
+                                   "judge_relevance", "judge_clarity", "judge_overall")] == [3, 3, 5, 4, 4, 4]
+    assert out["judge_overall"].detail == "LLM judge: Benefits and risks, partly aligned."
+    assert (out["verdict"].value, label(out["verdict"])) == (1.0, "pass")
+    assert (out["wp_correctness"].value, out["wp_relevance"].value) == (3.0, 4.0)
+    assert out["wp_correctness"].detail == "LLM judge: overlaps partially"
+    # 0.4 x 3 + 0.2 x 5 + 0.2 x (1 + 8/3) + 0.2 x 5 + 0 x 4 = 3.9333 -> 3.93
+    assert out["wp_overall"].value == 3.93
+    assert "faithfulness 5.00, precision 3.67, recall 5.00" in out["wp_overall"].detail
+    # GEval: 0.5 x 85 + 0.3 x 70 + 0.2 x 95 = 82.5 -> A
+    assert out["factual_accuracy"].value == 82.5 and "completeness: misses a point" in out["factual_accuracy"].detail
+    assert (out["accuracy_grade"].value, label(out["accuracy_grade"])) == (1.0, "A")
+    assert (out["answer_class"].value, label(out["answer_class"])) == (1.0, "CORRECT")
+
+
+def test_the_verdict_is_recomputed_from_overall_and_a_disagreeing_judge_is_noted():
+    out = judged_rubric(holistic(verdict="pass", ratings={**holistic().ratings, "overall": 3}), claims(), None)
+    assert label(out["verdict"]) == "partial" and out["verdict"].value == 0.5
+    assert "the judge said 'pass'" in out["verdict"].detail
+    assert judged_rubric(holistic(ratings={**holistic().ratings, "overall": 2}), claims(), None)["verdict"].value == 0.0
+
+
+def test_dont_know_comes_before_the_judges_class_and_survives_a_failed_call():
+    out = judged_rubric(holistic(classification="CORRECT"), claims(), "i don't know")
+    assert (out["answer_class"].value, label(out["answer_class"])) == (0.0, "DON'T KNOW")
+    assert label(judged_rubric(holistic(classification="WRONG"), claims(), None)["answer_class"]) == "WRONG"
+
+    failed = judged_rubric(JudgeFailure(TIMEOUT, "no reply within 60 s"), claims(), "not sure")
+    assert label(failed["answer_class"]) == "DON'T KNOW"
+    assert {r.status for k, r in failed.items() if k != "answer_class"} == {TIMEOUT}
+    assert failed["judge_overall"].detail == "holistic call: no reply within 60 s"
+
+
+def test_judged_wp_overall_leaves_out_precision_without_context_and_fails_with_a_failed_claim():
+    no_context = judged_rubric(holistic(), claims(wp_precision=not_applicable("no retrieved context")), None)
+    # (0.4 x 3 + 0.2 x 5 + 0.2 x 5) / 0.8 = 4.0
+    assert no_context["wp_overall"].value == 4.0 and "left out" in no_context["wp_overall"].detail
+    broken = judged_rubric(holistic(), claims(faithfulness=Result(None, JUDGE_ERROR, "no verdicts")), None)
+    assert broken["wp_overall"].status == JUDGE_ERROR and broken["judge_overall"].status == OK
+
+
 # ----------------------------------------------------------------------------- catalogue and engine
 
 def test_catalogue_entries():
     for mid in RUBRIC_IDS:
         m = REGISTRY[mid]
-        assert m.family == "rubric" and "judge" in m.needs and "offline mapping" in m.formula, mid
+        assert m.family == "rubric" and "judge" in m.needs, mid
+        if mid not in ("verdict", "accuracy_grade"):  # derived the same way under every judge
+            assert "LLM judge" in m.formula and "offline" in m.formula.lower(), mid  # both paths described
     assert {mid: REGISTRY[mid].scale for mid in ("verdict", "accuracy_grade", "answer_class")} == dict.fromkeys(
         ("verdict", "accuracy_grade", "answer_class"), "label")
     assert REGISTRY["factual_accuracy"].scale == "percent" and REGISTRY["judge_overall"].scale == "likert"

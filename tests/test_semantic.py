@@ -54,12 +54,13 @@ def test_every_semantic_metric_is_registered_with_its_declaration():
         assert embeddings.MODEL_NAME in m.formula
     assert REGISTRY["semantic_similarity"].needs == ("reference", "embeddings")
     assert REGISTRY["bert_score_f1"].needs == ("reference", "embeddings")
-    assert REGISTRY["answer_relevance"].needs == ("embeddings",)
+    assert REGISTRY["answer_relevance"].needs == ("judge", "embeddings")  # the judge generates the questions
     assert REGISTRY["semantic_similarity"].seed == "003" and REGISTRY["bert_score_f1"].seed == "003"
     assert REGISTRY["answer_relevance"].seed == "002, 003"
     bert = REGISTRY["bert_score_f1"].formula
     assert "microsoft/deberta-xlarge-mnli" in bert and "not comparable with published BERTScores" in bert
-    assert "Offline variant" in REGISTRY["answer_relevance"].formula
+    assert "generates from the answer" in REGISTRY["answer_relevance"].formula
+    assert "Offline judge: the direct question-answer cosine" in REGISTRY["answer_relevance"].formula
 
 
 def test_importing_the_metrics_does_not_import_torch():

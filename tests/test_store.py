@@ -125,11 +125,17 @@ def test_claims_and_chunk_verdicts_are_written_and_replaced(db):
              "reason": "1 chunk supported"}
     chunk = {"run_id": "r", "question_id": "q1", "method": "basic", "chunk_idx": 0, "chunk_id": "c1",
              "relevant": True, "relevance_score": 91.0, "used_by_answer": True, "reason": "cosine 0.8"}
-    store.write_claims([claim], [chunk])
-    store.write_claims([dict(claim, verdict="not_found", chunk_ids=[])], [chunk])
+    other = dict(claim, question_id="q2")
+    question = {"run_id": "r", "question_id": "q1", "method": "basic", "idx": 0, "text": "Who did it?"}
+    store.write_claims("r", [("q1", "basic"), ("q2", "basic")], [claim, dict(claim, claim_idx=1), other], [chunk],
+                       [question])
+    # q1 re-judged with one claim: its second claim goes, q2 (not re-judged) stays.
+    store.write_claims("r", [("q1", "basic")], [dict(claim, verdict="not_found", chunk_ids=[])], [chunk], [question])
     cur = store.cursor()
-    assert cur.execute("SELECT verdict, chunk_ids, matched_claims FROM claims").fetchall() == [("not_found", [], [0])]
+    assert cur.execute("SELECT question_id, claim_idx, verdict, chunk_ids, matched_claims FROM claims "
+                       "ORDER BY ALL").fetchall() == [("q1", 0, "not_found", [], [0]), ("q2", 0, "supported", ["c1"], [0])]
     assert cur.execute("SELECT chunk_id, relevant, relevance_score FROM chunk_verdicts").fetchall() == [("c1", True, 91.0)]
+    assert cur.execute("SELECT idx, text FROM generated_questions").fetchall() == [(0, "Who did it?")]
 
 
 def test_a_failed_write_leaves_nothing_half_written(db):
@@ -138,5 +144,5 @@ def test_a_failed_write_leaves_nothing_half_written(db):
              "text": "Alice did it.", "verdict": "supported", "chunk_ids": [], "matched_claims": [], "reason": None}
     bad_chunk = {"run_id": "r", "question_id": "q1", "method": "basic", "chunk_idx": "not a number"}
     with pytest.raises(Exception):
-        store.write_claims([claim], [bad_chunk])
+        store.write_claims("r", [("q1", "basic")], [claim], [bad_chunk])
     assert store.cursor().execute("SELECT count(*) FROM claims").fetchall() == [(0,)]

@@ -4,6 +4,8 @@
 `openai` is any OpenAI-compatible server (its key comes from OPENAI_API_KEY, never from the run's
 stored config). `judge_samples` is the one entry point the engine calls per batch; given the run's
 store, the openai judge answers repeated requests from its `judge_cache` table (`StoreCache`).
+A judge is asked for two parts separately, each only when a metric of the run needs it: the claim
+matrix (with the questions generated from the answer) and the holistic rubric ratings.
 """
 from __future__ import annotations
 
@@ -12,17 +14,29 @@ from dataclasses import dataclass, field
 
 from evaluators.claims import ClaimMatrix, JudgeFailure
 from evaluators.judges import offline
+from evaluators.rubric import Holistic
 from evaluators.schema import Sample
 
 JUDGES = (offline.JUDGE, "openai")
+CLAIMS, HOLISTIC = "claims", "holistic"  # the two parts a judge is asked for, separately and lazily
 
 
 @dataclass(frozen=True)
 class Judged:
-    """One sample's judge output: its matrix (or why there is none) and the calls it took."""
+    """One sample's judge output so far, and the calls it took. None: that part was not asked for,
+    or this judge has no such part (the offline judge generates no questions and rates nothing)."""
 
-    matrix: ClaimMatrix | JudgeFailure
+    matrix: ClaimMatrix | JudgeFailure | None = None
+    generated_questions: tuple[str, ...] | JudgeFailure | None = None  # from the answer (answer relevance)
+    holistic: Holistic | JudgeFailure | None = None
     calls: tuple = field(default=())  # openai_judge.CallRecord
+
+    def merged(self, other: Judged) -> Judged:
+        """This output with the parts `other` adds, and both's calls."""
+        return Judged(other.matrix if other.matrix is not None else self.matrix,
+                      other.generated_questions if other.generated_questions is not None else self.generated_questions,
+                      other.holistic if other.holistic is not None else self.holistic,
+                      self.calls + other.calls)
 
 
 class StoreCache:
@@ -38,9 +52,15 @@ class StoreCache:
         self.store.cache_reply(key, **fields)
 
 
-def judge_samples(judge: str, samples: Sequence[Sample], *, model: str | None = None,
+def judge_samples(judge: str, samples: Sequence[Sample], part: str = CLAIMS, *, model: str | None = None,
                   config: dict | None = None, store=None) -> list[Judged]:
+    """`part` (CLAIMS: the claim matrix and generated questions; HOLISTIC: the rubric ratings) of
+    every sample, in order."""
+    if part not in (CLAIMS, HOLISTIC):
+        raise ValueError(f"unknown judge part {part!r}")
     if judge == offline.JUDGE:
+        if part == HOLISTIC:
+            return [Judged() for _ in samples]  # the rubric ids come from the offline mapping instead
         return [Judged(m) for m in offline.build_matrices(samples)]
     if judge == "openai":
         from evaluators.judges.openai_judge import OpenAIJudge  # imports openai only when used
@@ -49,7 +69,15 @@ def judge_samples(judge: str, samples: Sequence[Sample], *, model: str | None = 
         client = OpenAIJudge(config.get("base_url"), model, concurrency=config.get("concurrency", 8),
                              cache=StoreCache(store) if store is not None else None,
                              **{k: config[k] for k in ("timeout", "max_attempts") if k in config})
-        return [Judged(j.matrix if j.matrix is not None else JudgeFailure(j.status, j.error or j.status),
-                       tuple(j.calls))
-                for j in client.judge_sync(samples)]
+        if part == HOLISTIC:
+            return [Judged(holistic=r.holistic or JudgeFailure(r.status, r.error or r.status), calls=tuple(r.calls))
+                    for r in client.rate_sync(samples)]
+        out = []
+        for j in client.judge_sync(samples):
+            if j.matrix is None:  # the extraction failed: no claims and no questions
+                failure = JudgeFailure(j.status, j.error or j.status)
+                out.append(Judged(failure, failure, calls=tuple(j.calls)))
+            else:
+                out.append(Judged(j.matrix, j.generated_questions, calls=tuple(j.calls)))
+        return out
     raise ValueError(f"unknown judge {judge!r}; available: {', '.join(JUDGES)}")

@@ -1,8 +1,10 @@
-"""The OpenAI-compatible LLM judge: fills each sample's claim matrix with 2 calls (1 + one more per
-further 16 chunks), through the `openai` package, against OpenAI, Azure, vLLM, Ollama or llama.cpp.
+"""The OpenAI-compatible LLM judge, through the `openai` package, against OpenAI, Azure, vLLM, Ollama
+or llama.cpp: each sample's claim matrix in 2 calls (1 + one more per further 16 chunks) and its
+holistic rubric ratings in 1 more.
 
     judge = OpenAIJudge(base_url="http://localhost:8000/v1", model="qwen2.5-7b-instruct")
-    judgments = judge.judge_sync(samples)          # or: await judge.judge(samples)
+    judgments = judge.judge_sync(samples)          # claim matrices; or: await judge.judge(samples)
+    ratings = judge.rate_sync(samples)             # holistic ratings; or: await judge.rate(samples)
 
 Policy (the issue's, and why):
 * Requests: structured outputs with a strict JSON schema (`prompts`), temperature 0 and a seed.
@@ -44,10 +46,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import openai
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from evaluators.claims import UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Verdict
 from evaluators.judges import prompts
+from evaluators.rubric import Holistic
 from evaluators.schema import JUDGE_ERROR, OK, TIMEOUT, Sample
 
 JUDGE = "openai"  # the judge name scores carry (the twin of offline.JUDGE), for the registry
@@ -68,7 +71,7 @@ _SCHEMA_REFUSAL = re.compile(r"json_schema|response_format|structured output", r
 class CallRecord:
     """One HTTP attempt, as the `judge_calls` table keeps it (run and sample keys added by the caller)."""
 
-    purpose: str  # extraction, verification, extraction_repair, verification_repair
+    purpose: str  # extraction, verification, holistic; with _repair for a repair call
     model: str
     prompt_hash: str  # sha256 of the request's messages (prompts.prompt_json)
     request: str  # the request body as JSON text (never holds the key: it travels in a header)
@@ -91,8 +94,16 @@ class Judgment:
     status: str  # ok, judge_error or timeout (evaluators.schema)
     error: str | None
     calls: list[CallRecord] = field(default_factory=list)
-    # Per answer claim, the 0-based indexes of the reference claims stating the same fact.
-    matched_reference_claims: tuple[tuple[int, ...], ...] = ()
+
+
+@dataclass
+class HolisticJudgment:
+    """The holistic ratings of one sample, or why there are none (status judge_error or timeout)."""
+
+    holistic: Holistic | None
+    status: str
+    error: str | None
+    calls: list[CallRecord] = field(default_factory=list)
 
 
 # -- reply models: lenient on purpose (verdict strings are mapped, not rejected) ---------------------
@@ -132,6 +143,60 @@ class _Verification(BaseModel):
     answer_claims: list[_AnswerClaim]
     reference_claims: list[_ReferenceClaim]
     chunks: list[_ChunkRelevanceReply]
+
+
+_Rating = Field(ge=1, le=5)  # a rating outside the rubric's scale is unusable: repaired, never clipped
+
+
+class _Reasoned(BaseModel):
+    reasoning: str = ""
+    score: float
+
+
+class _Rated(_Reasoned):
+    score: float = _Rating
+
+
+class _Percent(_Reasoned):
+    score: float = Field(ge=0, le=100)
+
+
+class _HolisticReply(BaseModel):
+    correctness: float = _Rating
+    completeness: float = _Rating
+    faithfulness: float = _Rating
+    relevance: float = _Rating
+    clarity: float = _Rating
+    overall_score: float = _Rating
+    verdict: str = ""
+    explanation: str = ""
+    alignment: _Rated
+    question_relevance: _Rated
+    step1_correctness: _Percent
+    step2_completeness: _Percent
+    step3_consistency: _Percent
+    classification: str
+
+    @field_validator("classification")
+    @classmethod
+    def _class(cls, value: str) -> str:
+        label = value.strip().upper()
+        if label not in ("CORRECT", "WRONG"):
+            raise ValueError(f"classification must be CORRECT or WRONG, not {value!r}")
+        return label
+
+    def holistic(self) -> Holistic:
+        return Holistic(
+            ratings={"correctness": self.correctness, "completeness": self.completeness,
+                     "faithfulness": self.faithfulness, "relevance": self.relevance, "clarity": self.clarity,
+                     "overall": self.overall_score},
+            verdict=self.verdict.strip().lower(), explanation=self.explanation.strip(),
+            alignment=(self.alignment.score, self.alignment.reasoning.strip()),
+            question_relevance=(self.question_relevance.score, self.question_relevance.reasoning.strip()),
+            geval={name: (step.score, step.reasoning.strip()) for name, step in (
+                ("correctness", self.step1_correctness), ("completeness", self.step2_completeness),
+                ("consistency", self.step3_consistency))},
+            classification=self.classification)
 
 
 class CallFailed(Exception):
@@ -191,6 +256,17 @@ class OpenAIJudge:
         """`judge` for synchronous callers (CLI, a Streamlit worker thread); not inside a running loop."""
         return asyncio.run(self.judge(samples))
 
+    async def rate(self, samples: Sequence[Sample]) -> list[HolisticJudgment]:
+        """The holistic ratings of every sample, in order (one call each); never raises for a judge fault."""
+        semaphore = asyncio.Semaphore(self.concurrency)
+        async with openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
+                                      max_retries=0) as client:
+            session = _Session(self, client, semaphore)
+            return list(await asyncio.gather(*(session.rate_sample(s) for s in samples)))
+
+    def rate_sync(self, samples: Sequence[Sample]) -> list[HolisticJudgment]:
+        return asyncio.run(self.rate(samples))
+
     # -- retry policy -------------------------------------------------------------------------------
 
     def retry_delay(self, retry: int, retry_after: float | None) -> float | None:
@@ -219,6 +295,20 @@ class _Session:
         judgment = await self._judge_sample(sample)
         if self.judge.cache is not None:
             self.remember(judgment.calls)
+        return judgment
+
+    async def rate_sample(self, sample: Sample) -> HolisticJudgment:
+        golden, output = sample.golden, sample.output
+        calls: list[CallRecord] = []
+        messages = prompts.holistic_messages(golden.question, golden.reference, [c.text for c in output.contexts],
+                                             output.answer)
+        try:
+            reply = await self.call("holistic", messages, prompts.HOLISTIC_SCHEMA, _parse_holistic, calls)
+            judgment = HolisticJudgment(reply.holistic(), OK, None, calls)
+        except CallFailed as failed:
+            judgment = HolisticJudgment(None, failed.status, str(failed), calls)
+        if self.judge.cache is not None:
+            self.remember(calls)
         return judgment
 
     def remember(self, calls: list[CallRecord]) -> None:
@@ -258,13 +348,14 @@ class _Session:
                     # The reply is used as it is; its record says it was short.
                     records[-1] = _replace_status(records[-1], INCOMPLETE, f"{missing} verdicts missing")
             calls.extend(records)
-        matrix = merged.matrix(tuple(c.chunk_id for c in output.contexts))
         if failures:
             status = TIMEOUT if all(f.status == TIMEOUT for f in failures) else JUDGE_ERROR
             error = "; ".join(f"verification: {f}" for f in failures)
         else:
             status, error = OK, merged.missing_description()
-        return Judgment(matrix, questions, status, error, calls, merged.matched_reference_claims())
+        # The cells a failed call left None carry its status and reason to the metrics that need them.
+        matrix = merged.matrix(tuple(c.chunk_id for c in output.contexts), status if failures else JUDGE_ERROR, error)
+        return Judgment(matrix, questions, status, error, calls)
 
     async def verify(self, question: str, answer_claims: list[str], reference_claims: list[str],
                      chunks: list[str], batch: range, first: bool):
@@ -463,6 +554,10 @@ def _parse_verification(content: str) -> _Verification:
     return _Verification.model_validate(json.loads(content))
 
 
+def _parse_holistic(content: str) -> _HolisticReply:
+    return _HolisticReply.model_validate(json.loads(content))
+
+
 def _clean(texts: list[str]) -> list[str]:
     return [t.strip() for t in texts if t and t.strip()]
 
@@ -559,14 +654,12 @@ class _Merge:
             return None
         return f"the judge gave no verdict for {n} cells (left None: judge_error on the metrics needing them)"
 
-    def matched_reference_claims(self) -> tuple[tuple[int, ...], ...]:
-        return tuple(self.matched)
-
-    def matrix(self, chunk_ids: tuple[str, ...]) -> ClaimMatrix:
+    def matrix(self, chunk_ids: tuple[str, ...], missing_status: str, missing_reason: str | None) -> ClaimMatrix:
         return ClaimMatrix(
             answer_claims=tuple(self.answer_claims), reference_claims=tuple(self.reference_claims),
             chunk_ids=chunk_ids,
             answer_vs_chunks=tuple(map(tuple, self.answer_vs_chunks)),
             reference_vs_chunks=tuple(map(tuple, self.reference_vs_chunks)),
             answer_vs_reference=tuple(self.answer_vs_reference), reference_vs_answer=tuple(self.reference_vs_answer),
-            chunk_relevance=tuple(self.relevance))
+            chunk_relevance=tuple(self.relevance), answer_matches=tuple(self.matched),
+            missing_status=missing_status, missing_reason=missing_reason)

@@ -1,6 +1,6 @@
 """The LLM judge's prompts and reply schemas, in one versioned module.
 
-Two calls fill one sample's claim matrix (DESIGN.md "Judging"):
+Three calls judge one sample (DESIGN.md "Judging"); the first two fill its claim matrix:
 
 1. extraction: the atomic claims of the answer and of the reference (seed 003's extraction rules)
    and 3 questions generated from the answer (seed 002's answer relevance).
@@ -9,6 +9,9 @@ Two calls fill one sample's claim matrix (DESIGN.md "Judging"):
    and every chunk's relevance: a bool, 0-100 and a short reason (seed 003's relevance prompt).
    More than `CHUNKS_PER_CALL` chunks go to further calls with the next chunk numbers; the claims
    comparison is asked only in the first (`compare_claims`), and the replies merge by id.
+3. holistic: the 1-5 ratings of seeds 001 and 000, seed 003's three GEval criteria (0-100) and its
+   CORRECT/WRONG class, each with the seed's rubric, in one reply (`evaluators.rubric.Holistic`).
+   It needs no claims, so it is independent of calls 1 and 2.
 
 Every system message is static and every user message holds only the sample's data, so providers
 that cache prompt prefixes reuse the instructions across samples. The same JSON shape is described
@@ -21,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-PROMPT_VERSION = "claims-2026-11.1"
+PROMPT_VERSION = "2026-11.2"
 CHUNKS_PER_CALL = 16
 N_GENERATED_QUESTIONS = 3
 VERDICT_VALUES = ("supported", "contradicted", "not_found", "unknown")
@@ -74,6 +77,56 @@ OUTPUT: only a JSON object, no prose. Use the ids exactly as given. With COMPARE
  "chunks": [{"chunk_id": "C1", "relevant": true, "relevance_score": 90, "reason": "..."}]}
 With COMPARE CLAIMS: no, leave out "reference_verdict", "matched_reference_claims" and "answer_verdict"."""
 
+HOLISTIC_SYSTEM = """You are an expert evaluator of answers written by a retrieval-augmented generation (RAG) system.
+
+You get a QUESTION, the REFERENCE answer (the ground truth), the retrieved CONTEXT chunks (C1, C2, ...) and the ANSWER to rate.
+Rate the ANSWER only; judge facts against the REFERENCE and grounding against the CONTEXT, never against outside knowledge.
+
+PART 1. Six ratings, integers 1-5:
+- "correctness": does the answer match the reference factually? 5 all facts match the reference exactly; 3 some facts
+  correct, some missing or wrong; 1 facts are incorrect or contradictory.
+- "completeness": does the answer cover all key points of the reference? 5 all key points addressed; 3 some key points
+  covered, others missing; 1 most key points are missing.
+- "faithfulness": is the answer grounded in the retrieved context? 5 every claim is supported by the context; 3 some
+  claims supported, some unsupported; 1 significant hallucinated content. With no context, 5.
+- "relevance": does the answer directly address the question? 5 directly and precisely answers it; 3 partially
+  addresses it; 1 off-topic or tangential.
+- "clarity": is the answer well written and easy to understand? 5 clear, well-structured, professional; 3 understandable
+  but could be clearer; 1 confusing, poorly written or incoherent.
+- "overall_score": holistic quality, considering all factors: 5 excellent (accurate, complete, well articulated); 4 good
+  (mostly correct with minor gaps); 3 partial (some correct information but significant gaps); 2 poor (mostly
+  incorrect or incomplete); 1 fail (wrong or irrelevant).
+- "verdict": "pass" when overall_score >= 4, "partial" when it is 3, "fail" when it is 2 or less.
+- "explanation": two or three sentences on the ratings.
+
+PART 2. Answer against reference and question, integers 1-5, reasoning first:
+- "alignment": how factually aligned the answer is with the reference. When the answer and the reference are both
+  confused or evasive in the same way, alignment is high, because they are similar.
+- "question_relevance": whether the answer addresses the intent of the question. An answer as confused as its
+  reference still misses the question: low.
+
+PART 3. Factual accuracy against the reference, step by step, scores 0-100, reasoning first:
+- "step1_correctness": are all factual claims of the answer accurate? 90-100 all facts completely accurate, no errors;
+  70-89 minor inaccuracies that do not change the core meaning; 50-69 some notable factual errors but main points
+  correct; 30-49 multiple significant factual errors; 0-29 predominantly incorrect or fabricated facts.
+- "step2_completeness": is all essential information of the reference present? 90-100 all essential information with
+  appropriate detail; 70-89 most key information, minor details missing; 50-69 core information present but lacking
+  important details; 30-49 significant gaps; 0-29 most essential information missing.
+- "step3_consistency": is the answer internally, logically consistent? 90-100 completely consistent, no
+  contradictions; 70-89 mostly consistent with minor ambiguities; 50-69 some inconsistencies but overall coherent;
+  30-49 notable contradictions or logical gaps; 0-29 highly inconsistent or contradictory.
+
+PART 4. "classification": "CORRECT" when the answer is factually correct and addresses the question similarly to the
+reference; "WRONG" when it is factually incorrect, incomplete, or does not properly address the question. Consider the
+factual accuracy against the reference, the completeness of the answer and whether the core question is answered.
+
+OUTPUT: only a JSON object, no prose:
+{"correctness": 4, "completeness": 4, "faithfulness": 5, "relevance": 4, "clarity": 5, "overall_score": 4,
+ "verdict": "pass", "explanation": "...",
+ "alignment": {"reasoning": "...", "score": 4}, "question_relevance": {"reasoning": "...", "score": 4},
+ "step1_correctness": {"reasoning": "...", "score": 85}, "step2_completeness": {"reasoning": "...", "score": 70},
+ "step3_consistency": {"reasoning": "...", "score": 95}, "classification": "CORRECT"}"""
+
 REPAIR_INSTRUCTION = """Your previous reply could not be used: {error}
 Reply again with the complete answer as one valid JSON object in the required format, and nothing else."""
 
@@ -111,6 +164,12 @@ def verification_messages(question: str, answer_claims: Sequence[str], reference
         f"COMPARE CLAIMS: {'yes' if compare_claims else 'no'}",
     ])
     return [{"role": "system", "content": VERIFICATION_SYSTEM}, {"role": "user", "content": user}]
+
+
+def holistic_messages(question: str, reference: str, chunks: Sequence[str], answer: str) -> Messages:
+    context = "\n\n".join(f"[{chunk_id(i)}]\n{text}" for i, text in enumerate(chunks)) or "(no retrieved context)"
+    user = f"QUESTION:\n{question}\n\nREFERENCE:\n{reference}\n\nCONTEXT:\n{context}\n\nANSWER:\n{answer}"
+    return [{"role": "system", "content": HOLISTIC_SYSTEM}, {"role": "user", "content": user}]
 
 
 def repair_messages(messages: Messages, bad_output: str, error: str) -> Messages:
@@ -155,6 +214,24 @@ def verification_schema(compare_claims: bool) -> dict:
                            "reference_claims": {"type": "array", "items": _object(reference_claim)},
                            "chunks": {"type": "array", "items": _object(chunk)}}),
     }
+
+
+_RATING = {"type": "integer"}
+_REASONED = {"reasoning": {"type": "string"}, "score": {"type": "number"}}
+
+HOLISTIC_SCHEMA = {
+    "name": "holistic_rating",
+    "strict": True,
+    "schema": _object({
+        **{dim: _RATING for dim in ("correctness", "completeness", "faithfulness", "relevance", "clarity",
+                                    "overall_score")},
+        "verdict": {"type": "string", "enum": ["pass", "partial", "fail"]},
+        "explanation": {"type": "string"},
+        **{part: _object(_REASONED) for part in ("alignment", "question_relevance", "step1_correctness",
+                                                 "step2_completeness", "step3_consistency")},
+        "classification": {"type": "string", "enum": ["CORRECT", "WRONG"]},
+    }),
+}
 
 
 def prompt_json(messages: Messages) -> str:

@@ -1,9 +1,10 @@
 """Rubric metrics (seeds 000, 001, 003): the 1-5 dimensions, verdict, GEval accuracy, answer classes.
 
-An LLM judge will give these in one holistic call. The offline judge derives them from the claim
-metrics of the batch (`context.matrices`), the semantic family's answer relevance and the
-uncertainty check, by the mapping documented in `evaluators.rubric` (pure and unit-tested there).
-Scores carry judge='offline' (the engine sets it: every metric here needs "judge").
+An LLM judge rates each answer in one holistic call (`context.judged(samples, HOLISTIC)`); the
+offline judge has none, so it derives the same ids from the claim metrics of the batch, the
+semantic family's answer relevance and the uncertainty check. Both paths are in `evaluators.rubric`
+(pure, unit-tested there). Scores carry the run's judge (the engine sets it: every metric here
+needs "judge"), so an offline number is never mistaken for an LLM's.
 
 The whole mapping runs once per batch and is shared by the 13 ids (`rubric_batch`).
 """
@@ -13,11 +14,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from evaluators.claims import claim_metrics
+from evaluators.judges import HOLISTIC, offline
 from evaluators.metrics.registry import metric
 from evaluators.metrics.semantic import answer_relevance
-from evaluators.rubric import CONTRADICTED, CORRECT_F1, answer_contradicted_by_reference, offline_rubric
+from evaluators.rubric import CONTRADICTED, CORRECT_F1, answer_contradicted_by_reference, judged_rubric, offline_rubric
 from evaluators.schema import Result, Sample
 from evaluators.text import is_dont_know
+
 
 def rubric_batch(samples: Sequence[Sample], context: Any) -> list[dict[str, Result]]:
     """Every rubric id of every sample, computed once per batch and shared by the 13 ids."""
@@ -25,12 +28,17 @@ def rubric_batch(samples: Sequence[Sample], context: Any) -> list[dict[str, Resu
 
 
 def _rubric_rows(samples: Sequence[Sample], context: Any) -> list[dict[str, Result]]:
+    matrices = context.matrices(samples)
+    dont_know = [is_dont_know(s.output.answer) for s in samples]
+    if context.judge != offline.JUDGE:
+        ratings = [j.holistic for j in context.judged(samples, HOLISTIC)]
+        return [judged_rubric(h, claim_metrics(m), dk) for h, m, dk in zip(ratings, matrices, dont_know)]
     rows = []
     relevance = answer_relevance(samples, context)  # embeddings are cached: cheap after the semantic family
-    for sample, matrix, rel in zip(samples, context.matrices(samples), relevance):
+    for matrix, rel, dk in zip(matrices, relevance, dont_know):
         claims = dict(claim_metrics(matrix))
         claims[CONTRADICTED] = answer_contradicted_by_reference(matrix)
-        rows.append(offline_rubric(claims, rel, is_dont_know(sample.output.answer)))
+        rows.append(offline_rubric(claims, rel, dk))
     return rows
 
 
@@ -42,54 +50,62 @@ def _compute(metric_id: str):
 
 
 _L = "1 + 4x (seed 000's projection)"
-_RELEVANCE = ("answer_relevance here is the offline direct question-answer cosine x 100, which runs lower than "
+_RELEVANCE = ("answer_relevance there is the offline direct question-answer cosine x 100, which runs lower than "
               "an LLM's relevance rating")
+_LLM = "LLM judge: its 1-5 rating by seed 001's rubric, in the holistic call"
 
 # id, scale, seed, needs, formula
 RUBRIC_METRICS = [
     ("judge_correctness", "likert", "001", ("judge", "reference"),
-     f"Seed 001: does the answer match the ground truth factually (1-5)? offline mapping: "
+     f"Seed 001: does the answer match the ground truth factually (1-5)? {_LLM}. Offline mapping: "
      f"round(1 + 4 x answer_correctness_f1, 1), {_L}."),
     ("judge_completeness", "likert", "001", ("judge", "reference"),
-     "Seed 001: does the answer cover all key points of the ground truth (1-5)? offline mapping: "
+     f"Seed 001: does the answer cover all key points of the ground truth (1-5)? {_LLM}. Offline mapping: "
      "round(1 + 4 x completeness, 1)."),
     ("judge_faithfulness", "likert", "001", ("judge", "contexts"),
-     "Seed 001: is the answer grounded in the retrieved context (1-5)? offline mapping: "
+     f"Seed 001: is the answer grounded in the retrieved context (1-5)? {_LLM}. Offline mapping: "
      "round(1 + 4 x faithfulness, 1); no context -> 5.0 with 'No context to verify.' (seed 000)."),
     ("judge_relevance", "likert", "001", ("judge", "embeddings"),
-     f"Seed 001: does the answer directly address the question (1-5)? offline mapping: "
+     f"Seed 001: does the answer directly address the question (1-5)? {_LLM}. Offline mapping: "
      f"round(1 + 4 x answer_relevance / 100, 1); {_RELEVANCE}."),
     ("judge_clarity", "likert", "001", ("judge",),
-     "Seed 001: is the answer well written (1-5)? offline mapping: none: the offline judge has no signal "
-     "for writing quality, so the cell is not applicable; an LLM judge rates it."),
+     f"Seed 001: is the answer well written (1-5)? {_LLM}. Offline: not applicable, as the offline judge has "
+     "no signal for writing quality."),
     ("judge_overall", "likert", "001", ("judge", "reference", "contexts", "embeddings"),
-     "Seed 001: holistic quality (1-5). offline mapping: round(mean of the unrounded correctness, completeness, "
-     "faithfulness and relevance projections, 1); clarity is not rated offline."),
+     f"Seed 001: holistic quality (1-5). {_LLM} (overall_score). Offline mapping: round(mean of the unrounded "
+     "correctness, completeness, faithfulness and relevance projections, 1); clarity is not rated offline."),
     ("verdict", "label", "001", ("judge", "reference", "contexts", "embeddings"),
-     "Seed 001: pass when overall >= 4, partial when >= 3, else fail; value pass 1, partial 0.5, fail 0, the label "
-     "in detail. offline mapping: from the offline judge_overall as stored (1 decimal)."),
+     "Seed 001: pass when overall >= 4, partial when >= 3, else fail, always recomputed from judge_overall "
+     "(a judge whose own verdict disagrees is noted in detail); value pass 1, partial 0.5, fail 0, the label "
+     "in detail."),
     ("wp_correctness", "likert", "000", ("judge", "reference"),
-     f"Seed 000: factual alignment of answer and reference (1-5). offline mapping: "
-     f"round(1 + 4 x answer_correctness_f1, 1), as judge_correctness."),
+     "Seed 000: factual alignment of answer and reference (1-5). LLM judge: its 'alignment' rating with "
+     "reasoning (an answer as confused as its reference rates high). Offline mapping: "
+     "round(1 + 4 x answer_correctness_f1, 1), as judge_correctness."),
     ("wp_relevance", "likert", "000", ("judge", "embeddings"),
-     f"Seed 000: is the answer on-topic with the question (1-5)? offline mapping: "
-     f"round(1 + 4 x answer_relevance / 100, 1), as judge_relevance; {_RELEVANCE}."),
+     "Seed 000: is the answer on-topic with the question (1-5)? LLM judge: its 'question_relevance' rating "
+     "with reasoning. Offline mapping: round(1 + 4 x answer_relevance / 100, 1), as judge_relevance; "
+     f"{_RELEVANCE}."),
     ("wp_overall", "likert", "000", ("judge", "reference", "contexts", "embeddings"),
-     "Seed 000: 0.4 correctness + 0.2 faithfulness + 0.2 precision + 0.2 recall + 0 relevance on 1-5. "
-     "offline mapping: each part 1 + 4x of answer_correctness_f1, faithfulness, wp_precision, wp_recall, "
-     "answer_relevance / 100; a not-applicable part (precision without context) is left out and the weights "
-     "renormalised; rounded to 2 decimals."),
+     "Seed 000: 0.4 correctness + 0.2 faithfulness + 0.2 precision + 0.2 recall + 0 relevance on 1-5, "
+     "rounded to 2 decimals; faithfulness, precision (wp_precision) and recall (wp_recall) are the claim "
+     "ratios projected 1 + 4x; correctness and relevance are wp_correctness and wp_relevance (LLM judge) or "
+     "1 + 4x of answer_correctness_f1 and answer_relevance / 100 (offline). A not-applicable part (precision "
+     "without context) is left out and the weights renormalised."),
     ("factual_accuracy", "percent", "003", ("judge", "reference"),
-     "Seed 003 GEval: 0.5 correctness + 0.3 completeness + 0.2 consistency, each 0-100. offline mapping: "
-     "correctness = 100 x answer_correctness_f1, completeness = 100 x completeness, consistency = 100 minus the "
-     "share (x100) of answer claims the reference contradicts; rounded to 2 decimals."),
+     "Seed 003 GEval: 0.5 correctness + 0.3 completeness + 0.2 consistency, each 0-100, rounded to 2 "
+     "decimals. LLM judge: the three criteria scored step by step with seed 003's rubrics (we apply the "
+     "weights, not the judge). Offline mapping: correctness = 100 x answer_correctness_f1, completeness = "
+     "100 x completeness, consistency = 100 minus the share (x100) of answer claims the reference contradicts "
+     "(a stand-in for internal consistency)."),
     ("accuracy_grade", "label", "003", ("judge", "reference"),
      "Seed 003: A >= 80, B >= 60, C >= 40, D >= 20, else E of factual_accuracy; value A..E = 1, 0.75, 0.5, "
-     "0.25, 0, the grade in detail. offline mapping: from the offline factual_accuracy."),
+     "0.25, 0, the grade in detail."),
     ("answer_class", "label", "003", ("judge", "reference"),
-     f"Seed 003: DON'T KNOW when the answer has an uncertainty phrase (checked first), else CORRECT or WRONG; "
-     f"value CORRECT 1, WRONG 0, DON'T KNOW 0, the label in detail. offline mapping: CORRECT when "
-     f"answer_correctness_f1 >= {CORRECT_F1} (judge_correctness >= 3), else WRONG."),
+     f"Seed 003: DON'T KNOW when the answer has an uncertainty phrase (checked first, no judge needed), else "
+     f"CORRECT or WRONG; value CORRECT 1, WRONG 0, DON'T KNOW 0, the label in detail. LLM judge: its "
+     f"CORRECT/WRONG by seed 003's criteria. Offline mapping: CORRECT when answer_correctness_f1 >= "
+     f"{CORRECT_F1} (judge_correctness >= 3), else WRONG."),
 ]
 
 for _id, _scale, _seed, _needs, _formula in RUBRIC_METRICS:

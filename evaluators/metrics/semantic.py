@@ -11,8 +11,9 @@ Decisions on what the seeds leave open (the `formula` strings are the short form
 * bert_score_f1 runs on all-MiniLM-L6-v2's token embeddings, not the seed's
   microsoft/deberta-xlarge-mnli (which cannot be downloaded here): values are not comparable with
   published BERTScores. No idf weighting and no baseline rescaling (bert-score's defaults).
-* answer_relevance is the offline variant until judges exist: the direct question-answer cosine,
-  not the mean over judge-generated questions; every `detail` says so.
+* answer_relevance is the seeds' mean cosine between the question and the questions an LLM judge
+  generated from the answer (stored in `generated_questions`); under the offline judge, which
+  generates none, it is the direct question-answer cosine, and every `detail` says which.
 * Cosines become percentages as seed 003's semantic similarity does: round(max(0, cos) x 100, 2),
   so every value stays within the declared 0-100 scale.
 """
@@ -27,6 +28,8 @@ from evaluators import embeddings
 from evaluators.embeddings import MAX_TOKENS, MODEL_NAME
 from evaluators.formulas import f1_from_precision_recall, mean_cosine, semantic_similarity_percent
 from evaluators.metrics.registry import metric
+from evaluators.claims import JudgeFailure
+from evaluators.judges import offline
 from evaluators.schema import Result, Sample, not_applicable
 
 _EMPTY_RULE = "0 by seed 003's rule for empty inputs"
@@ -34,6 +37,7 @@ _EMPTY_ANSWER = Result(0.0, detail=f"the answer is empty: {_EMPTY_RULE}")
 _EMPTY_REFERENCE = Result(0.0, detail=f"the reference is empty: {_EMPTY_RULE}")
 _EMPTY_QUESTION = not_applicable("the question is empty")
 OFFLINE_RELEVANCE = "offline: direct question-answer cosine, not generated questions"
+GENERATED_RELEVANCE = "mean over the judge's generated questions"
 _TRUNCATION = f"texts beyond {MAX_TOKENS} word pieces are truncated (the model's limit)"
 
 
@@ -120,18 +124,31 @@ def semantic_similarity(samples: Sequence[Sample], context: Any = None) -> list[
 
 @metric(
     "answer_relevance", family="semantic", scale="percent", higher_is_better=True, seed="002, 003",
-    needs=("embeddings",),
-    formula=f"Seeds 002/003 define it as mean_i cos(question, q_i) x 100 over N questions q_i an LLM "
-            f"generates from the answer. Offline variant (no judge generates them yet): round(max(0, "
-            f"cos(question, answer)) x 100, 2), the direct question-answer cosine in the spirit of seed "
-            f"003's 'Alternative Direct Assessment', on {MODEL_NAME} sentence embeddings; {_TRUNCATION}. "
-            f"An empty answer scores 0.",
+    needs=("judge", "embeddings"),
+    formula=f"round(max(0, mean_i cos(question, q_i)) x 100, 2) over the N = 3 questions q_i an LLM judge "
+            f"generates from the answer (seeds 002/003), on {MODEL_NAME} sentence embeddings; a judge that "
+            f"finds nothing in the answer to ask about generates none: 0. Offline judge: the direct "
+            f"question-answer cosine round(max(0, cos(question, answer)) x 100, 2), in the spirit of seed "
+            f"003's 'Alternative Direct Assessment' (it runs lower than the generated-question variant); "
+            f"{_TRUNCATION}. An empty answer scores 0.",
 )
 def answer_relevance(samples: Sequence[Sample], context: Any = None) -> list[Result]:
-    # The seeds compare the question with questions a judge generated from the answer. Until a
-    # judge stores those, the answer itself is the one probe (N = 1); the judge path will hand
-    # `_relevance` its generated questions as the probes instead.
-    return _relevance(samples, [(s.output.answer,) for s in samples], OFFLINE_RELEVANCE)
+    if context is None or context.judge == offline.JUDGE:
+        return _relevance(samples, [(s.output.answer,) for s in samples], OFFLINE_RELEVANCE)
+    questions = [j.generated_questions for j in context.judged(samples)]
+    out: list[Result | None] = [None] * len(samples)
+    todo = []
+    for i, generated in enumerate(questions):
+        if isinstance(generated, JudgeFailure):
+            out[i] = Result(None, generated.status, f"no generated questions: {generated.error}")
+        elif not generated:
+            out[i] = Result(0.0, detail="the judge generated no question from the answer (nothing in it to ask about)")
+        else:
+            todo.append(i)
+    judged = _relevance([samples[i] for i in todo], [questions[i] for i in todo], GENERATED_RELEVANCE)
+    for i, result in zip(todo, judged):
+        out[i] = result
+    return out
 
 
 def _relevance(samples: Sequence[Sample], probes: Sequence[Sequence[str]], how: str) -> list[Result]:
@@ -151,6 +168,8 @@ def _relevance(samples: Sequence[Sample], probes: Sequence[Sequence[str]], how: 
     cosines = iter(_pair_cosines(questions, flat_probes))
     for i, (result, sample_probes) in enumerate(zip(out, probes)):
         if result is None:
-            mean = mean_cosine([next(cosines) for _ in sample_probes])
-            out[i] = Result(semantic_similarity_percent(mean), detail=f"{how}; cosine {mean:.4f}")
+            each = [next(cosines) for _ in sample_probes]
+            mean = mean_cosine(each)
+            per_probe = f" ({', '.join(f'{c:.4f}' for c in each)})" if len(each) > 1 else ""
+            out[i] = Result(semantic_similarity_percent(mean), detail=f"{how}; cosine {mean:.4f}{per_probe}")
     return out

@@ -67,8 +67,8 @@ def test_a_rerun_with_the_same_inputs_and_model_makes_no_request(tmp_path):
     # same replies and token counts as the calls that paid for them
     assert [c[:6] for c in second_calls] == [c[:6] for c in first_calls]
     cache = _query(db, "SELECT model, prompt_version, purpose FROM judge_cache ORDER BY purpose")
-    assert cache == [("judge-model", prompts.PROMPT_VERSION, "extraction")] * 2 + \
-                    [("judge-model", prompts.PROMPT_VERSION, "verification")] * 2
+    assert cache == [("judge-model", prompts.PROMPT_VERSION, purpose)
+                     for purpose in ("extraction", "holistic", "verification") for _ in range(2)]
 
 
 def test_another_model_or_a_changed_answer_misses_the_cache(tmp_path):

@@ -11,6 +11,7 @@ import pandas as pd
 
 from evaluators import engine, loaders, queries
 from evaluators.judges import JUDGES
+from evaluators.judges.estimate import estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import NEEDS, SCALES
 from evaluators.schema import LoadError
@@ -66,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics", help="comma-separated metric ids (default: all; see `metrics`)")
     run.add_argument("--name", help="a name for the run")
     run.add_argument("--concurrency", type=int, default=8, help="judge calls in flight at once (default: 8)")
+    run.add_argument("--estimate", action="store_true",
+                     help="print the judge calls and tokens the run would take, and stop (nothing is stored)")
     again = run.add_mutually_exclusive_group()
     again.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run; finished cells are kept")
     again.add_argument("--retry-failed", metavar="RUN_ID", help="re-score only the cells of a run that ended in an error")
@@ -139,7 +142,7 @@ def _load_inputs(args) -> tuple[loaders.Dataset, list[loaders.Dataset]]:
 
 
 def cmd_run(args) -> int:
-    if args.judge == "openai" and not (args.resume or args.retry_failed):
+    if args.judge == "openai" and not (args.resume or args.retry_failed or args.estimate):
         missing = [what for what, ok in (("--model", args.model), ("OPENAI_API_KEY in the environment",
                                           os.environ.get("OPENAI_API_KEY"))) if not ok]
         if missing:
@@ -151,6 +154,9 @@ def cmd_run(args) -> int:
         metric_ids = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
         resolve(metric_ids)  # unknown ids fail before any file is read
         golden, outputs = _load_inputs(args)
+        samples = _print_plan(golden, outputs, metric_ids, args.judge)
+        if args.estimate:
+            return EXIT_OK if samples else EXIT_BAD_INPUT
         store = open_store(args.db)
         golden_id = store.save_dataset(golden).dataset_id
         outputs_ids = list(dict.fromkeys(store.save_dataset(ds).dataset_id for ds in outputs))
@@ -160,19 +166,23 @@ def cmd_run(args) -> int:
             config={"context_sep": args.context_sep, "concurrency": args.concurrency,
                     "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")},
         )
-        _print_plan(store, run_id)
+        print(f"run {run_id}", file=sys.stderr)
     else:
         store = open_store(args.db)
     _execute_with_bar(store, run_id)
     return _report(store, run_id)
 
 
-def _print_plan(store, run_id: str) -> None:
-    run = store.run(run_id)
-    p = engine.plan(store.golden_items(run["golden_dataset_id"]), store.rag_outputs(list(run["outputs_dataset_ids"])))
-    print(f"run {run_id}: {len(p.samples)} samples x {len(run['metrics'])} metrics", file=sys.stderr)
+def _print_plan(golden, outputs, metric_ids: list[str] | None, judge: str) -> list:
+    """Print what the run will do and what it will cost the judge; return its samples."""
+    metrics = resolve(metric_ids)
+    p = engine.plan(golden.golden, [o for ds in outputs for o in ds.outputs])
+    print(f"{len(p.samples)} samples x {len(metrics)} metrics", file=sys.stderr)
     for method, qids in p.missing.items():
         print(f"  note: {method} has no answer for {len(qids)} golden question(s), e.g. {qids[0]}", file=sys.stderr)
+    if judge != "offline" and p.samples:
+        print(estimate(p.samples, judge, metrics).summary(), file=sys.stderr)
+    return p.samples
 
 
 def _execute_with_bar(store, run_id: str) -> None:

@@ -552,7 +552,7 @@ def _kendall(values: np.ndarray, valid: np.ndarray, ok: np.ndarray) -> np.ndarra
         x_sorted = dense[rows, i]
         y = dense[rows, j]
         if x_sorted[0] == x_sorted[-1] or y.min() == y.max():
-            continue  # constant side: tau is 0/0 (scipy would warn and return NaN)
+            continue  # constant side: tau is 0/0; NaN without calling scipy
         out[i, j] = out[j, i] = float(sps.kendalltau(y, x_sorted).statistic)
     return out
 
@@ -600,6 +600,9 @@ def correlation_matrix(
     else:
         coefficients = _kendall(values, valid, ok)
     coefficients = np.clip(coefficients, -1.0, 1.0)
+    # pandas' Pearson can give 0.9999999999999998 on the diagonal; a column is exactly itself.
+    diagonal = np.diag_indices_from(coefficients)
+    coefficients[diagonal] = np.where(np.isnan(coefficients[diagonal]), np.nan, 1.0)
     return (
         pd.DataFrame(coefficients, index=columns, columns=columns),
         pd.DataFrame(n_obs, index=columns, columns=columns),

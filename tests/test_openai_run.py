@@ -112,6 +112,12 @@ def test_the_whole_catalogue_under_the_llm_judge(tmp_path):
         purposes = sorted(r.body["response_format"]["json_schema"]["name"] for r in server.requests)
     assert purposes == ["claim_extraction", "claim_extraction", "claim_verification", "claim_verification",
                         "holistic_rating", "holistic_rating"]  # 3 calls per sample
+    assert "judge calls: 6 (3.0 per sample: 2 extraction, 2 verification, 2 holistic)" in out.stderr  # estimated before
+
+    estimated = _cli(tmp_path / "none.duckdb", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai",
+                     "--metrics", "faithfulness", "--estimate")
+    assert estimated.returncode == 0 and "judge calls: 4 (2.0 per sample" in estimated.stderr
+    assert not (tmp_path / "none.duckdb").exists()  # an estimate stores nothing
 
     con = duckdb.connect(str(db), read_only=True)
     cells = {m: (v, s, j, d) for m, v, s, j, d in con.execute(

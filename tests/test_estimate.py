@@ -1,0 +1,61 @@
+"""The pre-run estimate of judge calls and tokens (evaluators.judges.estimate)."""
+import math
+
+import pytest
+
+from evaluators.judges import prompts
+from evaluators.judges.estimate import approx_tokens, estimate, needed_parts
+from evaluators.metrics import resolve
+from evaluators.schema import Chunk, GoldenItem, RagOutput, Sample
+
+
+def sample(n_chunks: int, answer: str = "Paris is the capital. It is in France.", qid: str = "q1") -> Sample:
+    chunks = tuple(Chunk(f"c{i}", f"Chunk {i} text about Paris.") for i in range(n_chunks))
+    return Sample(GoldenItem(qid, "What is the capital of France?", "Paris."), RagOutput(qid, "m", answer, chunks))
+
+
+ALL = resolve(None)
+
+
+@pytest.mark.parametrize("n_chunks, verifications", [(0, 1), (3, 1), (16, 1), (17, 2), (40, 3)])
+def test_calls_per_sample_follow_the_judges_batching(n_chunks, verifications):
+    e = estimate([sample(n_chunks)], "openai", ALL)
+    assert e.calls == {"extraction": 1, "verification": verifications, "holistic": 1}
+    assert e.total_calls == 2 + verifications
+
+
+def test_nothing_to_verify_takes_no_verification_call():
+    e = estimate([Sample(GoldenItem("q", "Q?", ""), RagOutput("q", "m", "", ()))], "openai", ALL)
+    assert e.calls == {"extraction": 1, "holistic": 1}
+
+
+def test_only_the_parts_the_chosen_metrics_need():
+    assert needed_parts(resolve(["exact_match", "rouge_l"])) == set()
+    assert needed_parts(resolve(["faithfulness"])) == {"claims"}
+    assert needed_parts(resolve(["answer_relevance"])) == {"claims"}  # the generated questions
+    assert needed_parts(resolve(["judge_overall"])) == {"claims", "holistic"}
+    assert estimate([sample(2)] * 3, "openai", resolve(["faithfulness"])).calls == {"extraction": 3, "verification": 3}
+    lexical = estimate([sample(2)], "openai", resolve(["exact_match"]))
+    assert lexical.total_calls == 0 and "none" in lexical.summary()
+    assert estimate([sample(2)], "offline", ALL).total_calls == 0
+
+
+def test_input_tokens_of_extraction_and_holistic_come_from_the_real_messages():
+    s = sample(2)
+    e = estimate([s], "openai", ALL)
+    extraction = prompts.extraction_messages(s.golden.question, s.output.answer, s.golden.reference)
+    holistic = prompts.holistic_messages(s.golden.question, s.golden.reference, [c.text for c in s.output.contexts],
+                                         s.output.answer)
+    assert e.input_tokens["extraction"] == sum(math.ceil(len(m["content"]) / 4) for m in extraction)
+    assert e.input_tokens["holistic"] == sum(math.ceil(len(m["content"]) / 4) for m in holistic)
+    # Longer chunks cost more verification input; more claims more verification output.
+    longer = estimate([sample(2, answer="Paris is the capital. It is in France. It has the Louvre. It is big.")],
+                      "openai", ALL)
+    assert longer.output_tokens["verification"] > e.output_tokens["verification"]
+    assert approx_tokens("") == 0 and approx_tokens("abcde") == 2
+
+
+def test_summary_names_calls_per_sample_and_tokens():
+    text = estimate([sample(3, qid="a"), sample(20, qid="b")], "openai", ALL).summary()
+    assert text.startswith("judge calls: 7 (3.5 per sample: 2 extraction, 3 verification, 2 holistic)")
+    assert "tokens, estimated at 4 characters each" in text

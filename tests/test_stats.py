@@ -1,0 +1,653 @@
+"""Unit tests of evaluators.stats: hand-computed values first, then cross-checks against scipy,
+pandas and brute force, then the edge cases.
+
+Monte Carlo comparisons (our bootstrap vs scipy.stats.bootstrap, random sign flips vs the exact
+enumeration) use tolerances of about 4 standard errors of the Monte Carlo noise, with fixed
+seeds, so they are deterministic and still fail on a wrong method.
+"""
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from evaluators import stats as st
+from evaluators.stats import (
+    Kappa,
+    MeanCI,
+    PairedComparison,
+    cohen_kappa,
+    correlation_matrix,
+    holm,
+    mean_ci,
+    paired_comparison,
+)
+
+NAN = float("nan")
+
+
+# ------------------------------------------------------------------------------------------------
+# mean_ci
+
+
+def test_t_interval_hand_computed():
+    # mean 3, sd sqrt(2.5), sem sqrt(2.5 / 5) = 0.70711, t(0.975, 4) = 2.776445 -> +-1.963243
+    ci = mean_ci([1, 2, 3, 4, 5], max_bootstrap_n=0)
+    assert ci.method == "t"
+    assert ci.n == 5
+    assert ci.mean == 3.0
+    assert ci.low == pytest.approx(1.036757, abs=1e-6)
+    assert ci.high == pytest.approx(4.963243, abs=1e-6)
+    low, high = sps.t.interval(0.95, 4, loc=3.0, scale=sps.sem([1, 2, 3, 4, 5]))
+    assert (ci.low, ci.high) == pytest.approx((low, high), rel=1e-12)
+
+
+def test_t_interval_other_confidence():
+    x = np.random.default_rng(3).normal(10, 2, size=200)
+    ci = mean_ci(x, 0.9, max_bootstrap_n=100)
+    low, high = sps.t.interval(0.9, 199, loc=x.mean(), scale=sps.sem(x))
+    assert (ci.method, ci.confidence) == ("t", 0.9)
+    assert (ci.low, ci.high) == pytest.approx((low, high), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        # continuous: resampled through indices
+        np.random.default_rng(1).exponential(size=40),
+        # 1-5 Likert, n >> distinct values: resampled through multinomial counts
+        np.random.default_rng(2).choice([1, 2, 3, 4, 5], p=[0.05, 0.1, 0.2, 0.4, 0.25], size=300),
+    ],
+    ids=["continuous", "likert"],
+)
+def test_bootstrap_matches_scipy_bootstrap(values):
+    values = values.astype(float)
+    ci = mean_ci(values, n_boot=20_000, seed=7)
+    ref = sps.bootstrap(
+        (values,), np.mean, confidence_level=0.95, n_resamples=20_000, method="percentile",
+        rng=np.random.default_rng(11),
+    ).confidence_interval
+    sd_of_mean = values.std(ddof=1) / math.sqrt(values.size)
+    assert ci.method == "bootstrap"
+    assert ci.mean == pytest.approx(values.mean())
+    # percentile endpoints from 20,000 resamples: Monte Carlo sd ~0.02 sd_of_mean each
+    assert ci.low == pytest.approx(ref.low, abs=0.1 * sd_of_mean)
+    assert ci.high == pytest.approx(ref.high, abs=0.1 * sd_of_mean)
+
+
+def test_bootstrap_close_to_t_for_large_n():
+    x = np.random.default_rng(5).uniform(size=3000)
+    boot = mean_ci(x)
+    t = mean_ci(x, max_bootstrap_n=0)
+    width = t.high - t.low
+    assert boot.method == "bootstrap" and t.method == "t"
+    assert abs(boot.low - t.low) < 0.1 * width
+    assert abs(boot.high - t.high) < 0.1 * width
+
+
+def test_bootstrap_is_seeded():
+    x = np.random.default_rng(0).normal(size=50)
+    assert mean_ci(x, seed=1) == mean_ci(x, seed=1)
+    assert mean_ci(x, seed=1) != mean_ci(x, seed=2)
+
+
+def test_interval_contains_mean_and_widens_with_confidence():
+    x = np.random.default_rng(9).normal(size=60)
+    narrow, wide = mean_ci(x, 0.8), mean_ci(x, 0.99)
+    assert wide.low < narrow.low < narrow.mean < narrow.high < wide.high
+
+
+def test_bootstrap_or_t_switches_at_max_bootstrap_n():
+    x = list(range(10))
+    assert mean_ci(x, max_bootstrap_n=10).method == "bootstrap"
+    assert mean_ci(x, max_bootstrap_n=9).method == "t"
+
+
+def test_missing_values_are_dropped():
+    expected = mean_ci([1.0, 3.0, 8.0])
+    assert mean_ci([1, None, NAN, 3, 8]) == expected
+    assert mean_ci(np.array([1, NAN, 3, 8])) == expected
+    assert mean_ci(pd.Series([1, pd.NA, 3, 8], dtype="Float64")) == expected
+    assert mean_ci([1, pd.NA, 3, 8]) == expected
+    assert mean_ci(v for v in [1, None, 3, 8]) == expected  # any iterable
+    assert expected.n == 3 and expected.mean == 4.0
+
+
+@pytest.mark.parametrize("values", [[], [None, NAN]])
+def test_mean_ci_empty(values):
+    assert mean_ci(values) == MeanCI(None, None, None, 0, None, 0.95)
+
+
+def test_mean_ci_single_value():
+    assert mean_ci([None, 4.5]) == MeanCI(4.5, None, None, 1, None, 0.95)
+
+
+@pytest.mark.parametrize("max_bootstrap_n, method", [(5000, "bootstrap"), (0, "t")])
+def test_mean_ci_all_equal(max_bootstrap_n, method):
+    ci = mean_ci([0.1] * 7, max_bootstrap_n=max_bootstrap_n)
+    assert (ci.mean, ci.low, ci.high, ci.method) == (0.1, 0.1, 0.1, method)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"values": [1, math.inf]}, "infinite"),
+        ({"values": [[1, 2], [3, 4]]}, "one-dimensional"),
+        ({"values": [1, 2], "confidence": 1.0}, "confidence"),
+        ({"values": [1, 2], "confidence": 0}, "confidence"),
+        ({"values": [1, 2], "n_boot": 0}, "n_boot"),
+        ({"values": [1, 2], "max_bootstrap_n": -1}, "max_bootstrap_n"),
+    ],
+)
+def test_mean_ci_rejects_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        mean_ci(**kwargs)
+
+
+# ------------------------------------------------------------------------------------------------
+# paired_comparison
+
+
+def test_paired_small_exact_hand_computed():
+    # d = a - b = [1, 2, 1, 0, 2, -1]: sum 5. Flipping the zero changes nothing; over the 32
+    # patterns of |d| = {1, 1, 1, 2, 2} (total 7), |sum| >= 5 iff the flipped part sums to <= 1
+    # (4 patterns) or >= 6 (4 patterns): p = 8/32.
+    r = paired_comparison([3, 4, 5, 4, 5, 2], [2, 2, 4, 4, 3, 3])
+    assert r.test == "permutation-exact"
+    assert r.p_value == 0.25
+    assert (r.n, r.wins, r.ties, r.losses) == (6, 4, 1, 1)
+    assert r.mean_diff == pytest.approx(5 / 6)
+    assert (r.mean_a, r.mean_b) == pytest.approx((23 / 6, 18 / 6))
+
+
+def _scipy_sign_flip_p(d: np.ndarray) -> float:
+    return float(
+        sps.permutation_test(
+            (d,), lambda x, axis: np.mean(x, axis=axis), permutation_type="samples",
+            n_resamples=np.inf, vectorized=True,
+        ).pvalue
+    )
+
+
+@pytest.mark.parametrize("n", [2, 7, 12, 16])  # n = 1: test_paired_single_pair
+def test_paired_exact_matches_scipy_permutation_test(n):
+    rng = np.random.default_rng(n)
+    a = rng.normal(0.3, 1, size=n)
+    b = rng.normal(0.0, 1, size=n)
+    r = paired_comparison(a, b)
+    assert r.test == "permutation-exact"
+    assert r.p_value == pytest.approx(_scipy_sign_flip_p(a - b), abs=1e-12)
+
+
+def test_paired_exact_with_likert_ties_matches_scipy():
+    rng = np.random.default_rng(4)
+    a = rng.integers(1, 6, size=15).astype(float)
+    b = np.clip(a - rng.integers(-1, 3, size=15), 1, 5)
+    r = paired_comparison(a, b)
+    assert r.test == "permutation-exact"
+    assert r.p_value == pytest.approx(_scipy_sign_flip_p(a - b), abs=1e-12)
+
+
+def _exact_sign_flip_p(d: np.ndarray) -> float:
+    """Brute force over all 2**n patterns (independent of the module's zero-dropping)."""
+    n = d.size
+    signs = 1 - 2 * ((np.arange(2**n)[:, None] >> np.arange(n)) & 1)
+    sums = np.abs(signs @ d)
+    return float(np.mean(sums >= abs(d.sum()) - 1e-9))
+
+
+def test_paired_random_flips_close_to_exact():
+    rng = np.random.default_rng(12)
+    d = rng.normal(0.4, 1, size=18)
+    r = paired_comparison(d, np.zeros(18), seed=3)
+    exact = _exact_sign_flip_p(d)
+    assert r.test == "permutation-random"
+    assert 0 < r.p_value < 1
+    assert r.p_value == pytest.approx(exact, abs=4 * math.sqrt(exact * (1 - exact) / st.RANDOM_FLIPS))
+    assert paired_comparison(d, np.zeros(18), seed=3) == r  # seeded
+
+
+def test_paired_random_p_value_counts_the_observed_sample():
+    # all 19 differences positive: only 2 of 2**19 patterns are as extreme, so the random flips
+    # almost surely find none; p is then 1 / (RANDOM_FLIPS + 1), never 0
+    r = paired_comparison(np.arange(1.0, 20.0), np.zeros(19))
+    assert r.test == "permutation-random"
+    k = r.p_value * (st.RANDOM_FLIPS + 1)
+    assert k >= 1 and k == pytest.approx(round(k))
+
+
+@pytest.mark.parametrize("n, test", [(16, "permutation-exact"), (17, "permutation-random"),
+                                     (19, "permutation-random"), (20, "wilcoxon-pratt")])
+def test_paired_test_switches_with_n(n, test):
+    d = np.linspace(-1, 3, n) + 0.01  # no zeros, no ties
+    assert paired_comparison(d, np.zeros(n)).test == test
+
+
+def test_paired_zero_differences_do_not_count_towards_the_exact_limit():
+    # 18 pairs, 3 of them equal: 15 non-zero differences, still enumerated exactly
+    rng = np.random.default_rng(8)
+    d = np.r_[rng.normal(0.3, 1, size=15), 0, 0, 0]
+    r = paired_comparison(d, np.zeros(18))
+    assert r.test == "permutation-exact"
+    assert r.p_value == pytest.approx(_exact_sign_flip_p(d), abs=1e-12)
+
+
+def _wilcoxon_exact_no_ties(d: np.ndarray) -> float:
+    """Two-sided exact Wilcoxon p-value from the null distribution of T+ (counted by DP)."""
+    n = d.size
+    ranks = sps.rankdata(np.abs(d))
+    t_plus = int(ranks[d > 0].sum())
+    counts = np.zeros(n * (n + 1) // 2 + 1)
+    counts[0] = 1
+    for k in range(1, n + 1):  # each rank k is either in T+ or not
+        counts[k:] = counts[k:] + counts[:-k].copy()
+    pmf = counts / 2**n
+    return min(1.0, 2 * min(pmf[: t_plus + 1].sum(), pmf[t_plus:].sum()))
+
+
+def test_paired_wilcoxon_exact_distribution_from_n_20():
+    rng = np.random.default_rng(21)
+    d = rng.normal(0.5, 1, size=24)
+    r = paired_comparison(d, np.zeros(24))
+    assert r.test == "wilcoxon-pratt"
+    assert r.p_value == pytest.approx(_wilcoxon_exact_no_ties(d), rel=1e-9)
+
+
+def test_paired_wilcoxon_pratt_hand_computed():
+    # 5 wins by one point, 95 ties. Pratt ranks the 95 zeros (1..95) and the five ties at 98,
+    # then drops the zeros: T+ = 490. Null mean (100*101 - 95*96) / 4 = 245; variance
+    # (100*101*201 - 95*96*191) / 24 - (5**3 - 5) / 48 = 12005 (Cureton; the tie correction
+    # leaves the zeros out). z = 245 / sqrt(12005) = 2.2361 -> p = 0.02535.
+    # ("zsplit" would give 0.343, "wilcox" on the 5 non-zero alone is not the rule here.)
+    r = paired_comparison([2] * 5 + [3] * 95, [1] * 5 + [3] * 95)
+    z = 245 / math.sqrt(12005)
+    assert r.test == "wilcoxon-pratt"
+    assert r.p_value == pytest.approx(2 * sps.norm.sf(z), rel=1e-12)
+    assert r.p_value == pytest.approx(0.025347, abs=1e-6)
+    assert (r.wins, r.ties, r.losses) == (5, 95, 0)
+
+
+def test_paired_wilcoxon_matches_scipy_with_likert_ties():
+    rng = np.random.default_rng(30)
+    a = rng.integers(1, 6, size=80).astype(float)
+    b = np.clip(a + rng.choice([-1, 0, 0, 1, 2], size=80), 1, 5)
+    r = paired_comparison(a, b)
+    assert r.p_value == pytest.approx(sps.wilcoxon(a, b, zero_method="pratt").pvalue, rel=1e-12)
+
+
+def test_paired_interval_is_mean_ci_of_differences():
+    rng = np.random.default_rng(2)
+    a, b = rng.uniform(size=50), rng.uniform(size=50)
+    r = paired_comparison(a, b, seed=4, confidence=0.9)
+    ci = mean_ci(a - b, 0.9, seed=4)
+    assert (r.mean_diff, r.low, r.high, r.ci_method) == (ci.mean, ci.low, ci.high, ci.method)
+    assert r.mean_diff == pytest.approx(r.mean_a - r.mean_b)
+    big = paired_comparison(a, b, max_bootstrap_n=10)
+    assert big.ci_method == "t"
+
+
+def test_paired_swapping_sides_mirrors_the_result():
+    rng = np.random.default_rng(6)
+    a = rng.integers(1, 6, size=30).astype(float)
+    b = rng.integers(1, 6, size=30).astype(float)
+    ab, ba = paired_comparison(a, b, max_bootstrap_n=0), paired_comparison(b, a, max_bootstrap_n=0)
+    assert ba.mean_diff == pytest.approx(-ab.mean_diff)
+    assert (ba.low, ba.high) == pytest.approx((-ab.high, -ab.low))
+    assert (ba.wins, ba.ties, ba.losses) == (ab.losses, ab.ties, ab.wins)
+    assert ba.p_value == pytest.approx(ab.p_value)
+
+
+def test_paired_drops_pairs_with_a_missing_side():
+    a = [1.0, None, 3.0, 4.0, NAN, 2.0]
+    b = [2.0, 5.0, NAN, 1.0, 1.0, 2.0]
+    assert paired_comparison(a, b) == paired_comparison([1.0, 4.0, 2.0], [2.0, 1.0, 2.0])
+    assert paired_comparison(a, b).n == 3
+
+
+def test_paired_tie_tolerance():
+    a = [1.0, 2.0, 3.0, 0.3]
+    b = [1.05, 1.0, 3.2, 0.1 + 0.2]  # 0.1 + 0.2 is 0.30000000000000004
+    assert astuple_counts(paired_comparison(a, b)) == (1, 0, 3)
+    assert astuple_counts(paired_comparison(a, b, tie_tolerance=1e-9)) == (1, 1, 2)
+    assert astuple_counts(paired_comparison(a, b, tie_tolerance=0.1)) == (1, 2, 1)
+
+
+def astuple_counts(r: PairedComparison) -> tuple[int, int, int]:
+    return r.wins, r.ties, r.losses
+
+
+@pytest.mark.parametrize("n, test", [(5, "permutation-exact"), (25, "wilcoxon-pratt")])
+def test_paired_all_differences_zero(n, test):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scipy would warn on an all-zero sample
+        r = paired_comparison([3.0] * n, [3.0] * n)
+    assert r.p_value == 1.0
+    assert r.test == test
+    assert (r.mean_diff, r.low, r.high) == (0.0, 0.0, 0.0)
+    assert (r.wins, r.ties, r.losses) == (0, n, 0)
+
+
+@pytest.mark.parametrize("a, b", [([], []), ([None, 1.0], [2.0, NAN])])
+def test_paired_empty(a, b):
+    assert paired_comparison(a, b) == PairedComparison(
+        0, None, None, None, None, None, None, 0, 0, 0, None, None, 0.95
+    )
+
+
+def test_paired_single_pair():
+    r = paired_comparison([4.0], [2.0])
+    assert (r.n, r.mean_diff, r.low, r.high, r.ci_method) == (1, 2.0, None, None, None)
+    assert r.p_value == 1.0  # two sign patterns, both as extreme
+    assert (r.wins, r.ties, r.losses) == (1, 0, 0)
+
+
+def test_paired_unequal_lengths():
+    with pytest.raises(ValueError, match=r"same length.*got 3 and 2"):
+        paired_comparison([1, 2, 3], [1, 2])
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"tie_tolerance": -0.1}, "tie_tolerance"),
+        ({"tie_tolerance": NAN}, "tie_tolerance"),
+        ({"confidence": 1.5}, "confidence"),
+    ],
+)
+def test_paired_rejects_bad_options(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        paired_comparison([1, 2], [2, 1], **kwargs)
+
+
+def test_paired_rejects_infinite_scores():
+    with pytest.raises(ValueError, match="b contains an infinite"):
+        paired_comparison([1, 2], [2, -math.inf])
+
+
+# ------------------------------------------------------------------------------------------------
+# holm
+
+
+def test_holm_hand_computed():
+    # sorted: 0.005 * 4 = 0.02, 0.01 * 3 = 0.03, 0.03 * 2 = 0.06, 0.04 * 1 = 0.04 -> max 0.06
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+
+
+def test_holm_caps_at_one():
+    assert holm([0.6, 0.9]) == [1.0, 1.0]
+    assert holm([0.4, 0.7, 0.02]) == pytest.approx([0.8, 0.8, 0.06])
+
+
+def test_holm_missing_values_stay_missing_and_do_not_count():
+    out = holm([0.01, None, 0.04, NAN, 0.03, 0.005])
+    assert out[1] is None and out[3] is None
+    assert [out[i] for i in (0, 2, 4, 5)] == pytest.approx([0.03, 0.06, 0.06, 0.02])
+
+
+def test_holm_edge_cases():
+    assert holm([]) == []
+    assert holm([None, None]) == [None, None]
+    assert holm([0.2]) == [0.2]
+    assert holm(p for p in [0.01, 0.02]) == pytest.approx([0.02, 0.02])
+    assert holm([0.01, 0.01, 0.5]) == pytest.approx([0.03, 0.03, 0.5])  # equal p, equal result
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        holm([0.5, 1.2])
+
+
+def _holm_rejections(p: list[float], alpha: float) -> set[int]:
+    """Holm's procedure as stated: walk up the sorted p-values, stop at the first failure."""
+    m = len(p)
+    rejected: set[int] = set()
+    for step, i in enumerate(sorted(range(m), key=lambda i: p[i])):
+        if p[i] > alpha / (m - step):
+            break
+        rejected.add(i)
+    return rejected
+
+
+def test_holm_agrees_with_the_rejection_procedure():
+    rng = np.random.default_rng(13)
+    for _ in range(20):
+        p = list(rng.uniform(0, 0.2, size=int(rng.integers(1, 12))) ** 2)
+        adjusted = holm(p)
+        assert all(a >= raw for a, raw in zip(adjusted, p))
+        for alpha in (0.001, 0.01, 0.05, 0.1):
+            assert {i for i, a in enumerate(adjusted) if a <= alpha} == _holm_rejections(p, alpha)
+
+
+# ------------------------------------------------------------------------------------------------
+# cohen_kappa
+
+
+def _labels_from_table(table: dict[tuple[str, str], int]) -> tuple[list[str], list[str]]:
+    a, b = [], []
+    for (x, y), count in table.items():
+        a += [x] * count
+        b += [y] * count
+    return a, b
+
+
+def test_kappa_classic_two_by_two():
+    # [[20, 5], [10, 15]]: p_o = 35/50 = 0.7; a says yes 25/50, b 30/50:
+    # p_e = 0.5 * 0.6 + 0.5 * 0.4 = 0.5; kappa = (0.7 - 0.5) / (1 - 0.5) = 0.4
+    a, b = _labels_from_table({("yes", "yes"): 20, ("yes", "no"): 5, ("no", "yes"): 10, ("no", "no"): 15})
+    k = cohen_kappa(a, b)
+    assert isinstance(k, Kappa)
+    assert (k.kappa, k.observed, k.expected, k.n) == (pytest.approx(0.4), 0.7, 0.5, 50)
+    assert k.confusion.loc["yes", "yes"] == 20
+    assert k.confusion.loc["yes", "no"] == 5  # rows = labels_a, columns = labels_b
+    assert k.confusion.loc["no", "yes"] == 10
+    assert list(k.confusion.index) == list(k.confusion.columns) == ["no", "yes"]
+    assert int(k.confusion.to_numpy().sum()) == 50
+
+
+def _kappa_brute_force(a: list, b: list) -> float:
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    expected = sum(x == y for x in a for y in b) / n**2  # chance: a random a vs a random b
+    return (observed - expected) / (1 - expected)
+
+
+def test_kappa_matches_brute_force_and_sklearn():
+    rng = np.random.default_rng(17)
+    for _ in range(5):
+        a = rng.integers(1, 5, size=120)
+        b = np.where(rng.random(120) < 0.6, a, rng.integers(1, 5, size=120))
+        k = cohen_kappa(a.tolist(), b.tolist())
+        assert k.kappa == pytest.approx(_kappa_brute_force(a.tolist(), b.tolist()), rel=1e-12)
+    try:
+        from sklearn.metrics import cohen_kappa_score
+    except ImportError:
+        return
+    assert k.kappa == pytest.approx(cohen_kappa_score(a, b), rel=1e-12)
+
+
+def test_kappa_perfect_disagreement_and_chance():
+    assert cohen_kappa(["x", "y"], ["y", "x"]).kappa == -1.0
+    assert cohen_kappa([1, 1, 2, 2], [1, 2, 1, 2]).kappa == 0.0
+
+
+def test_kappa_single_label_everywhere_is_one():
+    k = cohen_kappa(["pass"] * 4, ["pass"] * 4)
+    assert (k.kappa, k.observed, k.expected, k.n) == (1.0, 1.0, 1.0, 4)
+
+
+def test_kappa_drops_missing_and_keeps_one_sided_labels():
+    k = cohen_kappa(["a", None, "b", "a", NAN], ["a", "b", "c", pd.NA, "a"])
+    assert k.n == 2
+    assert list(k.confusion.index) == ["a", "b", "c"]  # "c" only from labels_b
+    assert k.confusion.loc["b", "c"] == 1 and k.confusion.loc["c", "b"] == 0
+    # p_o = 1/2; p_e = (1*1 + 1*0 + 0*1) / 4 = 1/4; kappa = (1/2 - 1/4) / (3/4) = 1/3
+    assert k.kappa == pytest.approx(1 / 3)
+
+
+def test_kappa_empty():
+    k = cohen_kappa([None, "a"], ["b", NAN])
+    assert (k.kappa, k.observed, k.expected, k.n) == (None, None, None, 0)
+    assert k.confusion.empty
+
+
+def test_kappa_unsortable_labels_keep_order_of_appearance():
+    k = cohen_kappa([2, "x", 2], ["x", 2, 2])
+    assert list(k.confusion.index) == [2, "x"]
+
+
+def test_kappa_unequal_lengths():
+    with pytest.raises(ValueError, match="same length"):
+        cohen_kappa(["a"], ["a", "b"])
+
+
+# ------------------------------------------------------------------------------------------------
+# correlation_matrix
+
+
+def test_correlation_hand_computed():
+    # complete pairs of x and y: (1,2) (2,1) (3,4) (4,3). dx = dy-permuted = +-0.5, +-1.5:
+    # sum dx dy = 3, sum dx^2 = sum dy^2 = 5 -> r = 0.6; ranks equal values -> rho = 0.6;
+    # 4 concordant, 2 discordant pairs, no ties -> tau = 2/6.
+    frame = pd.DataFrame({"x": [1, 2, 3, 4, 5.0], "y": [2, 1, 4, 3, NAN]})
+    for method, expected in [("pearson", 0.6), ("spearman", 0.6), ("kendall", 1 / 3)]:
+        coefficients, n = correlation_matrix(frame, method)
+        assert coefficients.loc["x", "y"] == pytest.approx(expected), method
+        assert coefficients.loc["y", "x"] == coefficients.loc["x", "y"]
+        assert coefficients.loc["x", "x"] == 1.0
+        assert n.to_numpy().tolist() == [[5, 4], [4, 4]]
+
+
+def _random_metrics(rows: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=rows)
+    frame = pd.DataFrame({
+        "faithfulness": base + rng.normal(size=rows),
+        "likert": np.clip(np.round(3 + base + rng.normal(size=rows)), 1, 5),  # many ties
+        "binary": (base > 0).astype(float),
+        "noise": rng.uniform(size=rows),
+        "same_mask": rng.normal(size=rows),
+    })
+    for column in ["faithfulness", "likert", "binary", "noise"]:  # different missing patterns
+        frame.loc[rng.random(rows) < 0.15, column] = NAN
+    frame.loc[frame["faithfulness"].isna(), "same_mask"] = NAN  # same rows as faithfulness
+    return frame
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
+@pytest.mark.parametrize("with_missing", [True, False])
+def test_correlation_matches_pandas(method, with_missing):
+    frame = _random_metrics(400, seed=1)
+    if not with_missing:
+        frame = frame.fillna(0.5)
+    coefficients, n = correlation_matrix(frame, method, min_periods=3)
+    expected = frame.corr(method=method, min_periods=3)
+    pd.testing.assert_frame_equal(coefficients, expected, rtol=1e-12, atol=1e-12)
+    counts = frame.notna().astype(int)
+    pd.testing.assert_frame_equal(n, counts.T @ counts, check_dtype=False)
+
+
+@pytest.mark.parametrize(
+    "method, reference",
+    [
+        ("spearman", lambda x, y: sps.spearmanr(x, y).statistic),
+        ("kendall", lambda x, y: sps.kendalltau(x, y).statistic),
+        ("pearson", lambda x, y: sps.pearsonr(x, y).statistic),
+    ],
+)
+def test_correlation_matches_scipy_per_pair(method, reference):
+    frame = _random_metrics(300, seed=2)
+    coefficients, n = correlation_matrix(frame, method)
+    for x, y in itertools.combinations(frame.columns, 2):
+        both = frame[[x, y]].dropna()
+        assert n.loc[x, y] == len(both)
+        assert coefficients.loc[x, y] == pytest.approx(reference(both[x], both[y]), abs=1e-12)
+
+
+def test_correlation_large_n_kendall_path():
+    # more rows than uint16 ranks can hold: the int64 branch
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=70_000)
+    frame = pd.DataFrame({"x": x, "y": np.round(x + rng.normal(size=70_000))})
+    coefficients, _ = correlation_matrix(frame, "kendall")
+    assert coefficients.loc["x", "y"] == pytest.approx(sps.kendalltau(frame.x, frame.y).statistic, abs=1e-12)
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
+def test_correlation_constant_column_is_nan(method):
+    frame = pd.DataFrame({"a": [1, 2, 3, 4.0], "c": [3.0] * 4, "b": [4, 1, 3, 2.0]})
+    coefficients, n = correlation_matrix(frame, method)
+    assert coefficients["c"].isna().all() and coefficients.loc["c"].isna().all()  # diagonal too
+    assert coefficients.loc["a", "b"] == pytest.approx(frame.corr(method=method).loc["a", "b"])
+    assert n.loc["c", "c"] == 4
+    assert coefficients.dtypes.eq(float).all()  # NaN, not None
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
+def test_correlation_constant_on_the_common_rows_only(method):
+    # b varies overall (2 ... 9) but is constant on the rows it shares with c
+    frame = pd.DataFrame({"a": [1, 2, 3, 4, 5.0], "b": [2, 2, 2, NAN, 9.0], "c": [1, 2, 3, NAN, NAN]})
+    coefficients, n = correlation_matrix(frame, method)
+    assert n.loc["b", "c"] == 3 and math.isnan(coefficients.loc["b", "c"])
+    assert coefficients.loc["a", "b"] == pytest.approx(frame.corr(method=method).loc["a", "b"])
+    assert coefficients.loc["b", "b"] == 1.0
+
+
+@pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
+def test_correlation_min_periods(method):
+    frame = pd.DataFrame({"a": [1, 2, 3, 4.0], "b": [2, 1, NAN, NAN], "c": [1, 3, 2, 4.0]})
+    coefficients, n = correlation_matrix(frame, method, min_periods=3)
+    assert n.loc["a", "b"] == 2 and math.isnan(coefficients.loc["a", "b"])
+    assert math.isnan(coefficients.loc["b", "b"])  # 2 values < min_periods, diagonal too
+    assert not math.isnan(coefficients.loc["a", "c"])
+    relaxed, _ = correlation_matrix(frame, method, min_periods=2)
+    assert relaxed.loc["a", "b"] == -1.0
+
+
+def test_correlation_input_types_and_labels():
+    frame = pd.DataFrame({
+        "flag": [True, False, True, True],
+        "nullable": pd.array([1.0, None, 2.0, 3.0], dtype="Float64"),
+        "ints": [1, 2, 3, 4],
+    })
+    coefficients, n = correlation_matrix(frame, "spearman")
+    assert list(coefficients.index) == list(coefficients.columns) == ["flag", "nullable", "ints"]
+    assert n.loc["nullable", "ints"] == 3
+    assert coefficients.loc["nullable", "ints"] == pytest.approx(1.0)
+
+
+def test_correlation_empty_frames():
+    coefficients, n = correlation_matrix(pd.DataFrame({"a": [], "b": []}, dtype=float), "spearman")
+    assert coefficients.isna().all().all() and (n == 0).all().all()
+    coefficients, n = correlation_matrix(pd.DataFrame(index=range(3)))
+    assert coefficients.shape == n.shape == (0, 0)
+
+
+def test_correlation_rejects_bad_input():
+    with pytest.raises(ValueError, match="method"):
+        correlation_matrix(pd.DataFrame({"a": [1.0]}), "cosine")
+    with pytest.raises(ValueError, match="min_periods"):
+        correlation_matrix(pd.DataFrame({"a": [1.0]}), min_periods=0)
+    with pytest.raises(ValueError, match=r"not numeric: \['judge'\]"):
+        correlation_matrix(pd.DataFrame({"a": [1.0, 2.0], "judge": ["x", "y"]}))
+    with pytest.raises(ValueError, match="infinite"):
+        correlation_matrix(pd.DataFrame({"a": [1.0, math.inf]}))
+
+
+# ------------------------------------------------------------------------------------------------
+# module hygiene
+
+
+def test_module_is_pure():
+    tree = ast.parse(Path(st.__file__).read_text(encoding="utf-8"))
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
+    }
+    assert imported <= {"__future__", "math", "collections", "dataclasses", "numpy", "pandas", "scipy"}
+    assert set(st.__all__) <= set(dir(st))

@@ -57,6 +57,12 @@ def test_t_interval_other_confidence():
     assert (ci.low, ci.high) == pytest.approx((low, high), rel=1e-12)
 
 
+def test_bootstrap_exact_distribution_of_two_values():
+    # resample means of [0, 1] are 0, 0.5, 1 with probabilities 1/4, 1/2, 1/4: the 2.5% and
+    # 97.5% quantiles are 0 and 1
+    assert mean_ci([0, 1]) == MeanCI(0.5, 0.0, 1.0, 2, "bootstrap", 0.95)
+
+
 @pytest.mark.parametrize(
     "values",
     [
@@ -210,7 +216,8 @@ def test_paired_random_flips_close_to_exact():
     exact = _exact_sign_flip_p(d)
     assert r.test == "permutation-random"
     assert 0 < r.p_value < 1
-    assert r.p_value == pytest.approx(exact, abs=4 * math.sqrt(exact * (1 - exact) / st.RANDOM_FLIPS))
+    monte_carlo_sd = math.sqrt(exact * (1 - exact) / st.RANDOM_FLIPS)
+    assert r.p_value == pytest.approx(exact, abs=4 * monte_carlo_sd)
     assert paired_comparison(d, np.zeros(18), seed=3) == r  # seeded
 
 
@@ -311,16 +318,16 @@ def test_paired_drops_pairs_with_a_missing_side():
     assert paired_comparison(a, b).n == 3
 
 
+def _counts(r: PairedComparison) -> tuple[int, int, int]:
+    return r.wins, r.ties, r.losses
+
+
 def test_paired_tie_tolerance():
     a = [1.0, 2.0, 3.0, 0.3]
     b = [1.05, 1.0, 3.2, 0.1 + 0.2]  # 0.1 + 0.2 is 0.30000000000000004
-    assert astuple_counts(paired_comparison(a, b)) == (1, 0, 3)
-    assert astuple_counts(paired_comparison(a, b, tie_tolerance=1e-9)) == (1, 1, 2)
-    assert astuple_counts(paired_comparison(a, b, tie_tolerance=0.1)) == (1, 2, 1)
-
-
-def astuple_counts(r: PairedComparison) -> tuple[int, int, int]:
-    return r.wins, r.ties, r.losses
+    assert _counts(paired_comparison(a, b)) == (1, 0, 3)
+    assert _counts(paired_comparison(a, b, tie_tolerance=1e-9)) == (1, 1, 2)
+    assert _counts(paired_comparison(a, b, tie_tolerance=0.1)) == (1, 2, 1)
 
 
 @pytest.mark.parametrize("n, test", [(5, "permutation-exact"), (25, "wilcoxon-pratt")])
@@ -437,7 +444,9 @@ def _labels_from_table(table: dict[tuple[str, str], int]) -> tuple[list[str], li
 def test_kappa_classic_two_by_two():
     # [[20, 5], [10, 15]]: p_o = 35/50 = 0.7; a says yes 25/50, b 30/50:
     # p_e = 0.5 * 0.6 + 0.5 * 0.4 = 0.5; kappa = (0.7 - 0.5) / (1 - 0.5) = 0.4
-    a, b = _labels_from_table({("yes", "yes"): 20, ("yes", "no"): 5, ("no", "yes"): 10, ("no", "no"): 15})
+    a, b = _labels_from_table(
+        {("yes", "yes"): 20, ("yes", "no"): 5, ("no", "yes"): 10, ("no", "no"): 15}
+    )
     k = cohen_kappa(a, b)
     assert isinstance(k, Kappa)
     assert (k.kappa, k.observed, k.expected, k.n) == (pytest.approx(0.4), 0.7, 0.5, 50)
@@ -573,7 +582,8 @@ def test_correlation_large_n_kendall_path():
     x = rng.normal(size=70_000)
     frame = pd.DataFrame({"x": x, "y": np.round(x + rng.normal(size=70_000))})
     coefficients, _ = correlation_matrix(frame, "kendall")
-    assert coefficients.loc["x", "y"] == pytest.approx(sps.kendalltau(frame.x, frame.y).statistic, abs=1e-12)
+    expected = sps.kendalltau(frame.x, frame.y).statistic
+    assert coefficients.loc["x", "y"] == pytest.approx(expected, abs=1e-12)
 
 
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
@@ -589,7 +599,9 @@ def test_correlation_constant_column_is_nan(method):
 @pytest.mark.parametrize("method", ["pearson", "spearman", "kendall"])
 def test_correlation_constant_on_the_common_rows_only(method):
     # b varies overall (2 ... 9) but is constant on the rows it shares with c
-    frame = pd.DataFrame({"a": [1, 2, 3, 4, 5.0], "b": [2, 2, 2, NAN, 9.0], "c": [1, 2, 3, NAN, NAN]})
+    frame = pd.DataFrame(
+        {"a": [1, 2, 3, 4, 5.0], "b": [2, 2, 2, NAN, 9.0], "c": [1, 2, 3, NAN, NAN]}
+    )
     coefficients, n = correlation_matrix(frame, method)
     assert n.loc["b", "c"] == 3 and math.isnan(coefficients.loc["b", "c"])
     assert coefficients.loc["a", "b"] == pytest.approx(frame.corr(method=method).loc["a", "b"])
@@ -612,11 +624,13 @@ def test_correlation_input_types_and_labels():
         "flag": [True, False, True, True],
         "nullable": pd.array([1.0, None, 2.0, 3.0], dtype="Float64"),
         "ints": [1, 2, 3, 4],
+        "objects": pd.Series([4.0, pd.NA, None, 1], dtype=object),
     })
-    coefficients, n = correlation_matrix(frame, "spearman")
-    assert list(coefficients.index) == list(coefficients.columns) == ["flag", "nullable", "ints"]
-    assert n.loc["nullable", "ints"] == 3
+    coefficients, n = correlation_matrix(frame, "spearman", min_periods=2)
+    assert list(coefficients.index) == list(coefficients.columns) == list(frame.columns)
+    assert n.loc["nullable", "ints"] == 3 and n.loc["objects", "ints"] == 2
     assert coefficients.loc["nullable", "ints"] == pytest.approx(1.0)
+    assert coefficients.loc["objects", "ints"] == pytest.approx(-1.0)
 
 
 def test_correlation_empty_frames():
@@ -633,6 +647,8 @@ def test_correlation_rejects_bad_input():
         correlation_matrix(pd.DataFrame({"a": [1.0]}), min_periods=0)
     with pytest.raises(ValueError, match=r"not numeric: \['judge'\]"):
         correlation_matrix(pd.DataFrame({"a": [1.0, 2.0], "judge": ["x", "y"]}))
+    with pytest.raises(ValueError, match=r"not numeric: \['text'\]"):  # no silent parsing
+        correlation_matrix(pd.DataFrame({"a": [1.0, 2.0], "text": ["0.5", "0.7"]}))
     with pytest.raises(ValueError, match="infinite"):
         correlation_matrix(pd.DataFrame({"a": [1.0, math.inf]}))
 
@@ -643,11 +659,13 @@ def test_correlation_rejects_bad_input():
 
 def test_module_is_pure():
     tree = ast.parse(Path(st.__file__).read_text(encoding="utf-8"))
-    imported = {
-        alias.name.split(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.Import, ast.ImportFrom))
-        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add((node.module or "").split(".")[0])
+    assert imported <= {
+        "__future__", "math", "numbers", "collections", "dataclasses", "numpy", "pandas", "scipy",
     }
-    assert imported <= {"__future__", "math", "collections", "dataclasses", "numpy", "pandas", "scipy"}
     assert set(st.__all__) <= set(dir(st))

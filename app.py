@@ -9,6 +9,22 @@ from evaluators.store import open_store
 
 st.set_page_config(page_title="RAGScope", layout="wide")
 
+PAGES = {
+    "Results": [
+        st.Page("pages/overview.py", title="Overview", icon=":material/leaderboard:", default=True),
+        st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+        st.Page("pages/claims.py", title="Claims", icon=":material/fact_check:"),
+        st.Page("pages/correlations.py", title="Correlations", icon=":material/grid_on:"),
+        st.Page("pages/error_analysis.py", title="Error analysis", icon=":material/troubleshoot:"),
+    ],
+    "Evaluate": [
+        st.Page("pages/data.py", title="Data", icon=":material/upload_file:"),
+        st.Page("pages/evaluate.py", title="Evaluate", icon=":material/play_circle:"),
+    ],
+}
+# Navigation first: until it runs, Streamlit would list the files of pages/ on its own.
+navigation = st.navigation(PAGES)
+
 
 @st.cache_resource(show_spinner=False)
 def store_for(path: str):
@@ -21,14 +37,26 @@ def store_for(path: str):
 
 
 db_path = os.environ.get("RAGSCOPE_DB", "data/ragscope.duckdb")
-with st.spinner("Opening the database (the first start evaluates the demo data)..."):
+with st.spinner("Opening the database (the first start evaluates the demo data, about half a minute)..."):
     st.session_state["store"] = store_for(db_path)
 
 runs = queries.runs(st.session_state["store"])
 with st.sidebar:
+    names = runs.set_index("run_id")["name"]
+    if st.session_state.get("run_id") not in names.index:
+        st.session_state.pop("run_id", None)  # a run picked in another database, or deleted
+    st.selectbox("Run", runs["run_id"], key="run_id", format_func=lambda r: f"{names[r]} ({r})",
+                 placeholder="no run yet")
+    if (run_id := st.session_state.get("run_id")) is not None:
+        run = runs.set_index("run_id").loc[run_id]
+        calls = queries.run_calls(st.session_state["store"], run_id)
+        judge = run["judge"] + (f" · {run['judge_model']}" if run["judge_model"] else "")
+        took = (run["finished_at"] - run["created_at"]).total_seconds() if run["finished_at"] is not None else None
+        st.caption(f"**{run['status']}** · judge {judge} · {run['n_samples']} samples x {run['n_metrics']} metrics"
+                   + (f" · {took:.0f} s" if took is not None and took == took else ""))
+        if calls["calls"] or calls["cached"]:
+            st.caption(f"judge calls {calls['calls']} (+{calls['cached']} cached, {calls['failed']} failed) · "
+                       f"tokens {calls['input_tokens']:,} in, {calls['output_tokens']:,} out")
     st.caption(f"Database: `{db_path}`")
-    st.session_state["run_id"] = st.selectbox(
-        "Run", runs["run_id"], format_func=lambda r: f"{runs.set_index('run_id').at[r, 'name']} ({r})"
-    )
 
-st.navigation([st.Page("pages/results.py", title="Results", default=True)]).run()
+navigation.run()

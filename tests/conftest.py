@@ -14,3 +14,47 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.fail(f"the shared sample data is missing: {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def demo_db_file(tmp_path_factory) -> Path:
+    """A database with the evaluated demo run, built once per test session (about 30 s)."""
+    from evaluators.demo import ensure_demo
+    from evaluators.store import close_store, open_store
+
+    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    ensure_demo(open_store(path))
+    close_store(path)
+    return path
+
+
+@pytest.fixture
+def app_at(tmp_path, monkeypatch, demo_db_file):
+    """`make(page=None)` -> an AppTest of app.py on a private copy of the demo database, run once
+    (on `page`, a path such as "pages/compare.py", when given). A fresh AppTest per scenario: a
+    second run() of one instance has lost sidebar widgets before."""
+    import shutil
+
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from evaluators.store import close_store
+
+    db = tmp_path / "app.duckdb"
+    shutil.copy(demo_db_file, db)
+    monkeypatch.setenv("RAGSCOPE_DB", str(db))
+    monkeypatch.chdir(ROOT)
+
+    def make(page: str | None = None) -> AppTest:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.run()
+        if page:
+            at.switch_page(page)
+            at.run()
+        assert not at.exception, at.exception
+        return at
+
+    make.db = db
+    yield make
+    st.cache_resource.clear()
+    close_store(db)

@@ -25,10 +25,11 @@ def app(tmp_path, monkeypatch):
 def test_first_start_opens_on_the_evaluated_demo(app):
     app.run()
     assert not app.exception, app.exception
-    assert "Demo: GraphRAG-Bench" in app.subheader[0].value
+    assert app.title[0].value == "Overview" and "Demo: GraphRAG-Bench" in app.caption[0].value
     table = app.dataframe[0].value
-    assert {"basic_search", "local_search"} <= set(table.columns)
-    assert "/103)" in table.loc["rouge_l", "local_search"]
+    assert {"basic_search", "local_search", "local_search 95% CI", "local_search n"} <= set(table.columns)
+    assert table.loc["rouge_l", "local_search n"] == "103/103"
+    assert 0 < table.loc["rouge_l", "local_search"] < 1
     assert table.loc["faithfulness", "judge"] == "offline" and table.loc["rouge_l", "judge"] == "deterministic"
     assert any("heuristic" in info.value for info in app.info)
 
@@ -45,7 +46,7 @@ def test_a_first_start_stopped_mid_way_is_resumed_on_the_next(app, tmp_path):
                       metrics=["exact_match", "rouge_l"])
     app.run()
     assert not app.exception, app.exception
-    assert app.dataframe[0].value.loc["rouge_l", "local_search"].endswith("(n=103/103)")
+    assert app.dataframe[0].value.loc["rouge_l", "local_search n"] == "103/103"
 
 
 def test_a_run_without_scores_says_so(app, tmp_path):

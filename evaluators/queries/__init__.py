@@ -73,3 +73,16 @@ def datasets(store: Store) -> pd.DataFrame:
     return store.cursor().execute(
         "SELECT dataset_id, name, format, n_golden, n_outputs, methods, created_at FROM datasets ORDER BY created_at DESC"
     ).df()
+
+
+def run_calls(store: Store, run_id: str) -> dict:
+    """The run's judge calls: how many went out, were cached or failed, and their tokens."""
+    row = store.cursor().execute(
+        """
+        SELECT count(*) FILTER (NOT cached) AS calls, count(*) FILTER (cached) AS cached,
+               count(*) FILTER (status NOT IN ('ok', 'incomplete')) AS failed,
+               coalesce(sum(input_tokens) FILTER (NOT cached), 0) AS input_tokens,
+               coalesce(sum(output_tokens) FILTER (NOT cached), 0) AS output_tokens
+        FROM judge_calls WHERE run_id = ?
+        """, [run_id]).fetchone()
+    return dict(zip(("calls", "cached", "failed", "input_tokens", "output_tokens"), row))

@@ -1,0 +1,105 @@
+"""Overview queries: every metric's mean per method (and question type) with its 95% CI and n,
+and the label counts (pass/partial/fail, CORRECT/WRONG/DON'T KNOW, grades A-E).
+
+Aggregation runs in DuckDB (one pass over the run's cells), so a screen stays fast at 50,000
+samples x 30 metrics. The interval is Student's t on the scored cells, mean +- t(n-1) sd / sqrt(n):
+from these aggregates it needs no second pass, and for the sample sizes of an evaluation it is
+within a few percent of the bootstrap that `evaluators.stats.mean_ci` gives per metric.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from evaluators.metrics import REGISTRY
+from evaluators.store import Store
+
+ALL_TYPES = "All question types"
+# The label metrics and their labels, in display order (DESIGN.md "Metric ids").
+LABELS = {
+    "verdict": ("pass", "partial", "fail"),
+    "answer_class": ("CORRECT", "WRONG", "DON'T KNOW"),
+    "accuracy_grade": ("A", "B", "C", "D", "E"),
+}
+
+
+def question_types(store: Store, run_id: str) -> list[str]:
+    """The question types of the run's golden set, most frequent first ("" when a question has none)."""
+    rows = store.cursor().execute(
+        """
+        SELECT coalesce(g.question_type, '') AS t, count(*) AS n
+        FROM golden_items g JOIN runs r ON g.dataset_id = r.golden_dataset_id
+        WHERE r.run_id = ? GROUP BY t ORDER BY n DESC, t
+        """, [run_id]).fetchall()
+    return [t for t, _ in rows]
+
+
+def metric_means(store: Store, run_id: str, by_type: bool = False, confidence: float = 0.95) -> pd.DataFrame:
+    """Per method x metric (x question type): mean, sd, CI and n of the scored cells, in the metric's
+    own scale and in norm ([0, 1]); n_total counts every cell, failed and not applicable ones too."""
+    type_col = "coalesce(g.question_type, '')" if by_type else f"'{ALL_TYPES}'"
+    frame = store.cursor().execute(
+        f"""
+        SELECT s.method, s.metric, {type_col} AS question_type, any_value(s.judge) AS judge,
+               avg(s.value) FILTER (s.status = 'ok') AS mean,
+               avg(s.norm) FILTER (s.status = 'ok') AS mean_norm,
+               stddev_samp(s.norm) FILTER (s.status = 'ok') AS sd_norm,
+               count(*) FILTER (s.status = 'ok') AS n_scored,
+               count(*) AS n_total,
+               count(*) FILTER (s.status = 'not_applicable') AS n_not_applicable,
+               count(*) FILTER (s.status IN ('judge_error', 'timeout', 'skipped')) AS n_failed
+        FROM scores s JOIN runs r USING (run_id)
+        LEFT JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = s.question_id
+        WHERE s.run_id = ?
+        GROUP BY ALL ORDER BY s.metric, question_type, s.method
+        """, [run_id]).df()
+    n = frame["n_scored"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(n > 1, sps.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1)), np.nan)
+        half = t * frame["sd_norm"].to_numpy(dtype=float) / np.sqrt(n)
+    # The interval stays on the scale (a share of 0.02 has no negative lower bound): clipped in norm,
+    # then mapped back to the metric's own scale.
+    frame["ci_low_norm"] = (frame["mean_norm"] - half).clip(0.0, 1.0)
+    frame["ci_high_norm"] = (frame["mean_norm"] + half).clip(0.0, 1.0)
+    lowest, width = _scale_bounds(frame["metric"])
+    frame["ci_low"] = lowest + width * frame["ci_low_norm"]
+    frame["ci_high"] = lowest + width * frame["ci_high_norm"]
+    return frame
+
+
+def _scale_bounds(metric_ids: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """value = lowest + width x norm for every metric (registry.Metric.norm inverted)."""
+    scales = metric_ids.map(lambda m: REGISTRY[m].scale if m in REGISTRY else "ratio")
+    lowest = np.where(scales == "likert", 1.0, 0.0)
+    width = np.select([scales == "likert", scales == "percent"], [4.0, 100.0], 1.0)
+    return lowest, width
+
+
+def label_counts(store: Store, run_id: str, by_type: bool = False) -> pd.DataFrame:
+    """Per method (x question type) and label metric: how many scored cells carry each label."""
+    type_col = "coalesce(g.question_type, '')" if by_type else f"'{ALL_TYPES}'"
+    frame = store.cursor().execute(
+        f"""
+        SELECT s.method, s.metric, {type_col} AS question_type, split_part(s.detail, ' (', 1) AS label,
+               count(*) AS n
+        FROM scores s JOIN runs r USING (run_id)
+        LEFT JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = s.question_id
+        WHERE s.run_id = ? AND s.status = 'ok' AND s.metric IN ({', '.join(f"'{m}'" for m in LABELS)})
+        GROUP BY ALL ORDER BY ALL
+        """, [run_id]).df()
+    return frame
+
+
+def label_table(counts: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """One label metric's counts as method (x question type) rows and one column per label, in the
+    labels' order, with the share of the first label (pass rate, share CORRECT, share A)."""
+    labels = LABELS[metric]
+    rows = counts[counts["metric"] == metric]
+    table = rows.pivot_table(index=["question_type", "method"], columns="label", values="n", aggfunc="sum",
+                             fill_value=0)
+    table = table.reindex(columns=list(labels), fill_value=0).astype(int)
+    total = table.sum(axis=1)
+    table[f"% {labels[0]}"] = (100 * table[labels[0]] / total.where(total > 0)).round(1)
+    table["n"] = total
+    return table.rename_axis(columns=None).reset_index()

@@ -1,0 +1,5 @@
+"""claims (to come)."""
+import streamlit as st
+
+st.title("claims")
+st.info("This screen is being built.")

@@ -1,0 +1,5 @@
+"""data (to come)."""
+import streamlit as st
+
+st.title("data")
+st.info("This screen is being built.")

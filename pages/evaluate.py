@@ -1,0 +1,5 @@
+"""evaluate (to come)."""
+import streamlit as st
+
+st.title("evaluate")
+st.info("This screen is being built.")

@@ -1,0 +1,72 @@
+"""What every page needs: the store and run in view, empty states, exports, the formula panel."""
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import streamlit as st
+
+from evaluators.metrics import REGISTRY
+from evaluators.store import Store
+
+# How a score is shown (Overview's switch): its own scale, seed 000's 1-5 projection or percent.
+OWN, LIKERT, PERCENT = "own scale", "1-5 (white paper)", "percent"
+VIEWS = (OWN, LIKERT, PERCENT)
+
+
+def store() -> Store:
+    return st.session_state["store"]
+
+
+def current_run() -> dict:
+    """The run picked in the sidebar; without one, say what to do next and stop the page."""
+    run_id = st.session_state.get("run_id")
+    run = store().run(run_id) if run_id else None
+    if run is None:
+        st.info("No run yet. Upload a golden set and RAG outputs on **Data**, then start one on **Evaluate**.")
+        st.stop()
+    return run
+
+
+def open_question(question_id: str) -> None:
+    """Drill down: show `question_id` on the Claims screen (it reads st.session_state["question_id"])."""
+    st.session_state["question_id"] = question_id
+    st.switch_page("pages/claims.py")
+
+
+def in_view(norm: pd.Series, own: pd.Series, view: str) -> pd.Series:
+    """Scores in the chosen view: own scale as stored, 1 + 4 x norm, or 100 x norm."""
+    if view == LIKERT:
+        return 1 + 4 * norm
+    if view == PERCENT:
+        return 100 * norm
+    return own
+
+
+def downloads(frame: pd.DataFrame, stem: str, key: str) -> None:
+    """CSV, Parquet and JSON downloads of a table, as shown."""
+    data = frame.reset_index(drop=not any(frame.index.names)) if frame.index.name or any(frame.index.names) else frame
+    parquet = io.BytesIO()
+    data.to_parquet(parquet, index=False)
+    cols = st.columns(3)
+    cols[0].download_button("CSV", data.to_csv(index=False), f"{stem}.csv", "text/csv", key=f"{key}-csv")
+    cols[1].download_button("Parquet", parquet.getvalue(), f"{stem}.parquet", "application/octet-stream",
+                            key=f"{key}-parquet")
+    cols[2].download_button("JSON", data.to_json(orient="records", force_ascii=False), f"{stem}.json",
+                            "application/json", key=f"{key}-json")
+
+
+def plotly_config(filename: str) -> dict:
+    """Plotly's own toolbar button saves the chart as PNG (in the browser; no server-side renderer)."""
+    return {"toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}, "displaylogo": False}
+
+
+def how_computed(metric_ids) -> None:
+    """The "How scores are computed" panel: each metric's formula as implemented and its source seed."""
+    with st.expander("How scores are computed"):
+        for metric_id in metric_ids:
+            m = REGISTRY.get(metric_id)
+            if m is None:
+                continue
+            st.markdown(f"**`{m.id}`** · {m.family} · scale {m.scale} · seed {m.seed}")
+            st.text(m.formula)  # st.text: shown as written, never interpreted as markdown

@@ -14,7 +14,13 @@ app: $(STAMP)
 	$(PY) -m evaluators demo
 	$(PY) -m streamlit run app.py
 
-test: $(STAMP)
+# The end-to-end test drives Debian's Chromium (playwright's own browser download is not used).
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
+		|| { echo "install Debian's chromium (apt-get install chromium) for the browser test"; exit 1; }
+
+test: $(STAMP) $(CHROMIUM)
 	$(PY) -m pytest -q
 
 demo: $(STAMP)
@@ -22,3 +28,6 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/bench_lexical.py
+	$(PY) bench/bench_semantic.py
+	$(PY) bench/bench_judge.py
+	$(PY) bench/bench_screens.py

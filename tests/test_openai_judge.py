@@ -332,6 +332,14 @@ def test_a_reply_not_matching_the_schema_is_repaired(server):
     assert "answer_claims: Field required" in server.requests[1].body["messages"][3]["content"]
 
 
+def test_placeholder_claims_copied_from_the_prompt_are_repaired(server):
+    copied = {"answer_claims": ["..."], "reference_claims": ["..."], "generated_questions": ["...", "...", "..."]}
+    server.enqueue(Reply.json(copied), Reply.json(SEED_000_EXTRACTION), Reply.json(SEED_000_VERIFICATION))
+    judgment = judge_one(server)
+    assert judgment.status == OK and judgment.matrix.answer_claims == tuple(SEED_000_EXTRACTION["answer_claims"])
+    assert "placeholder" in judgment.calls[0].error and judgment.calls[0].status == "invalid"
+
+
 def test_truncated_reply_is_repaired_or_a_judge_error(server):
     server.enqueue(Reply.json(SEED_000_EXTRACTION), Reply.truncated(SEED_000_VERIFICATION),
                    Reply.json(SEED_000_VERIFICATION))

@@ -113,6 +113,14 @@ class _Extraction(BaseModel):
     reference_claims: list[str]
     generated_questions: list[str]
 
+    @field_validator("answer_claims", "reference_claims", "generated_questions")
+    @classmethod
+    def _no_placeholders(cls, texts: list[str]) -> list[str]:
+        # Small models copy the prompt's "..." examples: text without a letter or digit is no claim.
+        if any(t.strip() and not any(c.isalnum() for c in t) for t in texts):
+            raise ValueError("holds a placeholder such as '...' instead of text from the input")
+        return texts
+
 
 class _ChunkVerdict(BaseModel):
     chunk_id: str | int

@@ -1,0 +1,110 @@
+"""End to end in a real browser: `streamlit run app.py` on 127.0.0.1, driven in Debian's headless
+Chromium by playwright (executable_path=/usr/bin/chromium; playwright's own browser download is
+never used). Screenshots go to tests/e2e/screenshots/ (git-ignored) for a human to look at."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "tests" / "e2e" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+# As the machine's probe starts it: no sandbox as root, and no background connections (the
+# network is closed; Chromium would keep trying).
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TIMEOUT_MS = 90_000
+expect.set_options(timeout=TIMEOUT_MS)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, demo_db_file):
+    """The real app on loopback, on a private copy of the evaluated demo database."""
+    db = tmp_path_factory.mktemp("e2e") / "e2e.duckdb"
+    shutil.copy(demo_db_file, db)
+    port = _free_port()
+    env = {**os.environ, "RAGSCOPE_DB": str(db)}
+    log = open(db.with_suffix(".log"), "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port",
+         str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"streamlit did not start: {db.with_suffix('.log').read_text()[-2000:]}")
+            time.sleep(0.5)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install chromium)")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        page.set_default_timeout(TIMEOUT_MS)
+        yield page
+        browser.close()
+
+
+def _open(page: Page, server: str, path: str = "") -> None:
+    page.goto(f"{server}/{path}")
+    page.wait_for_selector("[data-testid='stApp']")
+    _settle(page)
+
+
+def _settle(page: Page) -> None:
+    """Wait until the script run is over (Streamlit shows a running indicator while it runs)."""
+    page.wait_for_timeout(500)
+    page.get_by_role("img", name="Running...").wait_for(state="hidden", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(300)
+
+
+def test_opens_on_the_evaluated_demo(page, server):
+    _open(page, server)
+    expect(page.get_by_role("heading", name="Overview")).to_be_visible()
+    expect(page.get_by_text("Every metric, per method")).to_be_visible()
+    expect(page.get_by_text("Demo: GraphRAG-Bench").first).to_be_visible()
+    page.screenshot(path=str(SHOTS / "01-overview.png"), full_page=True)
+
+
+@pytest.mark.parametrize("title, path", [("Compare", "compare"), ("Claims", "claims"), ("Correlations", "correlations"),
+                                         ("Error analysis", "error_analysis"), ("Data", "data"),
+                                         ("Evaluate", "evaluate")])
+def test_every_screen_opens_without_an_error(page, server, title, path):
+    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name=title, exact=True).click()
+    page.wait_for_url(f"{server}/{path}")
+    _settle(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.screenshot(path=str(SHOTS / f"screen-{path}.png"), full_page=True)

@@ -252,13 +252,8 @@ class OpenAIJudge:
     # -- public API ---------------------------------------------------------------------------------
 
     async def judge(self, samples: Sequence[Sample]) -> list[Judgment]:
-        """One Judgment per sample, in order; never raises for a judge fault."""
-        semaphore = asyncio.Semaphore(self.concurrency)
-        # One client per event loop: asyncio.run() in judge_sync makes a new loop each time.
-        async with openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
-                                      max_retries=0) as client:
-            session = _Session(self, client, semaphore)
-            return list(await asyncio.gather(*(session.judge_sample(s) for s in samples)))
+        """One Judgment per sample (its claim matrix), in order; never raises for a judge fault."""
+        return await self._each(samples, _Session.judge_sample)
 
     def judge_sync(self, samples: Sequence[Sample]) -> list[Judgment]:
         """`judge` for synchronous callers (CLI, a Streamlit worker thread); not inside a running loop."""
@@ -266,14 +261,18 @@ class OpenAIJudge:
 
     async def rate(self, samples: Sequence[Sample]) -> list[HolisticJudgment]:
         """The holistic ratings of every sample, in order (one call each); never raises for a judge fault."""
-        semaphore = asyncio.Semaphore(self.concurrency)
-        async with openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
-                                      max_retries=0) as client:
-            session = _Session(self, client, semaphore)
-            return list(await asyncio.gather(*(session.rate_sample(s) for s in samples)))
+        return await self._each(samples, _Session.rate_sample)
 
     def rate_sync(self, samples: Sequence[Sample]) -> list[HolisticJudgment]:
         return asyncio.run(self.rate(samples))
+
+    async def _each(self, samples: Sequence[Sample], work: Callable) -> list:
+        semaphore = asyncio.Semaphore(self.concurrency)
+        # One client per event loop: asyncio.run() in the *_sync methods makes a new loop each time.
+        async with openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
+                                      max_retries=0) as client:
+            session = _Session(self, client, semaphore)
+            return list(await asyncio.gather(*(work(session, s) for s in samples)))
 
     # -- retry policy -------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ import streamlit as st
 from evaluators import queries
 from evaluators.demo import ensure_demo
 from evaluators.store import open_store
+from ui.common import md_escape
 
 st.set_page_config(page_title="RAGScope", layout="wide")
 
@@ -43,20 +44,25 @@ with st.spinner("Opening the database (the first start evaluates the demo data, 
 runs = queries.runs(st.session_state["store"])
 with st.sidebar:
     names = runs.set_index("run_id")["name"]
+    # The run in view lives in a plain session key (pages set it to open a run); the picker shows it.
+    # A widget key would be dropped whenever the widget is not drawn in a script run.
     if st.session_state.get("run_id") not in names.index:
-        st.session_state.pop("run_id", None)  # a run picked in another database, or deleted
-    st.selectbox("Run", runs["run_id"], key="run_id", format_func=lambda r: f"{names[r]} ({r})",
-                 placeholder="no run yet")
-    if (run_id := st.session_state.get("run_id")) is not None:
-        run = runs.set_index("run_id").loc[run_id]
-        calls = queries.run_calls(st.session_state["store"], run_id)
+        st.session_state["run_id"] = names.index[0] if len(names) else None
+    if st.session_state["run_id"] is not None:
+        options = list(names.index)
+        st.session_state["run_id"] = st.selectbox("Run", options, index=options.index(st.session_state["run_id"]),
+                                                  format_func=lambda r: f"{names[r]} ({r})")
+        run = runs.set_index("run_id").loc[st.session_state["run_id"]]
+        calls = queries.run_calls(st.session_state["store"], st.session_state["run_id"])
         judge = run["judge"] + (f" · {run['judge_model']}" if run["judge_model"] else "")
         took = (run["finished_at"] - run["created_at"]).total_seconds() if run["finished_at"] is not None else None
-        st.caption(f"**{run['status']}** · judge {judge} · {run['n_samples']} samples x {run['n_metrics']} metrics"
-                   + (f" · {took:.0f} s" if took is not None and took == took else ""))
+        st.caption(md_escape(f"{run['status']} · judge {judge} · {run['n_samples']} samples x {run['n_metrics']} "
+                             f"metrics" + (f" · {took:.0f} s" if took is not None and took == took else "")))
         if calls["calls"] or calls["cached"]:
             st.caption(f"judge calls {calls['calls']} (+{calls['cached']} cached, {calls['failed']} failed) · "
                        f"tokens {calls['input_tokens']:,} in, {calls['output_tokens']:,} out")
+    else:
+        st.caption("No run yet: add data on **Data**, then start a run on **Evaluate**.")
     st.caption(f"Database: `{db_path}`")
 
 navigation.run()

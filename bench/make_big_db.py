@@ -142,7 +142,8 @@ def build(path: Path, n_questions: int, n_methods: int, n_metrics: int = 30, cla
         FROM range(?) t(i), unnest(?::VARCHAR[]) u(m), unnest(['extraction', 'verification', 'holistic']) w(p)
         """, [RUN_ID, n_questions, list(methods)])
     step("annotations", """
-        INSERT INTO annotations
+        INSERT INTO annotations (annotation_id, run_id, question_id, method, metric, claim_source, claim_idx, label,
+                                 override_value, tags, note, author, created_at)
         SELECT 'ann-' || i, ?, 'q' || lpad(i::VARCHAR, 6, '0'), 'local_search', NULL, 'answer', 0,
                CASE WHEN i % 3 = 0 THEN 'not_found' ELSE 'supported' END, NULL, ['bench'], 'generated', 'bench', now()
         FROM range(0, ?, 50) t(i)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -164,6 +164,13 @@ MIGRATIONS: list[str] = [
         text        VARCHAR NOT NULL,
         PRIMARY KEY (run_id, question_id, method, idx)
     );
+    """,
+    # 4: annotations keep what the human saw: the judge's verdict or label and value, and the claim's text
+    # (a re-judged sample may renumber its claims; the judge's own rows are never touched)
+    """
+    ALTER TABLE annotations ADD COLUMN judge_label VARCHAR;
+    ALTER TABLE annotations ADD COLUMN judge_value DOUBLE;
+    ALTER TABLE annotations ADD COLUMN claim_text VARCHAR;
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -355,6 +362,42 @@ class Store:
         frame = pd.DataFrame(calls).assign(created_at=_now())
         cur = self.cursor()
         self._append(cur, "judge_calls", frame)
+
+    # -- human annotations ---------------------------------------------------------------------
+
+    def add_annotation(self, *, run_id: str, question_id: str, method: str, author: str, metric: str | None = None,
+                       claim_source: str | None = None, claim_idx: int | None = None, label: str | None = None,
+                       override_value: float | None = None, tags: Sequence[str] = (), note: str | None = None,
+                       judge_label: str | None = None, judge_value: float | None = None,
+                       claim_text: str | None = None) -> str:
+        """Append one human label beside the judge's output (never replacing it): a claim verdict
+        (claim_source + claim_idx + label), a score override (metric + override_value, and label for
+        a label metric), tags or a note. Earlier labels stay; readers take the latest per target."""
+        author = (author or "").strip()
+        if not author:
+            raise ValueError("an annotation needs an author")
+        if (claim_source is None) != (claim_idx is None):
+            raise ValueError("a claim annotation needs both claim_source and claim_idx")
+        if claim_source not in (None, "answer", "reference"):
+            raise ValueError(f"claim_source must be 'answer' or 'reference', not {claim_source!r}")
+        tags = [t.strip() for t in tags if t and t.strip()]
+        note = note.strip() if note and note.strip() else None
+        if label is None and override_value is None and not tags and note is None:
+            raise ValueError("an annotation needs a label, an override value, tags or a note")
+        annotation_id = "ann-" + secrets.token_hex(8)
+        self.cursor().execute(
+            "INSERT INTO annotations (annotation_id, run_id, question_id, method, metric, claim_source, claim_idx, "
+            "label, override_value, tags, note, author, created_at, judge_label, judge_value, claim_text) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [annotation_id, run_id, question_id, method, metric, claim_source, claim_idx, label, override_value,
+             tags, note, author, _now(), judge_label, judge_value, claim_text],
+        )
+        return annotation_id
+
+    def annotations(self, run_id: str) -> pd.DataFrame:
+        """Every annotation of a run, oldest first."""
+        return self.cursor().execute(
+            "SELECT * FROM annotations WHERE run_id = ? ORDER BY created_at, annotation_id", [run_id]).df()
 
     # -- judge cache ---------------------------------------------------------------------------
 

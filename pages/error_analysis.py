@@ -1,5 +1,296 @@
-"""error_analysis (to come)."""
+"""Error analysis: the samples that match a filter, worst first; a side panel to label one (claim
+verdicts, score overrides, tags, a note) beside the judge's output; judge-human agreement."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pandas as pd
 import streamlit as st
 
-st.title("error_analysis")
-st.info("This screen is being built.")
+from evaluators.claims import VERDICTS
+from evaluators.metrics import REGISTRY
+from evaluators.queries import claims as qc
+from evaluators.queries import errors as q
+from evaluators.queries.overview import question_types
+from evaluators.stats import cohen_kappa
+from ui import highlight as hl
+from ui.common import current_run, downloads, open_question, store
+
+STATUSES = ("not_applicable", "judge_error", "timeout", "skipped")
+ROW_LIMITS = (50, 100, 500, 1000)
+STEPS = {"likert": 0.25, "percent": 1.0, "binary": 1.0}
+
+run = current_run()
+run_id = run["run_id"]
+st.title("Error analysis")
+st.html(hl.caption(f"{run['name']} · judge {run['judge']}" + (f" ({run['judge_model']})" if run["judge_model"] else "")))
+if flash := st.session_state.pop("ea-flash", None):
+    st.success(flash)
+
+facets = q.run_facets(store(), run_id)
+if not facets["methods"]:
+    st.info(f"This run has no scores yet (status: {run['status']}). Follow it, resume it or re-run its failed cells "
+            "on **Evaluate**.")
+    st.stop()
+
+# -- filters -----------------------------------------------------------------------------------------
+
+metrics = facets["metrics"]
+types = question_types(store(), run_id)
+row1 = st.columns(3)
+methods = row1[0].multiselect("Methods", facets["methods"], key="ea-methods", placeholder="every method")
+chosen_types = row1[1].multiselect("Question types", types, key="ea-types", placeholder="every type",
+                                   format_func=lambda t: t or "(none)")
+sort_metric = row1[2].selectbox("Worst first on", metrics, key="ea-sort",
+                                index=metrics.index("judge_overall") if "judge_overall" in metrics else 0)
+
+row2 = st.columns([1, 2])
+filter_metric = row2[0].selectbox("Metric range", ["(none)", *metrics], key="ea-filter-metric",
+                                  help="Keep the samples whose value of this metric, in its own scale, lies in the "
+                                       "range. A cell that is not ok (failed, not applicable) never does.")
+low = high = None
+if filter_metric != "(none)":
+    lowest, highest = q.value_bounds(filter_metric)
+    scale = REGISTRY[filter_metric].scale if filter_metric in REGISTRY else "ratio"
+    picked = row2[1].slider(f"Range of {filter_metric}", lowest, highest, (lowest, highest),
+                            step=STEPS.get(scale, 0.01), key=f"ea-range-{filter_metric}")
+    low = picked[0] if picked[0] > lowest else None
+    high = picked[1] if picked[1] < highest else None
+    if low is None and high is None:
+        row2[1].caption("Narrow the range to filter.")
+
+row3 = st.columns([1, 1, 1, 1, 1])
+verdicts = row3[0].multiselect("Verdict", facets["verdict"], key="ea-verdicts", placeholder="any")
+classes = row3[1].multiselect("Answer class", facets["answer_class"], key="ea-classes", placeholder="any")
+statuses = row3[2].multiselect("Has a cell with status", STATUSES, key="ea-statuses", placeholder="any")
+limit = row3[3].selectbox("Rows shown", ROW_LIMITS, key="ea-limit", index=1)
+annotated_only = row3[4].toggle("Annotated only", key="ea-annotated")
+
+filters = dict(methods=methods, question_types=chosen_types, metric=None if filter_metric == "(none)" else filter_metric,
+               low=low, high=high, verdicts=verdicts, answer_classes=classes, statuses=statuses,
+               annotated_only=annotated_only, sort_metric=sort_metric)
+rows, total = q.samples(store(), run_id, **filters, limit=limit)
+
+worst = "lowest" if q.worst_is_lowest(sort_metric) else "highest"
+if total == 0:
+    st.warning("No sample matches these filters. Widen the range or clear a filter.")
+else:
+    st.caption(f"{total} samples match; showing {len(rows)}, {worst} {sort_metric} first (cells of {sort_metric} "
+               "that are not ok last). Select a row to label it or open it on Claims.")
+
+
+def _table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The listed samples as shown: the sort (and filter) metric first, labels, key scores, counts."""
+    table = frame[["question_id", "method"]].copy()
+    table[sort_metric] = frame["sort_value"]
+    if (frame["sort_status"] != "ok").any():  # say why a cell is empty
+        table[f"{sort_metric} status"] = frame["sort_status"]
+    if filters["metric"] and filters["metric"] != sort_metric:
+        table[filters["metric"]] = frame["filter_value"]
+    table["verdict"] = frame["verdict"]
+    table["answer_class"] = frame["answer_class"]
+    for m in q.SAMPLE_METRICS:
+        if m not in table:
+            table[m] = frame[m]
+    table["failed cells"] = frame["n_failed"]
+    table["labels"] = frame["n_annotations"]
+    table["question_type"] = frame["question_type"]
+    table["question"] = frame["question"]
+    return table.round(3)
+
+
+table = _table(rows)
+# The table's key follows the filters: a new list starts without a selection (a kept row index would
+# point at another sample).
+filter_key = hashlib.sha1(json.dumps(filters, sort_keys=True, default=str).encode()).hexdigest()[:10]
+left, right = st.columns([3, 2])
+with left:
+    event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                         key=f"errors-table-{filter_key}", height=min(38 + 35 * max(len(table), 1), 640),
+                         column_config={"question": st.column_config.TextColumn(width="large")})
+    everything = total > len(rows) and st.toggle(f"Export all {total} matches, not only the {len(rows)} shown",
+                                                 key="ea-export-all")
+    export = _table(q.samples(store(), run_id, **filters, limit=None)[0]) if everything else table
+    downloads(export, f"{run_id}-errors", "errors")
+
+selected = event.get("selection", {}).get("rows", []) if event else []
+
+# -- side panel: one sample -------------------------------------------------------------------------
+
+
+def _author() -> str:
+    return st.text_input("Your name", key="ea-author", value=st.session_state.get("annotator", ""),
+                         on_change=lambda: st.session_state.update(annotator=st.session_state["ea-author"]),
+                         help="Stored with every label you save, with the time.").strip()
+
+
+def _saved(message: str) -> None:
+    st.session_state["ea-flash"] = message
+    st.rerun()
+
+
+def _score_panel(question_id: str, method: str, author: str) -> None:
+    scores = qc.sample_scores(store(), run_id, question_id)
+    scores = scores[scores["method"] == method]
+    shown = pd.DataFrame({
+        "metric": scores["metric"].to_numpy(),
+        "judge": [r.label if isinstance(r.label, str) else (r.status if r.status != "ok" else round(r.value, 3))
+                  for r in scores.itertuples(index=False)],
+        "human": [r.human_label if isinstance(r.human_label, str) else
+                  ("" if pd.isna(r.human_value) else round(r.human_value, 3)) for r in scores.itertuples(index=False)],
+        "by": scores["human_author"].fillna("").to_numpy(),
+        "detail": scores["detail"].to_numpy(),
+    }).astype({"judge": str, "human": str})
+    st.dataframe(shown, hide_index=True, width="stretch", height=250)
+    st.markdown("**Override a score**")
+    catalogue = [m for m in metrics if m in set(scores["metric"])]
+    metric = st.selectbox("Metric", catalogue, key="ea-override-metric",
+                          index=catalogue.index(sort_metric) if sort_metric in catalogue else 0)
+    judge_row = scores[scores["metric"] == metric].iloc[0]
+    judge_value = None if pd.isna(judge_row["value"]) else float(judge_row["value"])
+    if metric in q.LABEL_VALUES:
+        options = list(q.LABEL_VALUES[metric])
+        label = st.selectbox("Your label", options, key=f"ea-override-label-{metric}",
+                             index=options.index(judge_row["label"]) if judge_row["label"] in options else 0)
+        value = q.LABEL_VALUES[metric][label]
+    else:
+        lowest, highest = q.value_bounds(metric)
+        scale = REGISTRY[metric].scale if metric in REGISTRY else "ratio"
+        label = None
+        start = lowest if judge_value is None else min(max(judge_value, lowest), highest)
+        value = st.number_input(f"Your value ({lowest:g}-{highest:g})", lowest, highest, start,
+                                step=STEPS.get(scale, 0.01), key=f"ea-override-value-{metric}")
+    why = st.text_input("Why (optional)", key="ea-override-note")
+    if st.button("Save override", key="ea-save-override"):
+        if not author:
+            st.error("Enter your name first: every label is stored with its author.")
+        else:
+            store().add_annotation(run_id=run_id, question_id=question_id, method=method, author=author, metric=metric,
+                                   label=label, override_value=float(value), note=why,
+                                   judge_label=judge_row["label"] if isinstance(judge_row["label"], str) else None,
+                                   judge_value=judge_value)
+            _saved(f"Saved your {metric} for this sample; the judge's value is kept beside it.")
+
+
+def _claims_panel(question_id: str, method: str, author: str) -> None:
+    claims = qc.claims(store(), run_id, question_id)
+    claims = claims[claims["method"] == method]
+    if claims.empty:
+        st.caption("No claims were extracted for this sample.")
+        return
+    editor = pd.DataFrame({
+        "claim": [f"{'A' if s == 'answer' else 'R'}{i + 1}" for s, i in zip(claims["source"], claims["claim_idx"])],
+        "judge verdict": claims["verdict"].to_numpy(),
+        "your verdict": claims["human_verdict"].astype(object).to_numpy(),
+        "text": claims["text"].to_numpy(),
+    })
+    st.caption("A = answer claims, R = reference claims; the verdict is against the retrieved chunks. Set your "
+               "verdict where you have one (the same as the judge's means you agree), then save.")
+    edited = st.data_editor(editor, hide_index=True, width="stretch", disabled=["claim", "judge verdict", "text"],
+                            key=f"ea-claims-{question_id}-{method}",
+                            column_config={"your verdict": st.column_config.SelectboxColumn(options=list(VERDICTS)),
+                                           "text": st.column_config.TextColumn(width="large")})
+    if st.button("Save claim verdicts", key="ea-save-claims"):
+        changed = [(row, human) for row, human, before in zip(claims.itertuples(index=False), edited["your verdict"],
+                                                               claims["human_verdict"])
+                   if isinstance(human, str) and human != before]
+        if not author:
+            st.error("Enter your name first: every label is stored with its author.")
+        elif not changed:
+            st.info("No verdict changed: set one in the column *your verdict* first.")
+        else:
+            for row, human in changed:
+                store().add_annotation(run_id=run_id, question_id=question_id, method=method, author=author,
+                                       claim_source=row.source, claim_idx=int(row.claim_idx), label=human,
+                                       judge_label=row.verdict, claim_text=row.text)
+            agree = sum(human == row.verdict for row, human in changed)
+            _saved(f"Saved {len(changed)} claim verdicts ({agree} agree with the judge).")
+
+
+def _tags_panel(question_id: str, method: str, author: str) -> None:
+    with st.form("ea-tags-form", clear_on_submit=True, border=False):
+        tags = st.text_input("Tags (comma-separated)", key="ea-tags", placeholder="e.g. retrieval-miss, wrong-entity")
+        note = st.text_area("Note", key="ea-note", height=80)
+        if st.form_submit_button("Save tags and note"):
+            tags_list = [t.strip() for t in tags.split(",") if t.strip()]
+            if not author:
+                st.error("Enter your name first: every label is stored with its author.")
+            elif not tags_list and not note.strip():
+                st.info("Nothing to save: write a tag or a note.")
+            else:
+                store().add_annotation(run_id=run_id, question_id=question_id, method=method, author=author,
+                                       tags=tags_list, note=note)
+                _saved("Saved your tags and note.")
+
+
+with right:
+    if not selected or not len(rows):
+        st.info("Select a row of the table to see the sample, label it or open it on Claims.")
+    else:
+        sample = rows.iloc[selected[0]]
+        question_id, method = sample["question_id"], sample["method"]
+        st.html(hl.heading(f"{question_id} · {method}", level=4))
+        st.html(hl.text_box(sample["question"] if isinstance(sample["question"], str) else "", label="Question"))
+        if st.button("Open on Claims", key="ea-open", type="primary"):
+            open_question(question_id)
+        author = _author()
+        scores_tab, claims_tab, tags_tab, history_tab = st.tabs(["Scores", "Claim verdicts", "Tags and note",
+                                                                 "Labels of this sample"])
+        with scores_tab:
+            _score_panel(question_id, method, author)
+        with claims_tab:
+            _claims_panel(question_id, method, author)
+        with tags_tab:
+            _tags_panel(question_id, method, author)
+        with history_tab:
+            mine = q.annotations(store(), run_id, question_id, method)
+            if mine.empty:
+                st.caption("No labels yet.")
+            else:
+                st.dataframe(mine.drop(columns=["question_id", "method", "metric", "claim_source", "claim_idx",
+                                                "annotation_id"]), hide_index=True, width="stretch")
+
+# -- judge-human agreement -----------------------------------------------------------------------------
+
+st.subheader("Judge-human agreement")
+st.caption("Cohen's kappa between the judge and the humans, over each annotator's latest label per item; the judge's "
+           "side is the verdict or label the annotator saw. Kappa 1 is perfect agreement, 0 is chance level. "
+           + ("Over the methods picked above." if methods else "Over every method."))
+
+
+def _kappa_block(title: str, judge: pd.Series, human: pd.Series, key: str) -> None:
+    k = cohen_kappa(list(judge), list(human))
+    st.markdown(f"**{title}**")
+    if k.n == 0:
+        st.caption("No annotated items yet.")
+        return
+    cells = st.columns(4)
+    cells[0].metric("Cohen's kappa", "n/a" if k.kappa is None else f"{k.kappa:.2f}")
+    cells[1].metric("Observed agreement", f"{k.observed:.0%}")
+    cells[2].metric("Chance agreement", f"{k.expected:.0%}")
+    cells[3].metric("n", k.n)
+    confusion = k.confusion.rename_axis(index="judge", columns="human")
+    st.dataframe(confusion, width="content", key=key)
+
+
+claim_pairs = q.claim_agreement(store(), run_id, methods)
+_kappa_block("Claim verdicts", claim_pairs["judge_verdict"], claim_pairs["human_verdict"], "ea-kappa-claims")
+label_pairs = q.label_agreement(store(), run_id, methods)
+for metric, part in label_pairs.groupby("metric", sort=True):
+    _kappa_block(f"{metric} labels", part["judge_label"], part["human_label"], f"ea-kappa-{metric}")
+overrides = q.override_summary(store(), run_id, methods)
+if not overrides.empty:
+    st.markdown("**Score overrides**")
+    st.dataframe(overrides.round(3), hide_index=True, width="stretch")
+    st.caption("Per metric over the overridden cells: n, the judge's and the humans' mean in the metric's own scale, "
+               "and the mean difference human - judge.")
+
+st.subheader("All labels of this run")
+every = q.annotations(store(), run_id, limit=None)
+if every.empty:
+    st.caption("No labels yet: select a sample above and save a verdict, an override, tags or a note.")
+else:
+    st.dataframe(every.drop(columns=["annotation_id"]), hide_index=True, width="stretch", height=300)
+    downloads(every.assign(created_at=every["created_at"].dt.strftime("%Y-%m-%dT%H:%M:%S")),
+              f"{run_id}-annotations", "annotations")

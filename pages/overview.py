@@ -5,12 +5,12 @@ import streamlit as st
 
 from evaluators.metrics import REGISTRY
 from evaluators.queries import overview as q
-from ui.common import OWN, VIEWS, current_run, downloads, how_computed, in_view, plotly_config, store
+from ui.common import OWN, VIEWS, current_run, downloads, how_computed, in_view, md_escape, plotly_config, store
 
 run = current_run()
 run_id = run["run_id"]
 st.title("Overview")
-st.caption(f"{run['name']} · judge {run['judge']}" + (f" ({run['judge_model']})" if run["judge_model"] else ""))
+st.caption(md_escape(f"{run['name']} · judge {run['judge']}" + (f" ({run['judge_model']})" if run["judge_model"] else "")))
 
 means = q.metric_means(store(), run_id, by_type=True)
 if means.empty:

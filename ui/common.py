@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pandas as pd
 import streamlit as st
@@ -12,6 +13,12 @@ from evaluators.store import Store
 # How a score is shown (Overview's switch): its own scale, seed 000's 1-5 projection or percent.
 OWN, LIKERT, PERCENT = "own scale", "1-5 (white paper)", "percent"
 VIEWS = (OWN, LIKERT, PERCENT)
+
+
+def md_escape(text: str) -> str:
+    """`text` for st.caption / st.markdown shown as written: markdown's special characters escaped,
+    so a run or model name cannot become a link, emphasis or an image."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", str(text))
 
 
 def store() -> Store:
@@ -52,7 +59,7 @@ def downloads(frame: pd.DataFrame, stem: str, key: str) -> None:
     cols[0].download_button("CSV", data.to_csv(index=False), f"{stem}.csv", "text/csv", key=f"{key}-csv")
     cols[1].download_button("Parquet", parquet.getvalue(), f"{stem}.parquet", "application/octet-stream",
                             key=f"{key}-parquet")
-    cols[2].download_button("JSON", data.to_json(orient="records", force_ascii=False), f"{stem}.json",
+    cols[2].download_button("JSON", data.to_json(orient="records", force_ascii=False, date_format="iso"), f"{stem}.json",
                             "application/json", key=f"{key}-json")
 
 

@@ -1,0 +1,210 @@
+"""Claims screen queries: one question of a run at a time, every method's answer, scores, claims,
+chunks, reference claims, TP/FP/FN, generated questions and judge calls.
+
+Every query is filtered to (run_id, question_id) in SQL, so the screen reads a few hundred rows
+whatever the size of the run.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from evaluators.queries.overview import LABELS
+from evaluators.store import Store
+
+# The scores shown first for each (question, method), in this order.
+KEY_METRICS = ("faithfulness", "answer_correctness_f1", "context_precision", "judge_overall", "verdict",
+               "answer_class")
+OPTIONS_LIMIT = 500  # questions offered at once in the picker; the search narrows the rest
+
+# The run's questions: golden items of its golden set that at least one of its outputs answers.
+_RUN_QUESTIONS = """
+    SELECT g.question_id, g.question_type, g.question, g.reference, g.evidence
+    FROM golden_items g JOIN runs r ON g.dataset_id = r.golden_dataset_id
+    WHERE r.run_id = $run_id AND EXISTS (
+        SELECT 1 FROM rag_outputs o
+        WHERE list_contains(r.outputs_dataset_ids, o.dataset_id) AND o.question_id = g.question_id)
+"""
+_SEARCH = """($search = '' OR contains(lower(question_id), lower($search))
+              OR contains(lower(question), lower($search)))"""
+
+
+def question_options(store: Store, run_id: str, search: str = "", limit: int = OPTIONS_LIMIT) -> tuple[pd.DataFrame, int]:
+    """The run's questions whose id or text contains `search` (case-insensitive), by id, at most
+    `limit` of them, and how many match in all."""
+    frame = store.cursor().execute(
+        f"""
+        SELECT question_id, coalesce(question_type, '') AS question_type, question, count(*) OVER () AS n_matches
+        FROM ({_RUN_QUESTIONS}) WHERE {_SEARCH}
+        ORDER BY question_id LIMIT $limit
+        """, {"run_id": run_id, "search": search.strip(), "limit": limit}).df()
+    total = int(frame["n_matches"].iloc[0]) if len(frame) else 0
+    return frame.drop(columns="n_matches"), total
+
+
+def neighbours(store: Store, run_id: str, question_id: str, search: str = "") -> tuple[str | None, str | None]:
+    """The questions just before and after `question_id` (by id) among those matching `search`."""
+    rows = store.cursor().execute(
+        f"""
+        SELECT max(question_id) FILTER (question_id < $qid), min(question_id) FILTER (question_id > $qid)
+        FROM ({_RUN_QUESTIONS}) WHERE {_SEARCH}
+        """, {"run_id": run_id, "search": search.strip(), "qid": question_id}).fetchall()
+    return rows[0] if rows else (None, None)
+
+
+def question(store: Store, run_id: str, question_id: str) -> dict | None:
+    """The golden item (question, type, reference, evidence) of one question of the run, or None."""
+    frame = store.cursor().execute(f"SELECT * FROM ({_RUN_QUESTIONS}) WHERE question_id = $qid",
+                                   {"run_id": run_id, "qid": question_id}).df()
+    return None if frame.empty else frame.iloc[0].to_dict()
+
+
+def answers(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
+    """Each method's answer to the question, with its number of retrieved chunks, by method."""
+    return store.cursor().execute(
+        """
+        SELECT o.method, o.answer, len(o.contexts) AS n_chunks
+        FROM rag_outputs o JOIN runs r ON list_contains(r.outputs_dataset_ids, o.dataset_id)
+        WHERE r.run_id = ? AND o.question_id = ?
+        ORDER BY o.method
+        """, [run_id, question_id]).df()
+
+
+def sample_scores(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
+    """Every score cell of the question (all methods), with the label of label metrics and the
+    latest human override beside the judge's value (never in place of it)."""
+    labels = ", ".join(f"'{m}'" for m in LABELS)
+    return store.cursor().execute(
+        f"""
+        WITH human AS (
+            SELECT method, metric, label AS human_label, override_value AS human_value, author AS human_author
+            FROM annotations
+            WHERE run_id = $run_id AND question_id = $qid AND metric IS NOT NULL
+              AND (override_value IS NOT NULL OR label IS NOT NULL)
+            QUALIFY row_number() OVER (PARTITION BY method, metric ORDER BY created_at DESC, annotation_id) = 1
+        )
+        SELECT s.method, s.metric, s.value, s.norm, s.status, s.judge, s.detail,
+               CASE WHEN s.metric IN ({labels}) AND s.status = 'ok' THEN split_part(s.detail, ' (', 1) END AS label,
+               h.human_value, h.human_label, h.human_author
+        FROM scores s LEFT JOIN human h USING (method, metric)
+        WHERE s.run_id = $run_id AND s.question_id = $qid
+        ORDER BY s.method, s.metric
+        """, {"run_id": run_id, "qid": question_id}).df()
+
+
+def claims(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
+    """Every claim of the question (answer and reference, all methods), with the latest human
+    verdict beside the judge's."""
+    return store.cursor().execute(
+        """
+        WITH human AS (
+            SELECT method, claim_source AS source, claim_idx, label AS human_verdict, author AS human_author
+            FROM annotations
+            WHERE run_id = $run_id AND question_id = $qid AND claim_idx IS NOT NULL AND label IS NOT NULL
+            QUALIFY row_number() OVER (PARTITION BY method, claim_source, claim_idx
+                                       ORDER BY created_at DESC, annotation_id) = 1
+        )
+        SELECT c.method, c.source, c.claim_idx, c.text, c.verdict, c.chunk_ids, c.matched_claims, c.reason,
+               h.human_verdict, h.human_author
+        FROM claims c LEFT JOIN human h USING (method, source, claim_idx)
+        WHERE c.run_id = $run_id AND c.question_id = $qid
+        ORDER BY c.method, c.source, c.claim_idx
+        """, {"run_id": run_id, "qid": question_id}).df()
+
+
+def chunks(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
+    """Each method's retrieved chunks in rank order (chunk_idx 0-based) with the judge's relevance,
+    whether the answer used it, the answer and reference claims it supports (by claim_idx) and the
+    other methods that retrieved the very same text."""
+    return store.cursor().execute(
+        """
+        WITH ranked AS (
+            SELECT o.method, unnest(range(len(o.contexts))) AS chunk_idx, unnest(o.contexts) AS c
+            FROM rag_outputs o JOIN runs r ON list_contains(r.outputs_dataset_ids, o.dataset_id)
+            WHERE r.run_id = $run_id AND o.question_id = $qid
+        ), chunk AS (
+            SELECT method, chunk_idx, c.chunk_id AS chunk_id, c.text AS text FROM ranked
+        ), cl AS (
+            SELECT method, source, claim_idx, chunk_ids FROM claims WHERE run_id = $run_id AND question_id = $qid
+        )
+        SELECT k.method, k.chunk_idx, k.chunk_id, k.text, v.relevant, v.relevance_score, v.used_by_answer,
+               v.reason,
+               coalesce((SELECT list(cl.claim_idx ORDER BY cl.claim_idx) FROM cl
+                         WHERE cl.method = k.method AND cl.source = 'answer'
+                           AND list_contains(cl.chunk_ids, k.chunk_id)), []) AS supports_answer,
+               coalesce((SELECT list(cl.claim_idx ORDER BY cl.claim_idx) FROM cl
+                         WHERE cl.method = k.method AND cl.source = 'reference'
+                           AND list_contains(cl.chunk_ids, k.chunk_id)), []) AS supports_reference,
+               coalesce((SELECT list(DISTINCT o.method ORDER BY o.method) FROM chunk o
+                         WHERE o.method <> k.method AND o.text = k.text), []) AS shared_with
+        FROM chunk k
+        LEFT JOIN chunk_verdicts v ON v.run_id = $run_id AND v.question_id = $qid AND v.method = k.method
+                                  AND v.chunk_idx = k.chunk_idx
+        ORDER BY k.method, k.chunk_idx
+        """, {"run_id": run_id, "qid": question_id}).df()
+
+
+def tp_fp_fn(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
+    """Per method: TP, FP and FN of answer_correctness_f1 (counts from its stored detail, exact)
+    and the claim lists the stored tables allow.
+
+    The per-claim verdicts behind the counts (answer claim vs reference: TP/FP; reference claim vs
+    answer: covered/FN) are not stored. What is stored is `claims.matched_claims`, the reference
+    claims an LLM judge says state the same fact as an answer claim (the offline judge records
+    none, so its lists are NULL, `matches_recorded` false): `tp_claims` are the answer claims with
+    a match, `fp_claims` those without, `fn_claims` the reference claims no answer claim matched.
+    `lists_match_counts` tells whether those lists have the sizes of the exact counts."""
+    return store.cursor().execute(
+        """
+        WITH f1 AS (
+            SELECT method, value AS f1, status, detail,
+                   TRY_CAST(regexp_extract(detail, 'TP (\\d+)', 1) AS INTEGER) AS tp,
+                   TRY_CAST(regexp_extract(detail, 'FP (\\d+)', 1) AS INTEGER) AS fp,
+                   TRY_CAST(regexp_extract(detail, 'FN (\\d+)', 1) AS INTEGER) AS fn
+            FROM scores WHERE run_id = $run_id AND question_id = $qid AND metric = 'answer_correctness_f1'
+        ), a AS (
+            SELECT method,
+                   list(text ORDER BY claim_idx) FILTER (len(matched_claims) > 0) AS tp_claims,
+                   list(text ORDER BY claim_idx) FILTER (len(coalesce(matched_claims, [])) = 0) AS fp_claims,
+                   flatten(list(coalesce(matched_claims, []))) AS matched
+            FROM claims WHERE run_id = $run_id AND question_id = $qid AND source = 'answer' GROUP BY method
+        ), rc AS (
+            SELECT c.method, list(c.text ORDER BY c.claim_idx)
+                   FILTER (NOT list_contains(coalesce(a.matched, []), c.claim_idx)) AS fn_claims
+            FROM claims c LEFT JOIN a USING (method)
+            WHERE c.run_id = $run_id AND c.question_id = $qid AND c.source = 'reference' GROUP BY c.method
+        )
+        SELECT f1.method, f1.f1, f1.status, f1.detail, f1.tp, f1.fp, f1.fn, m.recorded AS matches_recorded,
+               CASE WHEN m.recorded THEN coalesce(a.tp_claims, []) END AS tp_claims,
+               CASE WHEN m.recorded THEN coalesce(a.fp_claims, []) END AS fp_claims,
+               CASE WHEN m.recorded THEN coalesce(rc.fn_claims, []) END AS fn_claims,
+               CASE WHEN m.recorded THEN (len(coalesce(a.tp_claims, [])) = f1.tp
+                    AND len(coalesce(a.fp_claims, [])) = f1.fp AND len(coalesce(rc.fn_claims, [])) = f1.fn)
+               END AS lists_match_counts
+        FROM f1 LEFT JOIN a USING (method) LEFT JOIN rc USING (method)
+        CROSS JOIN (SELECT judge <> 'offline' AS recorded FROM runs WHERE run_id = $run_id) m
+        ORDER BY f1.method
+        """, {"run_id": run_id, "qid": question_id}).df()
+
+
+def generated_questions(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
+    """The questions an LLM judge generated from each method's answer (answer relevance)."""
+    return store.cursor().execute(
+        "SELECT method, idx, text FROM generated_questions WHERE run_id = ? AND question_id = ? ORDER BY method, idx",
+        [run_id, question_id]).df()
+
+
+def judge_calls(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
+    """Every judge call made for the question with its raw request and response, in the order of the
+    judge's steps (extraction, verification, holistic, each before its repair call). The calls of one
+    batch share `created_at` and come back from the store in no set order: the exact order of retries
+    of one step is not recorded."""
+    return store.cursor().execute(
+        """
+        SELECT method, purpose, status, model, input_tokens, output_tokens, latency_ms, cached, error,
+               created_at, request, response, call_id
+        FROM judge_calls WHERE run_id = ? AND question_id = ?
+        ORDER BY method, created_at,
+                 CASE split_part(purpose, '_', 1) WHEN 'extraction' THEN 0 WHEN 'verification' THEN 1
+                                                  WHEN 'holistic' THEN 2 ELSE 3 END,
+                 purpose, rowid
+        """, [run_id, question_id]).df()

@@ -1,0 +1,225 @@
+"""Error analysis queries: the samples matching a filter, worst first, and the human annotations
+beside the judge's output (claim verdicts, score overrides, tags, notes) with the pairs that
+judge-human agreement is computed from.
+
+The sample list aggregates the run's score cells once per (question, method) in DuckDB, filters,
+sorts and LIMITs there, and counts every match with a window: a screen pulls at most `limit` rows
+whatever the size of the run.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from evaluators import formulas
+from evaluators.metrics import REGISTRY
+from evaluators.queries.overview import LABELS
+from evaluators.store import Store
+
+# Score columns shown for every listed sample (besides the sort and filter metrics).
+SAMPLE_METRICS = ("faithfulness", "answer_correctness_f1", "context_precision", "judge_overall",
+                  "hallucination_rate")
+# A label metric's numeric value (DESIGN.md "Metric ids"), for a human label given as an override.
+LABEL_VALUES = {"verdict": formulas.VERDICT_VALUES, "answer_class": formulas.ANSWER_CLASS_VALUES,
+                "accuracy_grade": formulas.GRADE_VALUES}
+FAILED = ("judge_error", "timeout")
+_SCALE_BOUNDS = {"binary": (0.0, 1.0), "ratio": (0.0, 1.0), "likert": (1.0, 5.0), "percent": (0.0, 100.0),
+                 "label": (0.0, 1.0)}
+
+
+def value_bounds(metric: str) -> tuple[float, float]:
+    """The range of a metric's own scale (1-5, 0-100, 0-1)."""
+    return _SCALE_BOUNDS.get(REGISTRY[metric].scale if metric in REGISTRY else "ratio", (0.0, 1.0))
+
+
+def worst_is_lowest(metric: str) -> bool:
+    """Worst first means lowest norm first, except for metrics where lower is better
+    (hallucination_rate). A metric with no better direction (dont_know) sorts lowest first."""
+    return metric not in REGISTRY or REGISTRY[metric].higher_is_better is not False
+
+
+def run_facets(store: Store, run_id: str) -> dict[str, list[str]]:
+    """What the filters offer: the run's methods, metrics (catalogue order), and the labels present."""
+    cur = store.cursor()
+    methods = [m for m, in cur.execute(
+        "SELECT DISTINCT method FROM scores WHERE run_id = ? ORDER BY method", [run_id]).fetchall()]
+    present = {m for m, in cur.execute("SELECT DISTINCT metric FROM scores WHERE run_id = ?", [run_id]).fetchall()}
+    labels = cur.execute(
+        f"""SELECT DISTINCT metric, split_part(detail, ' (', 1) FROM scores
+            WHERE run_id = ? AND status = 'ok' AND metric IN ({', '.join(f"'{m}'" for m in LABELS)})""",
+        [run_id]).fetchall()
+    facets = {"methods": methods,
+              "metrics": [m for m in REGISTRY if m in present] + sorted(present - set(REGISTRY))}
+    for metric, order in LABELS.items():
+        seen = {label for m, label in labels if m == metric}
+        facets[metric] = [x for x in order if x in seen] + sorted(seen - set(order))
+    return facets
+
+
+def samples(store: Store, run_id: str, *, methods: Sequence[str] = (), question_types: Sequence[str] = (),
+            metric: str | None = None, low: float | None = None, high: float | None = None,
+            verdicts: Sequence[str] = (), answer_classes: Sequence[str] = (), statuses: Sequence[str] = (),
+            annotated_only: bool = False, sort_metric: str = "judge_overall",
+            limit: int | None = 100) -> tuple[pd.DataFrame, int]:
+    """The (question, method) samples of a run that pass every given filter, worst first on
+    `sort_metric`, at most `limit` rows (None: all), and the number of all matches.
+
+    Filters (an empty one does not filter): methods; question types ("" for none); `metric`'s value
+    in its own scale within [low, high] (a cell that is not ok never passes); the verdict and
+    answer-class labels; `statuses`: the sample has at least one cell with one of them; annotated_only:
+    the sample has a human annotation. Samples whose sort cell is not ok come last."""
+    params: dict = {"run_id": run_id, "sort": sort_metric, "filter": metric or sort_metric}
+    where = ["TRUE"]
+    scan = ["run_id = $run_id"]  # filters applied while scanning the scores, before aggregating
+    if methods:
+        scan.append("list_contains($methods, method)")
+        params["methods"] = list(methods)
+    if question_types:
+        where.append("list_contains($types, coalesce(g.question_type, ''))")
+        params["types"] = list(question_types)
+    if metric and low is not None:
+        where.append("c.filter_value >= $low - 1e-9")
+        params["low"] = float(low)
+    if metric and high is not None:
+        where.append("c.filter_value <= $high + 1e-9")
+        params["high"] = float(high)
+    if verdicts:
+        where.append("list_contains($verdicts, c.verdict)")
+        params["verdicts"] = list(verdicts)
+    if answer_classes:
+        where.append("list_contains($classes, c.answer_class)")
+        params["classes"] = list(answer_classes)
+    if statuses:
+        where.append("c.n_status > 0")
+        params["statuses"] = list(statuses)
+    if annotated_only:
+        where.append("coalesce(a.n_annotations, 0) > 0")
+    direction = "ASC" if worst_is_lowest(sort_metric) else "DESC"
+    columns = ",\n".join(f"max(value) FILTER (metric = '{m}' AND status = 'ok') AS \"{m}\"" for m in SAMPLE_METRICS)
+    shown = ", ".join(f'c."{m}"' for m in SAMPLE_METRICS)
+    if limit is not None:
+        params["limit"] = int(limit)
+    frame = store.cursor().execute(
+        f"""
+        WITH c AS (
+            SELECT question_id, method,
+                   max(norm) FILTER (metric = $sort AND status = 'ok') AS sort_norm,
+                   max(value) FILTER (metric = $sort AND status = 'ok') AS sort_value,
+                   max(status) FILTER (metric = $sort) AS sort_status,
+                   max(value) FILTER (metric = $filter AND status = 'ok') AS filter_value,
+                   max(split_part(detail, ' (', 1)) FILTER (metric = 'verdict' AND status = 'ok') AS verdict,
+                   max(split_part(detail, ' (', 1)) FILTER (metric = 'answer_class' AND status = 'ok') AS answer_class,
+                   {"count(*) FILTER (list_contains($statuses, status))" if statuses else "0"} AS n_status,
+                   count(*) FILTER (status IN ('judge_error', 'timeout')) AS n_failed,
+                   {columns}
+            FROM scores WHERE {' AND '.join(scan)}
+            GROUP BY question_id, method
+        ), a AS (
+            SELECT question_id, method, count(*) AS n_annotations
+            FROM annotations WHERE run_id = $run_id GROUP BY ALL
+        )
+        SELECT c.question_id, c.method, coalesce(g.question_type, '') AS question_type,
+               c.sort_value, c.sort_norm, c.sort_status, c.filter_value, c.verdict, c.answer_class, {shown},
+               c.n_failed, coalesce(a.n_annotations, 0) AS n_annotations, g.question,
+               count(*) OVER () AS n_matches
+        FROM c JOIN runs r ON r.run_id = $run_id
+        LEFT JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = c.question_id
+        LEFT JOIN a ON a.question_id = c.question_id AND a.method = c.method
+        WHERE {' AND '.join(where)}
+        ORDER BY c.sort_norm {direction} NULLS LAST, c.question_id, c.method
+        {'LIMIT $limit' if limit is not None else ''}
+        """, params).df()
+    total = int(frame["n_matches"].iloc[0]) if len(frame) else 0
+    return frame.drop(columns="n_matches"), total
+
+
+def annotations(store: Store, run_id: str, question_id: str | None = None, method: str | None = None,
+                limit: int | None = 500) -> pd.DataFrame:
+    """The run's annotations, newest first (optionally of one sample), each with what it labels
+    and the judge's current output beside it: the claim's verdict, or the score's value and label.
+    `stale`: the claim at that index now has another text (the sample was re-judged)."""
+    labels = ", ".join(f"'{m}'" for m in LABELS)
+    return store.cursor().execute(
+        f"""
+        SELECT a.created_at, a.author, a.question_id, a.method,
+               CASE WHEN a.claim_idx IS NOT NULL
+                    THEN (CASE a.claim_source WHEN 'answer' THEN 'A' ELSE 'R' END) || (a.claim_idx + 1)
+                    ELSE a.metric END AS target,
+               a.label, a.override_value, a.judge_label, a.judge_value,
+               coalesce(c.verdict,
+                        CASE WHEN a.metric IN ({labels}) AND s.status = 'ok' THEN split_part(s.detail, ' (', 1) END)
+                   AS judge_label_now,
+               s.value AS judge_value_now, a.tags, a.note, a.claim_text,
+               (a.claim_text IS NOT NULL AND c.text IS DISTINCT FROM a.claim_text) AS stale,
+               a.metric, a.claim_source, a.claim_idx, a.annotation_id
+        FROM annotations a
+        LEFT JOIN claims c ON a.claim_idx IS NOT NULL AND c.run_id = a.run_id AND c.question_id = a.question_id
+             AND c.method = a.method AND c.source = a.claim_source AND c.claim_idx = a.claim_idx
+        LEFT JOIN scores s ON a.metric IS NOT NULL AND s.run_id = a.run_id AND s.question_id = a.question_id
+             AND s.method = a.method AND s.metric = a.metric
+        WHERE a.run_id = $run_id AND ($qid IS NULL OR a.question_id = $qid) AND ($method IS NULL OR a.method = $method)
+        ORDER BY a.created_at DESC, a.annotation_id
+        {'LIMIT ' + str(int(limit)) if limit is not None else ''}
+        """, {"run_id": run_id, "qid": question_id, "method": method}).df()
+
+
+def claim_agreement(store: Store, run_id: str, methods: Sequence[str] = ()) -> pd.DataFrame:
+    """One row per annotated claim and author (their latest label): the judge's verdict as the
+    annotator saw it (or, for a label stored without it, the current one) and the human verdict."""
+    return store.cursor().execute(
+        """
+        SELECT a.question_id, a.method, a.claim_source, a.claim_idx, a.author,
+               coalesce(a.judge_label, c.verdict) AS judge_verdict, a.label AS human_verdict
+        FROM annotations a
+        LEFT JOIN claims c ON c.run_id = a.run_id AND c.question_id = a.question_id AND c.method = a.method
+             AND c.source = a.claim_source AND c.claim_idx = a.claim_idx
+        WHERE a.run_id = $run_id AND a.claim_idx IS NOT NULL AND a.label IS NOT NULL
+          AND (len($methods) = 0 OR list_contains($methods, a.method))
+        QUALIFY row_number() OVER (PARTITION BY a.author, a.question_id, a.method, a.claim_source, a.claim_idx
+                                   ORDER BY a.created_at DESC, a.annotation_id) = 1
+        ORDER BY a.question_id, a.method, a.claim_source, a.claim_idx, a.author
+        """, {"run_id": run_id, "methods": list(methods)}).df()
+
+
+def label_agreement(store: Store, run_id: str, methods: Sequence[str] = ()) -> pd.DataFrame:
+    """One row per label-metric cell and author a human relabelled (their latest label): the
+    judge's label (as seen, else current) and the human's."""
+    labels = ", ".join(f"'{m}'" for m in LABELS)
+    return store.cursor().execute(
+        f"""
+        SELECT a.metric, a.question_id, a.method, a.author,
+               coalesce(a.judge_label, CASE WHEN s.status = 'ok' THEN split_part(s.detail, ' (', 1) END) AS judge_label,
+               a.label AS human_label
+        FROM annotations a
+        LEFT JOIN scores s ON s.run_id = a.run_id AND s.question_id = a.question_id AND s.method = a.method
+             AND s.metric = a.metric
+        WHERE a.run_id = $run_id AND a.metric IN ({labels}) AND a.label IS NOT NULL
+          AND (len($methods) = 0 OR list_contains($methods, a.method))
+        QUALIFY row_number() OVER (PARTITION BY a.author, a.question_id, a.method, a.metric
+                                   ORDER BY a.created_at DESC, a.annotation_id) = 1
+        ORDER BY a.metric, a.question_id, a.method, a.author
+        """, {"run_id": run_id, "methods": list(methods)}).df()
+
+
+def override_summary(store: Store, run_id: str, methods: Sequence[str] = ()) -> pd.DataFrame:
+    """Per metric, over the cells a human overrode (latest override per author and cell): n, the
+    judge's and the humans' mean value in the metric's scale, and the mean signed and absolute
+    difference human - judge."""
+    return store.cursor().execute(
+        """
+        WITH latest AS (
+            SELECT a.metric, a.override_value AS human, coalesce(a.judge_value, s.value) AS judge
+            FROM annotations a
+            LEFT JOIN scores s ON s.run_id = a.run_id AND s.question_id = a.question_id AND s.method = a.method
+                 AND s.metric = a.metric
+            WHERE a.run_id = $run_id AND a.metric IS NOT NULL AND a.override_value IS NOT NULL
+              AND (len($methods) = 0 OR list_contains($methods, a.method))
+            QUALIFY row_number() OVER (PARTITION BY a.author, a.question_id, a.method, a.metric
+                                       ORDER BY a.created_at DESC, a.annotation_id) = 1
+        )
+        SELECT metric, count(*) FILTER (judge IS NOT NULL) AS n,
+               avg(judge) AS mean_judge, avg(human) FILTER (judge IS NOT NULL) AS mean_human,
+               avg(human - judge) AS mean_difference, avg(abs(human - judge)) AS mean_abs_difference
+        FROM latest GROUP BY metric ORDER BY metric
+        """, {"run_id": run_id, "methods": list(methods)}).df()

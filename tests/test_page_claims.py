@@ -1,0 +1,202 @@
+"""The Claims screen (AppTest): drill-down, stepping, search, the claim table against the database,
+uploaded HTML/markdown staying inert, and an LLM-judged run's calls, questions and TP lists."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from evaluators.store import close_store, open_store
+from tests.test_highlight import assert_inert
+from tests.test_queries_claims import EVIL_METHOD, PAYLOADS, build_llm_run, build_run
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKER = "alert(1)"  # in every payload
+
+
+@pytest.fixture
+def app_on(tmp_path, monkeypatch):
+    """`make(db, page)` -> an AppTest of app.py on the database `db`, switched to `page` and run."""
+    opened = []
+    monkeypatch.chdir(ROOT)
+
+    def make(db: Path, page: str) -> AppTest:
+        monkeypatch.setenv("RAGSCOPE_DB", str(db))
+        opened.append(db)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.run()
+        keep_run(at, at.session_state["run_id"])
+        at.switch_page(page)
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    yield make
+    st.cache_resource.clear()
+    for db in opened:
+        close_store(db)
+
+
+def keep_run(at: AppTest, run_id: str) -> AppTest:
+    """Pin the run picked in the sidebar for every later run of `at`.
+
+    Streamlit 1.67's AppTest loses the sidebar's widgets from the second run of an st.navigation
+    app on (reproduced with a five-line app), so the run picker would reset and the page would say
+    "No run yet"; a browser session keeps it."""
+    run = at._run
+
+    def pinned(widget_state=None, timeout=None):
+        at.session_state["run_id"] = run_id
+        return run(widget_state, timeout)
+
+    at._run = pinned
+    return at
+
+
+def _demo_questions(db) -> list[str]:
+    store = open_store(db)
+    run_id = store.cursor().execute("SELECT run_id FROM runs").fetchall()[0][0]
+    return run_id, [r for r, in store.cursor().execute(
+        "SELECT DISTINCT question_id FROM claims WHERE run_id = ? ORDER BY question_id", [run_id]).fetchall()]
+
+
+def _tables(at: AppTest, column: str) -> list:
+    """The tables with `column`, in page order (per section: one per method, methods sorted)."""
+    return [d.value for d in at.dataframe if column in d.value.columns]
+
+
+def test_drill_down_opens_the_question_in_session_state(app_at):
+    at = app_at()
+    run_id, questions = _demo_questions(app_at.db)
+    keep_run(at, run_id)
+    wanted = questions[17]
+    at.session_state["question_id"] = wanted  # what ui.common.open_question sets before switching pages
+    at.switch_page("pages/claims.py")
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Claims"
+    assert at.selectbox(key="claims-question").value == wanted
+    question = open_store(app_at.db).cursor().execute(
+        "SELECT question FROM golden_items WHERE question_id = ?", [wanted]).fetchall()[0][0]
+    assert any(question in h.value for h in at.html)
+    assert any(h.value.startswith("<h3") and "basic_search" in h.value for h in at.html)
+    assert any(h.value.startswith("<h3") and "local_search" in h.value for h in at.html)
+
+
+def test_drill_down_to_a_question_beyond_the_listed_ones_survives_a_visit_elsewhere(app_at, monkeypatch):
+    from evaluators.queries import claims as q
+
+    monkeypatch.setattr(q, "OPTIONS_LIMIT", 10)
+    at = app_at()
+    run_id, questions = _demo_questions(app_at.db)
+    keep_run(at, run_id)
+    at.switch_page("pages/claims.py").run()
+    at.text_input(key="claims-search").set_value("novel").run()  # a search that matches every question
+    at.session_state["question_id"] = questions[50]
+    at.switch_page("pages/overview.py").run()
+    at.switch_page("pages/claims.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="claims-question").value == questions[50]
+    assert len(at.selectbox(key="claims-question").options) == 11  # the 10 listed, and the one asked for
+    assert any("first 10 of 103 questions" in c.value for c in at.caption)
+    at.button[1].click().run()  # Next steps on by id
+    assert at.selectbox(key="claims-question").value == questions[51]
+
+
+def test_claim_table_shows_the_claims_of_the_database(app_at):
+    at = app_at("pages/claims.py")
+    run_id, questions = _demo_questions(app_at.db)
+    shown = at.selectbox(key="claims-question").value
+    assert shown == questions[0]  # no drill-down: the first question by id
+    for method, table in zip(("basic_search", "local_search"), _tables(at, "matched reference claims"), strict=True):
+        rows = open_store(app_at.db).cursor().execute(
+            "SELECT claim_idx, text, verdict, chunk_ids, reason FROM claims WHERE run_id = ? AND question_id = ? "
+            "AND method = ? AND source = 'answer' ORDER BY claim_idx", [run_id, shown, method]).fetchall()
+        assert len(table) == len(rows) > 0
+        assert list(table["claim"]) == [f"A{i + 1}" for i, *_ in rows]
+        assert list(table["text"]) == [t for _, t, *_ in rows]
+        assert list(table["verdict"]) == [v for _, _, v, *_ in rows]
+        assert list(table["supporting chunks"]) == [", ".join(c) for *_, c, _ in rows]
+        assert list(table["reason"]) == [r for *_, r in rows]
+    chunks = _tables(at, "shared with")[0]
+    assert list(chunks["rank"]) == list(range(1, len(chunks) + 1)) and chunks["relevance"].notna().all()
+    # TP/FP/FN counts equal the stored score's detail, and the offline judge says it stores no lists
+    detail = open_store(app_at.db).cursor().execute(
+        "SELECT detail FROM scores WHERE run_id = ? AND question_id = ? AND method = 'basic_search' "
+        "AND metric = 'answer_correctness_f1'", [run_id, shown]).fetchall()[0][0]
+    tp, fp, fn = (part.split()[1] for part in detail.split(", "))
+    assert any(f"TP</span> <b>{tp}</b>" in h.value and f"FN</span> <b>{fn}</b>" in h.value for h in at.html)
+    assert any("not recorded per claim" in c.value for c in at.caption)
+    assert any("generates no questions" in c.value for c in at.caption)
+    assert any("makes no calls" in c.value for c in at.caption)
+
+
+def test_previous_next_and_search(app_at):
+    at = app_at("pages/claims.py")
+    run_id, questions = _demo_questions(app_at.db)
+    keep_run(at, run_id)
+    assert at.button[0].label == "Previous" and at.button[0].disabled
+    at.button[1].click().run()
+    assert at.selectbox(key="claims-question").value == questions[1]
+    at.button[1].click().run()
+    at.button[0].click().run()
+    assert at.selectbox(key="claims-question").value == questions[1]
+    at.text_input(key="claims-search").set_value(questions[40][-6:].upper()).run()  # case-insensitive
+    options = at.selectbox(key="claims-question").options
+    assert len(options) == 1 and options[0].startswith(f"{questions[40]} · ")
+    assert at.selectbox(key="claims-question").value == questions[40]  # a new search shows its first match
+    at.text_input(key="claims-search").set_value("no question has this text").run()
+    assert not at.exception and "No question of this run matches" in at.warning[0].value
+
+
+def _assert_page_is_inert(at: AppTest) -> None:
+    """Uploaded text reaches st.html escaped and never reaches a markdown element or a label."""
+    assert not at.exception, at.exception
+    for element in at.html:
+        assert_inert(element.value)
+    markdown = [*at.markdown, *at.caption, *at.info, *at.warning, *at.error, *at.success, *at.title,
+                *at.header, *at.subheader]
+    labels = [e.label for e in (*at.expander, *at.tabs, *at.metric, *at.button, *at.selectbox, *at.multiselect,
+                                *at.text_input, *at.toggle)]
+    for text in [m.value for m in markdown] + labels:
+        assert MARKER not in text and "<b>bold" not in text, text
+
+
+def test_uploaded_html_and_markdown_stay_inert(tmp_path, app_on):
+    db = tmp_path / "payload.duckdb"
+    build_run(db, tmp_path)
+    at = app_on(db, "pages/claims.py")
+    for question_id in ("q1", "q2", "q3"):
+        at.selectbox(key="claims-question").set_value(question_id).run()
+        _assert_page_is_inert(at)
+        shown = "".join(h.value for h in at.html)
+        assert "&lt;b&gt;bold&lt;/b&gt;" in shown  # the method name, escaped in its header
+    at.selectbox(key="claims-question").set_value("q1").run()
+    shown = "".join(h.value for h in at.html)
+    assert_inert(shown, *PAYLOADS)  # displayed as text, in the answer and the chunk cards
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in shown and "&lt;img src=x onerror=alert(1)&gt;" in shown
+    assert "<mark" in shown  # the offline judge's claims are spans of the answer: highlighted inline
+    chunks = _tables(at, "shared with")[0]  # basic
+    assert chunks["shared with"].iloc[0] == EVIL_METHOD  # the raw text in a dataframe cell, never HTML
+
+
+def test_llm_run_shows_judge_calls_generated_questions_and_tp_lists(tmp_path, monkeypatch, app_on):
+    from tests.test_openai_judge import SEED_000_EXTRACTION
+
+    db = tmp_path / "llm.duckdb"
+    build_llm_run(db, tmp_path, monkeypatch)
+    at = app_on(db, "pages/claims.py")
+    assert [e.label for e in at.expander if e.label.startswith("Call")] == ["Call 1: extraction · ok",
+                                                                           "Call 2: verification · ok"]
+    assert all('"messages"' in at.code[i].value for i in (0, 2))  # requests; responses follow each
+    assert "generated_questions" in at.code[1].value
+    generated = [d.value for d in at.dataframe if "idx" in d.value.columns]
+    assert list(generated[0]["text"]) == SEED_000_EXTRACTION["generated_questions"]
+    shown = "".join(h.value for h in at.html)
+    for claim in SEED_000_EXTRACTION["answer_claims"]:  # rewritten claims: listed with badges, and as TP
+        assert shown.count(claim) >= 2
+    reference, = _tables(at, "covered by the answer")
+    assert list(reference["covered by the answer"]) == ["A1", "A2"]
+    assert not any("differ from its TP/FP/FN" in c.value for c in at.caption)  # the lists match the counts

@@ -1,0 +1,220 @@
+"""evaluators/queries/claims.py against real DuckDB files: a small run built with the real loaders
+and engine (offline judge; answers and chunks carrying HTML/markdown payloads), an LLM-judged run
+(the scripted OpenAI-compatible server), and the demo database."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evaluators import engine, loaders
+from evaluators.queries import claims as q
+from evaluators.store import close_store, open_store
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = "<img src=x onerror=alert(1)>"
+MD_LINK = "[click](javascript:alert(1))"
+BARE = "javascript:alert(1)"
+PAYLOADS = (SCRIPT, IMG, MD_LINK, BARE)
+EVIL_METHOD = "local<b>bold</b>"  # a method name is uploaded text too
+TOWER = "The tower was built by Alice in 1879."
+CHUNKS = {
+    "basic": [f"{TOWER} {IMG}", f"Unrelated {SCRIPT} chunk about {MD_LINK} and {BARE}.", "It is made of grey stone."],
+    EVIL_METHOD: [f"{TOWER} {IMG}", "It is made of grey stone.", "Bob painted the door red."],
+}
+GOLDEN = [
+    {"question_id": "q1", "question": "Who built the tower, and when?", "question_type": "Fact Retrieval",
+     "reference": f"{TOWER} It is made of grey stone."},
+    {"question_id": "q2", "question": f"What does {SCRIPT} do in {MD_LINK}?", "question_type": "Complex Reasoning",
+     "reference": f"It shows an alert {IMG}."},
+    {"question_id": "q3", "question": "Which colour is the door?", "reference": "The door is red."},
+]
+OUTPUTS = [
+    {"question_id": "q1", "method": "basic",
+     "answer": f"{TOWER} {SCRIPT} See {MD_LINK} or {BARE} for more. {IMG}", "contexts": CHUNKS["basic"]},
+    {"question_id": "q1", "method": EVIL_METHOD, "answer": "Alice built the tower in 1897. It is made of grey stone.",
+     "contexts": CHUNKS[EVIL_METHOD]},
+    {"question_id": "q2", "method": "basic", "answer": f"It runs {SCRIPT} and shows {IMG}.", "contexts": CHUNKS["basic"]},
+    {"question_id": "q2", "method": EVIL_METHOD, "answer": f"Follow {MD_LINK}.", "contexts": CHUNKS[EVIL_METHOD]},
+    {"question_id": "q3", "method": "basic", "answer": "The door is red.", "contexts": CHUNKS[EVIL_METHOD]},
+    {"question_id": "q3", "method": EVIL_METHOD, "answer": "I don't know.", "contexts": []},
+]
+METRICS = ["exact_match", "rouge_l", "faithfulness", "context_precision", "context_recall", "answer_correctness_f1",
+           "completeness", "hallucination_rate"]
+
+
+def write_jsonl(path: Path, rows) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def build_run(db: Path, tmp_path: Path, *, golden=GOLDEN, outputs=OUTPUTS, metrics=METRICS, judge="offline",
+              judge_model=None, config=None, name="Payload run") -> str:
+    """A finished run built through the real loaders, store and engine; the store is left closed."""
+    store = open_store(db)
+    try:
+        g = store.save_dataset(loaders.load(write_jsonl(tmp_path / "golden.jsonl", golden), role="golden"))
+        o = store.save_dataset(loaders.load(write_jsonl(tmp_path / "outputs.jsonl", outputs), role="outputs"))
+        run_id = engine.create_run(store, golden_dataset_id=g.dataset_id, outputs_dataset_ids=[o.dataset_id],
+                                   metrics=metrics, judge=judge, judge_model=judge_model, config=config, name=name)
+        engine.execute_run(store, run_id)
+        return run_id
+    finally:
+        close_store(db)
+
+
+def build_llm_run(db: Path, tmp_path: Path, monkeypatch) -> str:
+    """A run judged by the scripted OpenAI-compatible server with seed 000's case study replies."""
+    from tests.openai_server import Reply, start_server
+    from tests.test_openai_judge import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION,
+                                         SEED_000_QUESTION, SEED_000_REFERENCE, SEED_000_VERIFICATION)
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
+    golden = [{"question_id": "s1", "question": SEED_000_QUESTION, "reference": SEED_000_REFERENCE}]
+    outputs = [{"question_id": "s1", "method": "local", "answer": SEED_000_ANSWER, "contexts": list(SEED_000_CHUNKS)}]
+    with start_server() as server:
+        server.responder = lambda body: Reply.json(
+            SEED_000_EXTRACTION if body["response_format"]["json_schema"]["name"] == "claim_extraction"
+            else SEED_000_VERIFICATION)
+        return build_run(db, tmp_path, golden=golden, outputs=outputs, judge="openai", judge_model="judge-model",
+                         config={"base_url": server.base_url}, metrics=["faithfulness", "answer_correctness_f1"],
+                         name="LLM run")
+
+
+@pytest.fixture(scope="module")
+def payload_db(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("payload")
+    db = tmp / "payload.duckdb"
+    run_id = build_run(db, tmp)
+    store = open_store(db)
+    yield store, run_id
+    close_store(db)
+
+
+def test_question_options_search_and_neighbours(payload_db):
+    store, run_id = payload_db
+    options, total = q.question_options(store, run_id)
+    assert list(options["question_id"]) == ["q1", "q2", "q3"] and total == 3
+    assert options.set_index("question_id").loc["q3", "question_type"] == ""
+    found, total = q.question_options(store, run_id, "SCRIPT>")  # case-insensitive, literal (no LIKE wildcards)
+    assert list(found["question_id"]) == ["q2"] and total == 1
+    assert q.question_options(store, run_id, "%")[1] == 0
+    limited, total = q.question_options(store, run_id, "", limit=2)
+    assert len(limited) == 2 and total == 3
+    assert q.neighbours(store, run_id, "q2") == ("q1", "q3")
+    assert q.neighbours(store, run_id, "q1") == (None, "q2")
+    assert q.neighbours(store, run_id, "q1", "door") == (None, "q3")
+
+
+def test_question_and_answers(payload_db):
+    store, run_id = payload_db
+    item = q.question(store, run_id, "q2")
+    assert item["question"] == GOLDEN[1]["question"] and item["question_type"] == "Complex Reasoning"
+    assert q.question(store, run_id, "nope") is None
+    answers = q.answers(store, run_id, "q1")
+    assert list(answers["method"]) == ["basic", EVIL_METHOD] and list(answers["n_chunks"]) == [3, 3]
+    assert answers.loc[0, "answer"] == OUTPUTS[0]["answer"]  # stored as uploaded, escaped only when shown
+
+
+def test_claims_match_the_claims_table(payload_db):
+    store, run_id = payload_db
+    frame = q.claims(store, run_id, "q1")
+    stored = store.cursor().execute(
+        "SELECT method, source, claim_idx, text, verdict, chunk_ids FROM claims WHERE run_id = ? AND question_id = 'q1' "
+        "ORDER BY method, source, claim_idx", [run_id]).fetchall()
+    assert [(m, s, i, t, v, list(c)) for m, s, i, t, v, c in
+            frame[["method", "source", "claim_idx", "text", "verdict", "chunk_ids"]].itertuples(index=False)] == \
+        [(m, s, i, t, v, list(c)) for m, s, i, t, v, c in stored]
+    assert frame["human_verdict"].isna().all()
+    assert {"answer", "reference"} == set(frame["source"])
+    assert frame[(frame["method"] == "basic") & (frame["source"] == "answer")]["text"].str.contains(TOWER, regex=False).any()
+
+
+def test_chunks_carry_relevance_support_and_sharing(payload_db):
+    store, run_id = payload_db
+    chunks = q.chunks(store, run_id, "q1")
+    assert len(chunks) == 6 and list(chunks["chunk_idx"]) == [0, 1, 2, 0, 1, 2]
+    basic = chunks[chunks["method"] == "basic"].set_index("chunk_idx")
+    assert basic.loc[0, "text"] == CHUNKS["basic"][0]
+    assert list(basic.loc[0, "shared_with"]) == [EVIL_METHOD] and list(basic.loc[1, "shared_with"]) == []
+    assert list(basic.loc[2, "shared_with"]) == [EVIL_METHOD]  # the same text at another rank
+    verdicts = store.cursor().execute(
+        "SELECT chunk_idx, relevant, used_by_answer FROM chunk_verdicts WHERE run_id = ? AND question_id = 'q1' "
+        "AND method = 'basic' ORDER BY chunk_idx", [run_id]).fetchall()
+    assert [(i, bool(r), bool(u)) for i, r, u in basic.reset_index()[["chunk_idx", "relevant", "used_by_answer"]]
+            .itertuples(index=False)] == [(i, r, u) for i, r, u in verdicts]
+    claims = q.claims(store, run_id, "q1")
+    for idx, row in basic.iterrows():  # a chunk supports exactly the claims that list its id
+        expected = sorted(int(c.claim_idx) for c in claims.itertuples()
+                          if c.method == "basic" and c.source == "answer" and row["chunk_id"] in list(c.chunk_ids))
+        assert list(row["supports_answer"]) == expected
+    assert basic.loc[0, "used_by_answer"] and len(basic.loc[0, "supports_answer"]) >= 1
+
+
+def test_scores_with_labels_and_human_overrides_beside(payload_db):
+    store, run_id = payload_db
+    scores = q.sample_scores(store, run_id, "q1")
+    assert len(scores) == 2 * len(METRICS)
+    stored = store.cursor().execute("SELECT value FROM scores WHERE run_id = ? AND question_id = 'q1' AND "
+                                    "method = 'basic' AND metric = 'faithfulness'", [run_id]).fetchall()[0][0]
+    row = scores[(scores["method"] == "basic") & (scores["metric"] == "faithfulness")].iloc[0]
+    assert row["value"] == stored and row["human_value"] != row["human_value"]  # NaN: no override yet
+
+
+def test_tp_fp_fn_counts_from_the_score_and_no_lists_offline(payload_db):
+    store, run_id = payload_db
+    frame = q.tp_fp_fn(store, run_id, "q1").set_index("method")
+    detail = store.cursor().execute("SELECT detail FROM scores WHERE run_id = ? AND question_id = 'q1' AND "
+                                    "method = 'basic' AND metric = 'answer_correctness_f1'", [run_id]).fetchall()[0][0]
+    row = frame.loc["basic"]
+    assert detail == f"TP {row['tp']}, FP {row['fp']}, FN {row['fn']}"
+    assert not row["matches_recorded"]
+    assert all(row[c] is None or row[c] is pd.NA for c in ("tp_claims", "fp_claims", "fn_claims"))
+
+
+def test_offline_runs_have_no_generated_questions_nor_judge_calls(payload_db):
+    store, run_id = payload_db
+    assert q.generated_questions(store, run_id, "q1").empty and q.judge_calls(store, run_id, "q1").empty
+
+
+def test_llm_run_tp_lists_generated_questions_and_judge_calls(tmp_path, monkeypatch):
+    from tests.test_openai_judge import SEED_000_EXTRACTION
+
+    db = tmp_path / "llm.duckdb"
+    run_id = build_llm_run(db, tmp_path, monkeypatch)
+    store = open_store(db)
+    try:
+        counts = q.tp_fp_fn(store, run_id, "s1").iloc[0]
+        assert (counts["tp"], counts["fp"], counts["fn"]) == (2, 0, 0) and counts["matches_recorded"]
+        assert list(counts["tp_claims"]) == SEED_000_EXTRACTION["answer_claims"]
+        assert list(counts["fp_claims"]) == [] and list(counts["fn_claims"]) == [] and counts["lists_match_counts"]
+        generated = q.generated_questions(store, run_id, "s1")
+        assert list(generated["text"]) == SEED_000_EXTRACTION["generated_questions"]
+        calls = q.judge_calls(store, run_id, "s1")
+        assert list(calls["purpose"]) == ["extraction", "verification"] and set(calls["status"]) == {"ok"}
+        assert all('"messages"' in r for r in calls["request"])
+        assert json.loads(calls["response"].iloc[0])  # the raw response body, as received
+        assert (calls["input_tokens"] > 0).all()
+    finally:
+        close_store(db)
+
+
+def test_the_demo_question_reads_only_its_rows(demo_db_file, tmp_path):
+    """On the demo run: one question's claims equal the table's rows for it, for both methods."""
+    import shutil
+
+    db = tmp_path / "demo.duckdb"
+    shutil.copy(demo_db_file, db)
+    store = open_store(db)
+    try:
+        run_id = store.cursor().execute("SELECT run_id FROM runs").fetchall()[0][0]
+        qid = q.question_options(store, run_id)[0]["question_id"].iloc[10]
+        frame = q.claims(store, run_id, qid)
+        n = store.cursor().execute("SELECT count(*), count(DISTINCT method) FROM claims WHERE run_id = ? AND "
+                                   "question_id = ?", [run_id, qid]).fetchall()[0]
+        assert (len(frame), frame["method"].nunique()) == n and n[1] == 2
+        assert set(q.sample_scores(store, run_id, qid)["method"]) == {"basic_search", "local_search"}
+    finally:
+        close_store(db)

@@ -126,7 +126,8 @@ def build(path: Path, n_questions: int, n_methods: int, n_metrics: int = 30, cla
         SELECT ?, 'q' || lpad(i::VARCHAR, 6, '0'), m, 'answer', k,
                'Claim ' || k || ' of the answer: place ' || (i % 997) || ' has ' || (k + i % 5) || ' churches.',
                {_sql_list(verdicts)}[1 + (hash(i, m, k) % {len(verdicts)})::INT],
-               ['c' || (i * 10 + (k % {chunks_per_sample}))], [k % 3], '1 chunk supported'
+               ['c' || (i * 10 + (k % {chunks_per_sample}))], [k % 3], '1 chunk supported',
+               CASE WHEN hash(i, m, k, 'ref') % 4 = 0 THEN 'not_found' ELSE 'supported' END
         FROM range(?) t(i), unnest(?::VARCHAR[]) u(m), range({claims_per_sample}) c(k)
         """, [RUN_ID, n_questions, list(methods)])
     step("chunk_verdicts", f"""

@@ -242,12 +242,16 @@ def tp_fp_fn(m: ClaimMatrix) -> dict[str, list[str]]:
 def claim_rows(key: dict, m: ClaimMatrix | JudgeFailure) -> list[dict]:
     """The `claims` table rows of one matrix; `key` holds run_id, question_id and method.
 
-    A claim without a verdict is stored as `unknown`, with the reason, never as supported."""
+    A claim without a verdict is stored as `unknown`, with the reason, never as supported.
+    `other_side_verdict` is the claim's verdict against the other side (an answer claim against the
+    reference: supported = TP, else FP; a reference claim against the answer: supported = covered,
+    else FN), NULL when the judge gave none."""
     if isinstance(m, JudgeFailure):
         return []
     rows = []
-    for source, claims, grid in (("answer", m.answer_claims, m.answer_vs_chunks),
-                                 ("reference", m.reference_claims, m.reference_vs_chunks)):
+    for source, claims, grid, other in (("answer", m.answer_claims, m.answer_vs_chunks, m.answer_vs_reference),
+                                        ("reference", m.reference_claims, m.reference_vs_chunks,
+                                         m.reference_vs_answer)):
         for idx, (text, verdicts) in enumerate(zip(claims, grid)):
             verdict = combine(verdicts) if m.chunk_ids else None
             rows.append({
@@ -255,6 +259,7 @@ def claim_rows(key: dict, m: ClaimMatrix | JudgeFailure) -> list[dict]:
                 "chunk_ids": [c for c, v in zip(m.chunk_ids, verdicts) if v == SUPPORTED],
                 "matched_claims": list(m.answer_matches[idx]) if source == "answer" and m.answer_matches else [],
                 "reason": _claim_reason(source, verdicts, bool(m.chunk_ids), verdict),
+                "other_side_verdict": other[idx],
             })
     return rows
 

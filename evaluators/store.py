@@ -172,6 +172,10 @@ MIGRATIONS: list[str] = [
     ALTER TABLE annotations ADD COLUMN judge_value DOUBLE;
     ALTER TABLE annotations ADD COLUMN claim_text VARCHAR;
     """,
+    # 5: each claim's verdict against the other side (TP/FP of an answer claim, covered/FN of a reference claim)
+    """
+    ALTER TABLE claims ADD COLUMN other_side_verdict VARCHAR;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -180,6 +184,7 @@ _KEY_FIELDS = [("run_id", pa.string()), ("question_id", pa.string()), ("method",
 _CLAIMS_SCHEMA = pa.schema(_KEY_FIELDS + [
     ("source", pa.string()), ("claim_idx", pa.int32()), ("text", pa.string()), ("verdict", pa.string()),
     ("chunk_ids", pa.list_(pa.string())), ("matched_claims", pa.list_(pa.int32())), ("reason", pa.string()),
+    ("other_side_verdict", pa.string()),
 ])
 _CHUNK_VERDICTS_SCHEMA = pa.schema(_KEY_FIELDS + [
     ("chunk_idx", pa.int32()), ("chunk_id", pa.string()), ("relevant", pa.bool_()),

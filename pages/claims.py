@@ -205,27 +205,17 @@ for i, (method, col) in enumerate(_columns()):
 
 st.subheader("Reference claims")
 st.caption("Attributable: the reference claim's verdict against the retrieved chunks (context recall). Covered by "
-           "the answer: " + ("whether the offline judge found it in the answer is not stored per claim (only the "
-                             "count, in completeness); see TP / FP / FN." if offline else
-                             "the answer claims the judge matched to it; the judge's own covered verdict per claim "
-                             "is not stored (only the count, in completeness)."))
+           "the answer: its verdict against the answer's claims (completeness; not covered = FN).")
 for method, col in _columns():
     rows = claim_rows[(claim_rows["method"] == method) & (claim_rows["source"] == "reference")]
     _method_label(method, col)
     if rows.empty:
         col.caption("No reference claims.")
         continue
-    answer_rows = claim_rows[(claim_rows["method"] == method) & (claim_rows["source"] == "answer")]
-    matched_by: dict[int, list[str]] = {}
-    for idx, matched in zip(answer_rows["claim_idx"], answer_rows["matched_claims"]):
-        for m in (matched if matched is not None else []):
-            matched_by.setdefault(int(m), []).append(_label("answer", idx))
     col.dataframe(pd.DataFrame({
         "claim": [_label("reference", i) for i in rows["claim_idx"]],
         "attributable": rows["verdict"].to_numpy(),
-        "covered by the answer": ["not stored" if offline else (", ".join(matched_by[int(i)]) if int(i) in matched_by
-                                                                 else "no matching answer claim")
-                                  for i in rows["claim_idx"]],
+        "covered by the answer": rows["other_side_verdict"].fillna("no verdict").to_numpy(),
         "human verdict": rows["human_verdict"].fillna("").to_numpy(),
         "supporting chunks": [", ".join(c) if c is not None else "" for c in rows["chunk_ids"]],
         "text": rows["text"].to_numpy(),
@@ -250,18 +240,14 @@ for method, col in _columns():
         continue
     col.html(hl.score_chips([("TP", str(int(row["tp"]))), ("FP", str(int(row["fp"]))), ("FN", str(int(row["fn"]))),
                              ("F1", f"{row['f1']:.3f}")]))
-    if not row["matches_recorded"]:
-        col.caption("The offline judge stores these counts only: which answer claims the reference supports (TP) "
-                    "and which reference claims the answer misses (FN) is not recorded per claim.")
-        continue
-    for name, claims_list in (("TP: answer claims matched to a reference claim", row["tp_claims"]),
-                              ("FP: answer claims without a match", row["fp_claims"]),
-                              ("FN: reference claims no answer claim matched", row["fn_claims"])):
+    for name, claims_list in (("TP: answer claims the reference supports", row["tp_claims"]),
+                              ("FP: answer claims the reference does not support", row["fp_claims"]),
+                              ("FN: reference claims the answer does not cover", row["fn_claims"])):
         col.markdown(f"**{name}**")
         col.html(hl.text_list(list(claims_list)))
     if not row["lists_match_counts"]:
-        col.caption("These lists come from the judge's matched reference claims and differ from its TP/FP/FN "
-                    "verdicts, which are not stored per claim: the counts above are the exact ones.")
+        col.caption("These lists were stored before each claim's verdict against the other side was (a run of an "
+                    "older version): the counts above are the exact ones.")
 
 # -- generated questions and judge calls -------------------------------------------------------------
 

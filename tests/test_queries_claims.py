@@ -163,15 +163,15 @@ def test_scores_with_labels_and_human_overrides_beside(payload_db):
     assert row["value"] == stored and row["human_value"] != row["human_value"]  # NaN: no override yet
 
 
-def test_tp_fp_fn_counts_from_the_score_and_no_lists_offline(payload_db):
+def test_tp_fp_fn_counts_from_the_score_and_the_lists_from_each_claims_other_side_verdict(payload_db):
     store, run_id = payload_db
     frame = q.tp_fp_fn(store, run_id, "q1").set_index("method")
     detail = store.cursor().execute("SELECT detail FROM scores WHERE run_id = ? AND question_id = 'q1' AND "
                                     "method = 'basic' AND metric = 'answer_correctness_f1'", [run_id]).fetchall()[0][0]
     row = frame.loc["basic"]
     assert detail == f"TP {row['tp']}, FP {row['fp']}, FN {row['fn']}"
-    assert not row["matches_recorded"]
-    assert all(row[c] is None or row[c] is pd.NA for c in ("tp_claims", "fp_claims", "fn_claims"))
+    assert (len(row["tp_claims"]), len(row["fp_claims"]), len(row["fn_claims"])) == (row["tp"], row["fp"], row["fn"])
+    assert row["lists_match_counts"]
 
 
 def test_offline_runs_have_no_generated_questions_nor_judge_calls(payload_db):
@@ -187,7 +187,7 @@ def test_llm_run_tp_lists_generated_questions_and_judge_calls(tmp_path, monkeypa
     store = open_store(db)
     try:
         counts = q.tp_fp_fn(store, run_id, "s1").iloc[0]
-        assert (counts["tp"], counts["fp"], counts["fn"]) == (2, 0, 0) and counts["matches_recorded"]
+        assert (counts["tp"], counts["fp"], counts["fn"]) == (2, 0, 0)
         assert list(counts["tp_claims"]) == SEED_000_EXTRACTION["answer_claims"]
         assert list(counts["fp_claims"]) == [] and list(counts["fn_claims"]) == [] and counts["lists_match_counts"]
         generated = q.generated_questions(store, run_id, "s1")

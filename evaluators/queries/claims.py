@@ -104,6 +104,7 @@ def claims(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
                                        ORDER BY created_at DESC, annotation_id) = 1
         )
         SELECT c.method, c.source, c.claim_idx, c.text, c.verdict, c.chunk_ids, c.matched_claims, c.reason,
+               c.other_side_verdict,
                h.human_verdict, h.human_author
         FROM claims c LEFT JOIN human h USING (method, source, claim_idx)
         WHERE c.run_id = $run_id AND c.question_id = $qid
@@ -144,15 +145,10 @@ def chunks(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
 
 
 def tp_fp_fn(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
-    """Per method: TP, FP and FN of answer_correctness_f1 (counts from its stored detail, exact)
-    and the claim lists the stored tables allow.
-
-    The per-claim verdicts behind the counts (answer claim vs reference: TP/FP; reference claim vs
-    answer: covered/FN) are not stored. What is stored is `claims.matched_claims`, the reference
-    claims an LLM judge says state the same fact as an answer claim (the offline judge records
-    none, so its lists are NULL, `matches_recorded` false): `tp_claims` are the answer claims with
-    a match, `fp_claims` those without, `fn_claims` the reference claims no answer claim matched.
-    `lists_match_counts` tells whether those lists have the sizes of the exact counts."""
+    """Per method: TP, FP and FN of answer_correctness_f1 (counts from its stored detail) and the
+    claims behind them, from each claim's verdict against the other side (seed 002): TP = answer
+    claims the reference supports, FP = the other answer claims, FN = reference claims the answer
+    does not cover. `lists_match_counts` checks the lists against the counts."""
     return store.cursor().execute(
         """
         WITH f1 AS (
@@ -161,27 +157,22 @@ def tp_fp_fn(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
                    TRY_CAST(regexp_extract(detail, 'FP (\\d+)', 1) AS INTEGER) AS fp,
                    TRY_CAST(regexp_extract(detail, 'FN (\\d+)', 1) AS INTEGER) AS fn
             FROM scores WHERE run_id = $run_id AND question_id = $qid AND metric = 'answer_correctness_f1'
-        ), a AS (
+        ), c AS (
             SELECT method,
-                   list(text ORDER BY claim_idx) FILTER (len(matched_claims) > 0) AS tp_claims,
-                   list(text ORDER BY claim_idx) FILTER (len(coalesce(matched_claims, [])) = 0) AS fp_claims,
-                   flatten(list(coalesce(matched_claims, []))) AS matched
-            FROM claims WHERE run_id = $run_id AND question_id = $qid AND source = 'answer' GROUP BY method
-        ), rc AS (
-            SELECT c.method, list(c.text ORDER BY c.claim_idx)
-                   FILTER (NOT list_contains(coalesce(a.matched, []), c.claim_idx)) AS fn_claims
-            FROM claims c LEFT JOIN a USING (method)
-            WHERE c.run_id = $run_id AND c.question_id = $qid AND c.source = 'reference' GROUP BY c.method
+                   list(text ORDER BY claim_idx) FILTER (source = 'answer' AND other_side_verdict = 'supported')
+                       AS tp_claims,
+                   list(text ORDER BY claim_idx) FILTER (source = 'answer' AND other_side_verdict <> 'supported')
+                       AS fp_claims,
+                   list(text ORDER BY claim_idx) FILTER (source = 'reference' AND other_side_verdict <> 'supported')
+                       AS fn_claims
+            FROM claims WHERE run_id = $run_id AND question_id = $qid GROUP BY method
         )
-        SELECT f1.method, f1.f1, f1.status, f1.detail, f1.tp, f1.fp, f1.fn, m.recorded AS matches_recorded,
-               CASE WHEN m.recorded THEN coalesce(a.tp_claims, []) END AS tp_claims,
-               CASE WHEN m.recorded THEN coalesce(a.fp_claims, []) END AS fp_claims,
-               CASE WHEN m.recorded THEN coalesce(rc.fn_claims, []) END AS fn_claims,
-               CASE WHEN m.recorded THEN (len(coalesce(a.tp_claims, [])) = f1.tp
-                    AND len(coalesce(a.fp_claims, [])) = f1.fp AND len(coalesce(rc.fn_claims, [])) = f1.fn)
-               END AS lists_match_counts
-        FROM f1 LEFT JOIN a USING (method) LEFT JOIN rc USING (method)
-        CROSS JOIN (SELECT judge <> 'offline' AS recorded FROM runs WHERE run_id = $run_id) m
+        SELECT f1.method, f1.f1, f1.status, f1.detail, f1.tp, f1.fp, f1.fn,
+               coalesce(c.tp_claims, []) AS tp_claims, coalesce(c.fp_claims, []) AS fp_claims,
+               coalesce(c.fn_claims, []) AS fn_claims,
+               len(coalesce(c.tp_claims, [])) = f1.tp AND len(coalesce(c.fp_claims, [])) = f1.fp
+                   AND len(coalesce(c.fn_claims, [])) = f1.fn AS lists_match_counts
+        FROM f1 LEFT JOIN c USING (method)
         ORDER BY f1.method
         """, {"run_id": run_id, "qid": question_id}).df()
 

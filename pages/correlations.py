@@ -1,5 +1,197 @@
-"""correlations (to come)."""
+"""Correlations: metric x metric coefficients (Pearson, Spearman or Kendall) on the norm values of the
+cells scored `ok`, pairwise complete, per method or pooled; a cell's scatter, each point one click
+from Claims."""
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
-st.title("correlations")
-st.info("This screen is being built.")
+from evaluators.metrics import REGISTRY
+from evaluators.queries import compare as qc
+from evaluators.queries import correlations as q
+from ui.common import current_run, downloads, how_computed, open_question, plotly_config, store
+
+ALL_METHODS = "All methods pooled"
+NAMES = {"pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ-b"}
+SCATTER_POINTS = 3000  # a fixed random sample above this
+TEXT_UP_TO = 20  # coefficients printed in the cells up to this many metrics; hover beyond
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+
+
+def md(text: object) -> str:
+    """Uploaded names (methods) as literal markdown text: punctuation escaped."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", str(text))
+
+
+def label(text: object) -> str:
+    """Uploaded text for plotly labels and hovers, which understand a few HTML tags: escaped."""
+    return html.escape(str(text))
+
+
+def wrap(text: object, width: int = 70) -> str:
+    words, lines, line = str(text).split(), [], ""
+    for word in words:
+        if line and len(line) + len(word) + 1 > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    lines.append(line)
+    return "<br>".join(label(x) for x in lines[:6]) + ("…" if len(lines) > 6 else "")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_correlations(_store, db: str, run_id: str, version: tuple, coefficient: str, method: str | None,
+                        metrics: tuple[str, ...]):
+    """Per (run, method, selection): Kendall takes seconds at 50,000 samples, so compute each once."""
+    return q.correlations(_store, run_id, coefficient=coefficient, method=method, metrics=list(metrics))
+
+
+def jitter(values, seed: int):
+    """Display-only spread of samples that share a value (1-5 scores, labels, 0/1): a fixed, tiny
+    offset per point, so reruns do not move them; hovers show the true values."""
+    return values + np.random.default_rng(seed).uniform(-0.04, 0.04, len(values))
+
+
+def family(metric: str) -> str:
+    return REGISTRY[metric].family if metric in REGISTRY else "other"
+
+
+run = current_run()
+run_id = run["run_id"]
+db = store().path
+st.title("Correlations")
+st.caption(f"{md(run['name'])} · judge {md(run['judge'])}"
+           + (f" ({md(run['judge_model'])})" if run["judge_model"] else ""))
+
+run_metrics = qc.run_metrics(store(), run_id)
+if not run_metrics:
+    st.info(f"This run has no scores yet (status: {run['status']}). Follow it, resume it or re-run its failed "
+            "cells on **Evaluate**.")
+    st.stop()
+methods = qc.run_methods(store(), run_id)
+version = qc.scores_version(store(), run_id)
+
+top = st.columns([3, 2, 3])
+coefficient = top[0].radio("Coefficient", q.COEFFICIENTS, format_func=NAMES.get, horizontal=True, key="cor_coef",
+                           help="Pearson: linear; Spearman: monotonic (ranks); Kendall: concordant pairs, robust to "
+                                "ties but slow on large runs (computed only when chosen, then cached).")
+method_choice = top[1].selectbox("Samples", [ALL_METHODS, *methods], key="cor_method",
+                                 help="One method's samples, or all methods' samples pooled (a sample is one "
+                                      "question x method).")
+method = None if method_choice == ALL_METHODS else method_choice
+families = list(dict.fromkeys(family(m) for m in run_metrics))
+chosen_families = top[2].multiselect("Metric families", families, default=families, key="cor_families")
+metrics = [m for m in run_metrics if family(m) in chosen_families]
+if len(metrics) < 2:
+    st.info("Pick metric families with at least two metrics between them.")
+    st.stop()
+
+with st.spinner(f"Computing {NAMES[coefficient]} over every pair of metrics"
+                + (" (Kendall takes a few seconds on large runs; cached afterwards)" if coefficient == "kendall"
+                   else "") + "..."):
+    coefficients, counts = cached_correlations(store(), db, run_id, version, coefficient, method, tuple(metrics))
+
+# A metric with no coefficient at all (never scored, or constant: exact_match all 0) is an empty line.
+off_diagonal = coefficients.mask(np.eye(len(coefficients), dtype=bool))
+usable = [m for m in metrics if off_diagonal[m].notna().any()]
+left_out = [m for m in metrics if m not in usable]
+if len(usable) < 2:
+    st.info("Fewer than two of these metrics vary across samples scored `ok`, so there is nothing to correlate. "
+            "Widen the metric families or pick another method.")
+    st.stop()
+coefficients = coefficients.loc[usable, usable]
+counts = counts.loc[usable, usable]
+
+st.subheader(f"{NAMES[coefficient]} between metrics · {md(method_choice)}")
+figure = go.Figure(go.Heatmap(
+    z=coefficients.to_numpy(), x=usable, y=usable, zmin=-1, zmax=1, zmid=0, colorscale="RdBu",
+    hoverinfo="skip", colorbar={"title": {"text": NAMES[coefficient]}},
+    text=coefficients.map(lambda r: "" if r != r else f"{r:.2f}").to_numpy() if len(usable) <= TEXT_UP_TO else None,
+    texttemplate="%{text}" if len(usable) <= TEXT_UP_TO else None))
+# Plotly reports no clicks on heatmaps in Streamlit (streamlit#8760): invisible square markers on the cell
+# centres carry the clicks and the hover (with n).
+cells = [(x, y) for y in usable for x in usable]
+figure.add_trace(go.Scatter(
+    x=[x for x, _ in cells], y=[y for _, y in cells], mode="markers", showlegend=False,
+    marker={"symbol": "square", "size": max(8, min(30, 600 // len(usable))), "color": "rgba(0,0,0,0)"},
+    customdata=[(x, y, "n/a" if coefficients.loc[y, x] != coefficients.loc[y, x] else f"{coefficients.loc[y, x]:.3f}",
+                 int(counts.loc[y, x])) for x, y in cells],
+    hovertemplate="%{customdata[1]} × %{customdata[0]}<br>" + NAMES[coefficient]
+                  + " %{customdata[2]}<br>n %{customdata[3]}<extra></extra>"))
+size = min(900, 160 + 24 * len(usable))
+figure.update_layout(height=size, margin={"t": 20, "b": 10},
+                     xaxis={"tickangle": -45, "type": "category"},
+                     yaxis={"type": "category", "autorange": "reversed"})
+event = st.plotly_chart(figure, on_select="rerun", selection_mode="points", key="cor_heatmap",
+                        config=plotly_config(f"{run_id}-{coefficient}-correlations"))
+n_samples = int(counts.to_numpy().diagonal().max())
+st.caption(f"On the `norm` values ([0, 1]) of cells scored `ok`; each coefficient uses the samples scored on both "
+           f"metrics (pairwise complete; n in the hover; up to {n_samples} samples"
+           + (f" of {md(method)}" if method else ", every method pooled") + "). Blank: fewer than "
+           f"{q.MIN_PERIODS} samples or a constant metric. Click a cell to see its scatter below.")
+if left_out:
+    st.caption("Not shown (constant or never scored `ok` here): " + ", ".join(f"`{m}`" for m in left_out))
+matrix = q.long_matrix(coefficients, counts).round({"coefficient": 4})
+samples_name = "all" if method is None else re.sub(r"[^A-Za-z0-9_.-]+", "-", method)  # uploaded name, file name
+downloads(matrix, f"{run_id}-{coefficient}-{samples_name}-correlations", "cor-matrix")
+
+# -- one pair ----------------------------------------------------------------------------------------
+
+# A heatmap click picks the pair; applied once per new click, so the selectboxes stay free afterwards.
+cell = qc.selected_cell(event.get("selection", {}).get("points", []))
+if cell is None:
+    st.session_state.pop("cor_cell_applied", None)  # the same cell clicked again later applies again
+elif st.session_state.get("cor_cell_applied") != cell:
+    st.session_state["cor_cell_applied"] = cell
+    st.session_state["cor_x"], st.session_state["cor_y"] = cell
+default = q.strongest_pair(coefficients) or (usable[0], usable[1])
+if st.session_state.get("cor_x") not in usable:
+    st.session_state["cor_x"] = default[0]
+if st.session_state.get("cor_y") not in usable:
+    st.session_state["cor_y"] = default[1]
+st.subheader("One pair, sample by sample")
+pick = st.columns([2, 2, 1])
+metric_x = pick[0].selectbox("x", usable, key="cor_x")
+metric_y = pick[1].selectbox("y", usable, key="cor_y")
+spread = pick[2].checkbox("Spread overlapping points", value=True, key="cor_jitter",
+                          help="Many scores share a value (1-5, labels, 0/1): a tiny display-only offset shows how "
+                               "many samples sit on each spot. Hovers give the true values.")
+if metric_x == metric_y:
+    st.info("Pick two different metrics (or click a cell off the diagonal).")
+else:
+    points = q.pair_points(store(), run_id, metric_x, metric_y, method=method, limit=SCATTER_POINTS)
+    n_pair = int(counts.loc[metric_x, metric_y])
+    r = coefficients.loc[metric_x, metric_y]
+    # Spread only where samples really pile up (discrete scores); continuous ones are drawn as they are.
+    spread = spread and bool(points[["x", "y"]].duplicated().mean() > 0.2)
+    scatter = go.Figure()
+    trace = go.Scattergl if len(points) > 1000 else go.Scatter
+    for m in sorted(points["method"].unique()):
+        part = points[points["method"] == m]
+        i = methods.index(m) if m in methods else 0  # a method keeps its colour whatever the selection
+        scatter.add_trace(trace(
+            x=jitter(part["x"], 2 * i + 1) if spread else part["x"],
+            y=jitter(part["y"], 2 * i + 2) if spread else part["y"],
+            mode="markers", name=label(m), marker={"size": 8, "opacity": 0.6, "color": PALETTE[i % len(PALETTE)]},
+            customdata=list(zip(part["question_id"], [wrap(t) for t in part["question"]],
+                                [label(t) for t in part["question_type"]], part["x"], part["y"])),
+            hovertemplate="%{customdata[1]}<br>" + f"{metric_x} %{{customdata[3]:.3f}} · {metric_y} "
+                          "%{customdata[4]:.3f}<br>%{customdata[2]}<extra>%{fullData.name}</extra>"))
+    scatter.update_layout(height=480, margin={"t": 20, "b": 10}, legend_title="method",
+                          xaxis={"title": f"{metric_x} (norm)", "range": [-0.06, 1.06]},
+                          yaxis={"title": f"{metric_y} (norm)", "range": [-0.06, 1.06]})
+    clicked = st.plotly_chart(scatter, on_select="rerun", selection_mode="points", key="cor_scatter",
+                              config=plotly_config(f"{run_id}-{metric_x}-vs-{metric_y}"))
+    st.caption(f"{NAMES[coefficient]} = " + ("n/a" if r != r else f"{r:.3f}") + f" (n {n_pair}). "
+               f"{len(points)} samples shown" + (" (a fixed random sample)" if len(points) < n_pair else "")
+               + (", spread slightly where they overlap" if spread else "")
+               + ", one point per question x method. Click a point to open the question on **Claims**.")
+    if (qid := qc.selected_question(clicked.get("selection", {}).get("points", []))) is not None:
+        open_question(qid)
+
+how_computed(usable)

@@ -21,12 +21,21 @@ def md_escape(text: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", str(text))
 
 
+def _through_app() -> None:
+    """A page opened before app.py ever ran on this server (a deep link right after a start: Streamlit
+    then serves pages/ as standalone scripts) goes through app.py, which sets up the session."""
+    if "store" not in st.session_state:
+        st.switch_page("app.py")
+
+
 def store() -> Store:
+    _through_app()
     return st.session_state["store"]
 
 
 def current_run() -> dict:
     """The run picked in the sidebar; without one, say what to do next and stop the page."""
+    _through_app()
     run_id = st.session_state.get("run_id")
     run = store().run(run_id) if run_id else None
     if run is None:

@@ -108,3 +108,21 @@ def test_every_screen_opens_without_an_error(page, server, title, path):
     _settle(page)
     assert page.locator("[data-testid='stException']").count() == 0
     page.screenshot(path=str(SHOTS / f"screen-{path}.png"), full_page=True)
+
+
+def test_clicking_a_point_of_the_compare_scatter_opens_the_question_in_claims(page, server):
+    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Compare", exact=True).click()
+    page.wait_for_url(f"{server}/compare")
+    _settle(page)
+    scatter = page.locator(".stPlotlyChart").filter(has=page.locator(".scatterlayer .points path")).last
+    scatter.scroll_into_view_if_needed()
+    box = scatter.locator(".scatterlayer .points path").first.bounding_box()
+    # Plotly's drag layer lies over the points and finds the point under a click itself: click there.
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_timeout(300)
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_url(f"{server}/claims")
+    _settle(page)
+    expect(page.get_by_role("heading", name="Claims").first).to_be_visible()
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.screenshot(path=str(SHOTS / "02-drilldown-claims.png"), full_page=True)

@@ -1,13 +1,15 @@
 """The run loop: golden set x RAG outputs -> samples -> metric scores, persisted batch by batch.
 
 A run is created once (`create_run`) and executed by `execute_run`, which computes only the cells
-that are missing or ended in an error. So a killed run resumes where it stopped, a retry re-does
-only the failed cells, and no cell is ever stored twice (the scores table is keyed per cell).
+that are missing or ended in an error. So a killed or cancelled run resumes where it stopped, a
+retry re-does only the failed cells, and no cell is ever stored twice (the scores table is keyed per
+cell). A run's config may hold `methods`, the methods of its outputs datasets it evaluates.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -25,7 +27,10 @@ from evaluators.store import SCORE_COLUMNS, Store
 DETERMINISTIC = "deterministic"  # the `judge` of scores no judge took part in
 
 BATCH_SIZE = 1000  # samples scored and committed together
-Progress = Callable[[int, int], None]  # (cells done, cells total)
+Progress = Callable[[int, int], None]  # (cells done, cells total): at the start and after each batch
+# (metric id, its cells done, its cells total, all cells done, all cells total): at the start for
+# every metric, then each time a metric has scored a batch (scores are committed per batch)
+MetricProgress = Callable[[str, int, int, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,8 @@ class RunContext:
         """The judge's output for `samples`, asking it for `part` (judges.CLAIMS or HOLISTIC) once."""
         todo = [s for s in samples if (s.key, part) not in self._asked]
         if todo:
-            new = judge_samples(self.judge, todo, part, model=self.judge_model, config=self.config, store=self.store)
+            new = judge_samples(self.judge, todo, part, model=self.judge_model, config=self.config, store=self.store,
+                                run_id=self.run_id)
             for s, j in zip(todo, new):
                 self._judged[s.key] = self._judged[s.key].merged(j) if s.key in self._judged else j
                 self._asked.add((s.key, part))
@@ -100,6 +106,7 @@ def create_run(store: Store, *, golden_dataset_id: str, outputs_dataset_ids: lis
         raise ValueError(f"unknown judge {judge!r}; available: {', '.join(JUDGES)}")
     chosen = [m.id for m in resolve(metrics)]
     samples = plan(store.golden_items(golden_dataset_id), store.rag_outputs(outputs_dataset_ids)).samples
+    samples = _chosen_methods(samples, (config or {}).get("methods"))
     if not samples:
         raise ValueError("no output answers a question of the golden set: nothing to evaluate")
     return store.create_run(
@@ -109,44 +116,76 @@ def create_run(store: Store, *, golden_dataset_id: str, outputs_dataset_ids: lis
     )
 
 
-def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, progress: Progress | None = None) -> None:
-    """Compute every cell of the run that is missing or failed, committing after each batch.
+def _chosen_methods(samples: list[Sample], methods: Sequence[str] | None) -> list[Sample]:
+    """The samples of `methods` (all when None): a run may evaluate some methods of its outputs."""
+    if methods is None:
+        return samples
+    chosen = set(methods)
+    return [s for s in samples if s.output.method in chosen]
+
+
+def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, progress: Progress | None = None,
+                on_metric: MetricProgress | None = None, cancel: threading.Event | None = None) -> str:
+    """Compute every cell of the run that is missing or failed, committing after each batch; returns
+    the run's final status, "finished" or "cancelled".
 
     Batch-major: every metric runs over one batch of samples before the next batch, so a batch's
     text extractions (and, for judged families, its judge calls) are shared by all its metrics.
+    `cancel`, when set, stops the run between two metrics or batches: what was computed is kept and
+    the run ends "cancelled", resumable like an interrupted one.
     """
     run = store.run(run_id)
     if run is None:
         raise KeyError(f"no run {run_id!r} in {store.path}")
     metrics = resolve(list(run["metrics"]))
-    samples = plan(store.golden_items(run["golden_dataset_id"]),
-                   store.rag_outputs(list(run["outputs_dataset_ids"]))).samples
-    context = RunContext(run_id, run["judge"], run["judge_model"], json.loads(run["config"] or "{}"),
-                         store=store)
+    config = json.loads(run["config"] or "{}")
+    outputs = store.rag_outputs(list(run["outputs_dataset_ids"]))
+    samples = plan(store.golden_items(run["golden_dataset_id"]), outputs).samples
+    samples = _chosen_methods(samples, config.get("methods"))
+    context = RunContext(run_id, run["judge"], run["judge_model"], config, store=store)
+    store.mark_running(run_id)
     finished = store.finished_cells(run_id)
     todo = [(s, [m for m in metrics if (*s.key, m.id) not in finished]) for s in samples]
     todo = [(s, ms) for s, ms in todo if ms]
     total = len(samples) * len(metrics)
     done = total - sum(len(ms) for _, ms in todo)
+    missing = Counter(m.id for _, ms in todo for m in ms)
+    metric_done = {m.id: len(samples) - missing[m.id] for m in metrics}
     if progress:
         progress(done, total)
+    if on_metric:
+        for m in metrics:
+            on_metric(m.id, metric_done[m.id], len(samples), done, total)
+    cancelled = False
     try:
         for start in range(0, len(todo), batch_size):
             batch = todo[start:start + batch_size]
             frames = []
             for m in metrics:
+                if cancel is not None and cancel.is_set():
+                    cancelled = True
+                    break
                 pending = [s for s, ms in batch if m in ms]
                 if pending:
                     frames.append(score_frame(run_id, m, pending, m.compute(pending, context), context.judge))
+                    metric_done[m.id] += len(pending)
+                    done += len(pending)
+                    if on_metric:
+                        on_metric(m.id, metric_done[m.id], len(samples), done, total)
+            # a cancelled batch keeps the metrics it finished: a resume computes only the others
             _write_judged(store, run_id, context.take_judged())  # before the scores: see _write_judged
-            store.write_scores(pd.concat(frames, ignore_index=True))
-            done += sum(len(ms) for _, ms in batch)
+            if frames:
+                store.write_scores(pd.concat(frames, ignore_index=True))
             if progress:
                 progress(done, total)
+            if cancelled:
+                break
     except BaseException as exc:  # KeyboardInterrupt included: the run stays resumable
         store.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", repr(exc))
         raise
-    store.finish_run(run_id, "finished")
+    status = "cancelled" if cancelled else "finished"
+    store.finish_run(run_id, status)
+    return status
 
 
 def _write_judged(store: Store, run_id: str, judged: dict[tuple[str, str], Judged]) -> None:

@@ -328,6 +328,11 @@ class Store:
         df = self.cursor().execute("SELECT * FROM runs WHERE run_id = ?", [run_id]).df()
         return None if df.empty else df.iloc[0].to_dict()
 
+    def mark_running(self, run_id: str) -> None:
+        """A resumed run (cancelled, interrupted, failed, or re-scoring its failed cells) runs again."""
+        self.cursor().execute("UPDATE runs SET status = 'running', finished_at = NULL, error = NULL WHERE run_id = ?",
+                              [run_id])
+
     def finish_run(self, run_id: str, status: str, error: str | None = None) -> None:
         self.cursor().execute(
             "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
@@ -419,10 +424,13 @@ class Store:
     def cache_reply(self, key: str, *, model: str | None, prompt_version: str | None, purpose: str | None,
                     response: str, input_tokens: int | None = None, output_tokens: int | None = None) -> None:
         """Keep a validated judge reply; a key stored before keeps its first reply."""
-        self.cursor().execute(
-            "INSERT OR IGNORE INTO judge_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [key, model, prompt_version, purpose, response, input_tokens, output_tokens, _now()],
-        )
+        try:
+            self.cursor().execute(
+                "INSERT OR IGNORE INTO judge_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [key, model, prompt_version, purpose, response, input_tokens, output_tokens, _now()],
+            )
+        except duckdb.TransactionException:
+            pass  # two runs stored the same key at once (a conflict at commit): the other's reply is kept
 
     def finished_cells(self, run_id: str) -> set[tuple[str, str, str]]:
         """(question_id, method, metric) cells that need no more work: every status but the errors."""

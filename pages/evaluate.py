@@ -1,5 +1,350 @@
-"""evaluate (to come)."""
+"""Evaluate: choose a golden set, outputs, methods, metrics and the judge; see the cost; start a run
+that works in the background; follow it live, cancel, resume or re-run its failed cells; open it.
+
+Runs execute in `evaluators.runner.RunManager` (one per process, held by st.cache_resource), so a
+click elsewhere, another browser session or a closed tab does not stop them. The run panel polls
+the manager every POLL_SECONDS in an st.fragment. An API key typed here stays in this session's
+st.session_state and reaches the worker through the manager; it is never stored.
+"""
+from __future__ import annotations
+
+import os
+
+import pandas as pd
 import streamlit as st
 
-st.title("evaluate")
-st.info("This screen is being built.")
+from evaluators.queries import datasets as qd
+from evaluators import engine
+from evaluators.judges.estimate import Estimate, estimate
+from evaluators.metrics import REGISTRY, resolve
+from evaluators.metrics.registry import NEEDS
+from evaluators.runner import RunManager, Snapshot
+from ui.common import store
+
+POLL_SECONDS = 1.5
+FAMILIES = list(dict.fromkeys(m.family for m in REGISTRY.values()))
+JUDGE_LABELS = {"offline": "Offline (no key, no network: a deterministic heuristic)",
+                "openai": "OpenAI-compatible server (OpenAI, Azure, vLLM, Ollama, llama.cpp)"}
+KEY_STATE = "eval-api-key"  # the typed key: session memory only
+RESUMABLE = ("cancelled", "interrupted", "failed", "running")
+
+
+@st.cache_resource(show_spinner=False)
+def run_manager() -> RunManager:
+    """The process's background runs, shared by every session."""
+    return RunManager()
+
+
+def cost(metric, judge: str) -> str:
+    """What computing the metric costs: no model, the local embedder, or the judge."""
+    if "judge" in metric.needs:
+        return "judge calls" if judge == "openai" else "offline judge (local heuristic)"
+    if "embeddings" in metric.needs:
+        return "embeddings (MiniLM, local)"
+    return "deterministic"
+
+
+def seconds_text(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 1:
+        return "<1 s"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f} min {seconds % 60:02.0f} s"
+    return f"{seconds // 3600:.0f} h {seconds % 3600 // 60:02.0f} min"
+
+
+@st.cache_data(show_spinner="Estimating the judge's calls and tokens...", max_entries=32)
+def judge_estimate(db: str, golden_id: str, outputs_ids: tuple[str, ...], methods: tuple[str, ...],
+                   metric_ids: tuple[str, ...]) -> Estimate:
+    """The openai judge's calls and tokens for this choice (datasets never change once stored, so the
+    result is cached by their ids; `db` keys the cache per database)."""
+    samples = engine.plan(store().golden_items(golden_id), store().rag_outputs(list(outputs_ids))).samples
+    chosen = set(methods)
+    return estimate([s for s in samples if s.output.method in chosen], "openai", resolve(list(metric_ids)))
+
+
+def keep_key(widget: str) -> None:
+    st.session_state[KEY_STATE] = st.session_state[widget]
+
+
+def key_input(widget: str, label: str = "API key") -> str | None:
+    """A password field whose value outlives the widget (page switches) in this session only."""
+    st.text_input(label, type="password", key=widget, value=st.session_state.get(KEY_STATE, ""),
+                  on_change=keep_key, args=(widget,),
+                  help="Kept in this browser session's memory only: never written to the database, the run's "
+                       "config or a log. Empty: the server's OPENAI_API_KEY is used, if set.")
+    return st.session_state.get(widget) or st.session_state.get(KEY_STATE) or None
+
+
+def set_metrics(pick) -> None:
+    for family in FAMILIES:
+        st.session_state[f"eval-metrics-{family}"] = [m.id for m in REGISTRY.values() if m.family == family and pick(m)]
+
+
+def per_metric_progress(snap: Snapshot) -> pd.DataFrame:
+    rows = []
+    for metric_id, state in snap.metrics.items():
+        pace = state.seconds_per_cell
+        rows.append({"metric": metric_id, "family": REGISTRY[metric_id].family if metric_id in REGISTRY else "",
+                     "done": state.done, "total": state.total,
+                     "progress": state.done / state.total if state.total else 1.0,
+                     "ms per cell": round(1000 * pace, 2) if pace is not None else None,
+                     "time left": "done" if state.done >= state.total
+                     else seconds_text(snap.metric_seconds_left(metric_id)) or "not timed yet"})
+    return pd.DataFrame(rows)
+
+
+def run_panel(run_id: str, polling: bool) -> None:
+    """One run: live progress while its worker computes, else its cells and what can be done next."""
+    manager = run_manager()
+    run = store().run(run_id)
+    if run is None:
+        st.warning("This run no longer exists in the database.")
+        return
+    snap = manager.snapshot(run_id)
+    live = snap is not None and snap.active
+    if polling and not live:
+        st.rerun()  # the worker just ended: redraw the whole page (run list, sidebar) and stop polling
+    status = snap.status if live else run["status"]
+    judge = run["judge"] + (f" ({run['judge_model']})" if run["judge_model"] else "")
+    st.text(f"{run['name']}\n{run_id} · judge {judge} · {run['n_samples']:,} samples x {len(run['metrics'])} metrics "
+            f"· {status}")
+
+    if live:
+        eta = snap.eta_seconds
+        left = (f"about {seconds_text(eta)} left" if eta is not None
+                else "time left known once every metric has scored a batch")
+        st.progress(snap.fraction, text=f"{snap.done:,} of {snap.total:,} cells ({100 * snap.fraction:.0f}%) · {left} "
+                                        f"· running for {seconds_text(snap.elapsed)}")
+        if snap.metrics:
+            st.dataframe(per_metric_progress(snap), hide_index=True, width="stretch",
+                         column_config={"progress": st.column_config.ProgressColumn(min_value=0, max_value=1,
+                                                                                     format="percent")})
+        st.caption("Cells are stored after each batch of samples. This run continues if you leave this screen or "
+                   "close the tab.")
+        if snap.cancel_requested:
+            st.info("Cancelling: the run stops after the metric in progress and keeps every cell computed so far. "
+                    "Resume it later to compute the rest.")
+        else:
+            st.button("Cancel the run", key="eval-cancel", on_click=manager.cancel, args=(run_id,),
+                      help="Stops after the metric in progress; computed cells are kept and the run can be resumed.")
+        return
+
+    cells = qd.run_cells(store(), run_id)
+    failed, missing = int(cells["n_failed"].sum()), int(cells["n_missing"].sum())
+    ok, not_applicable = int(cells["n_ok"].sum()), int(cells["n_not_applicable"].sum())
+    cols = st.columns(4)
+    cols[0].metric("Scored", f"{ok:,}")
+    cols[1].metric("Not applicable", f"{not_applicable:,}")
+    cols[2].metric("Failed", f"{failed:,}", help="judge_error or timeout: a re-run computes these cells again")
+    cols[3].metric("Not computed yet", f"{missing:,}")
+    error = (snap.error if snap is not None else None) or run["error"]
+    if status == "finished":
+        st.success("Finished." + (f" {failed:,} cells failed: re-run them below." if failed else ""))
+    elif status == "running":
+        st.warning("Marked running, but no worker of this app computes it: the app stopped while it ran. Resume it "
+                   "to compute the rest.")
+    elif status in RESUMABLE:
+        st.info(f"{status.capitalize()}: the {ok + not_applicable + failed:,} cells computed so far are stored. "
+                "Resume to compute the rest.")
+    if error and status != "finished" and isinstance(error, str):
+        st.error("The run stopped on this error:")
+        st.code(error, language=None)
+
+    api_key = None
+    if run["judge"] == "openai" and (missing or failed):
+        api_key = key_input("eval-resume-key", "API key for this run's judge")
+        if not (api_key or os.environ.get("OPENAI_API_KEY")):
+            st.caption("Enter the judge's API key to resume or re-run (it is not stored with the run).")
+    can_judge = run["judge"] != "openai" or bool(api_key or os.environ.get("OPENAI_API_KEY"))
+    buttons = st.columns(3)
+    if (missing or status in RESUMABLE) and buttons[0].button(
+            "Resume", key="eval-resume", type="primary", disabled=not can_judge,
+            help="Computes the cells not computed yet (and the failed ones); finished cells are kept."):
+        manager.start(store(), run_id, api_key=api_key)
+        st.rerun()
+    if failed and buttons[1].button(f"Re-run {failed:,} failed cells", key="eval-retry", disabled=not can_judge):
+        manager.start(store(), run_id, api_key=api_key)
+        st.rerun()
+    if status == "finished" and buttons[2].button("Open the results", key="eval-open-run", type="primary",
+                                                  help="Shows this run on Overview (and picks it in the sidebar)."):
+        st.session_state["run_id"] = run_id  # the run in view (app.py's sidebar shows it)
+        st.switch_page("pages/overview.py")
+    with st.expander("Cells per metric", expanded=bool(failed)):
+        st.dataframe(cells.rename(columns={"n_ok": "ok", "n_not_applicable": "not applicable", "n_failed": "failed",
+                                           "n_total": "samples", "n_missing": "not computed"}),
+                     hide_index=True, width="stretch")
+
+
+st.title("Evaluate")
+st.caption("Score the answers of RAG methods against a golden set. A run works in the background: leave this "
+           "screen, start other runs or close the tab, and come back to follow it.")
+manager = run_manager()
+goldens = qd.golden_sets(store())
+if goldens.empty:
+    st.info("No golden set stored yet. Upload a golden set and RAG outputs on **Data**, then come back here.")
+    st.page_link("pages/data.py", label="Go to Data", icon=":material/upload_file:")
+    st.stop()
+
+# -- what to evaluate ----------------------------------------------------------------------------
+st.subheader("What to evaluate")
+names = goldens.set_index("dataset_id")
+golden_id = st.selectbox("Golden set", goldens["dataset_id"], key="eval-golden",
+                         format_func=lambda d: f"{names.at[d, 'name']} · {names.at[d, 'n_golden']:,} questions ({d})")
+n_questions = int(names.at[golden_id, "n_golden"])
+offers = qd.outputs_for_golden(store(), golden_id)
+offers = offers[offers["n_matched"] > 0]
+if offers.empty:
+    st.warning("No stored RAG outputs answer a question of this golden set. Upload the outputs on **Data** (their "
+               "question ids must match the golden set's).")
+    st.page_link("pages/data.py", label="Go to Data", icon=":material/upload_file:")
+    st.stop()
+dataset_ids = list(dict.fromkeys(offers["dataset_id"]))
+labels = offers.groupby("dataset_id", sort=False).agg(name=("name", "first"), methods=("method", "nunique"),
+                                                     answers=("n_answers", "sum"))
+# First visit, or another golden set: keep the outputs that still apply, else its newest outputs.
+if st.session_state.get("eval-outputs-of") != golden_id or "eval-outputs" not in st.session_state:
+    kept = [d for d in st.session_state.get("eval-outputs", []) if d in dataset_ids]
+    st.session_state["eval-outputs"] = kept or dataset_ids[:1]
+    st.session_state["eval-outputs-of"] = golden_id
+outputs_ids = st.multiselect(
+    "RAG outputs", dataset_ids, key="eval-outputs",
+    format_func=lambda d: f"{labels.at[d, 'name']} · {labels.at[d, 'methods']} method(s), {labels.at[d, 'answers']:,} "
+                          f"answers ({d})")
+chosen = offers[offers["dataset_id"].isin(outputs_ids)]
+all_methods = sorted(chosen["method"].unique())
+if st.session_state.get("eval-methods-of") != outputs_ids or "eval-methods" not in st.session_state:
+    kept = [m for m in st.session_state.get("eval-methods", []) if m in all_methods]
+    st.session_state["eval-methods"] = kept or all_methods
+    st.session_state["eval-methods-of"] = outputs_ids
+methods = st.multiselect("Methods", all_methods, key="eval-methods",
+                         help="The methods of the chosen outputs to evaluate.")
+picked = chosen[chosen["method"].isin(methods)]
+if not picked.empty:
+    table = picked.assign(coverage=[f"{n:,} of {n_questions:,}" for n in picked["n_matched"]])
+    st.dataframe(table[["method", "name", "dataset_id", "n_answers", "coverage"]].rename(
+        columns={"name": "file", "dataset_id": "dataset", "n_answers": "answers",
+                 "coverage": "golden questions answered"}),
+        hide_index=True, width="stretch")
+twice = picked.groupby("method")["dataset_id"].nunique()
+twice = sorted(twice[twice > 1].index)
+if twice:
+    st.error("These methods appear in more than one chosen outputs dataset, so their answers would overwrite each "
+             "other: keep one dataset per method, or leave these methods out.")
+    st.dataframe(picked[picked["method"].isin(twice)][["method", "name", "dataset_id"]], hide_index=True)
+n_samples = int(picked["n_matched"].sum())
+
+# -- metrics -------------------------------------------------------------------------------------
+st.subheader("Metrics")
+for family in FAMILIES:
+    st.session_state.setdefault(f"eval-metrics-{family}", [m.id for m in REGISTRY.values() if m.family == family])
+judge = st.session_state.get("eval-judge", "offline")
+picks = st.columns(3)
+picks[0].button("All metrics", on_click=set_metrics, args=(lambda m: True,), key="eval-pick-all")
+picks[1].button("No judge", on_click=set_metrics, args=(lambda m: "judge" not in m.needs,), key="eval-pick-nojudge",
+                help="Deterministic and embedding metrics only: no judge calls.")
+picks[2].button("Deterministic only", on_click=set_metrics,
+                args=(lambda m: not {"judge", "embeddings"} & set(m.needs),),
+                key="eval-pick-lexical", help="No model at all: fast on any size.")
+metric_ids: list[str] = []
+cols = st.columns(2)
+for i, family in enumerate(FAMILIES):
+    members = [m for m in REGISTRY.values() if m.family == family]
+    costs = sorted({cost(m, judge) for m in members})
+    with cols[i % 2]:
+        metric_ids += st.multiselect(f"{family.capitalize()} · {', '.join(costs)}", [m.id for m in members],
+                                     key=f"eval-metrics-{family}")
+with st.expander("What each metric needs and costs"):
+    st.dataframe(pd.DataFrame([{"metric": m.id, "family": m.family, "scale": m.scale, "seed": m.seed,
+                                "needs": ", ".join(NEEDS[n] for n in m.needs) or "question and answer",
+                                "cost": cost(m, judge)} for m in REGISTRY.values()]),
+                 hide_index=True, width="stretch")
+    st.caption("Embeddings: the packaged MiniLM model on this machine (its first use in a process loads it, about "
+               "20 s). Judge calls: see the estimate below.")
+
+# -- judge ---------------------------------------------------------------------------------------
+st.subheader("Judge")
+judge = st.radio("Judge", list(JUDGE_LABELS), format_func=JUDGE_LABELS.get, key="eval-judge",
+                 label_visibility="collapsed")
+model = base_url = api_key = None
+concurrency = 8
+if judge == "openai":
+    left, right = st.columns(2)
+    base_url = left.text_input("Base URL", value=os.environ.get("OPENAI_BASE_URL", ""), key="eval-base-url",
+                               placeholder="https://api.openai.com/v1",
+                               help="Empty: the OpenAI API (or the server's OPENAI_BASE_URL).").strip() or None
+    model = right.text_input("Model", key="eval-model", placeholder="e.g. gpt-4o-mini").strip() or None
+    with left:
+        api_key = key_input("eval-key-input")
+    concurrency = int(right.number_input("Concurrent calls", min_value=1, max_value=64, value=8,
+                                         key="eval-concurrency"))
+    if not api_key and os.environ.get("OPENAI_API_KEY"):
+        st.caption("No key entered: the server's OPENAI_API_KEY will be used.")
+
+# -- cost and start ------------------------------------------------------------------------------
+st.subheader("Start")
+metric_ids = [m.id for m in resolve(metric_ids)]  # catalogue order
+st.caption(f"{n_samples:,} samples ({len(methods)} method{'s' if len(methods) != 1 else ''} x up to "
+           f"{n_questions:,} questions) x {len(metric_ids)} metrics = {n_samples * len(metric_ids):,} cells")
+if judge == "openai" and n_samples and metric_ids and not twice:
+    est = judge_estimate(store().path, golden_id, tuple(outputs_ids), tuple(methods), tuple(metric_ids))
+    cols = st.columns(3)
+    cols[0].metric("Judge calls", f"{est.total_calls:,}")
+    cols[1].metric("Input tokens (estimate)", f"{est.total_input_tokens:,}")
+    cols[2].metric("Output tokens (estimate)", f"{est.total_output_tokens:,}")
+    if est.total_calls:
+        st.caption("Calls per purpose: " + ", ".join(f"{p} {n:,}" for p, n in est.calls.items())
+                   + f" ({est.total_calls / est.samples:.1f} per sample). Tokens at about 4 characters each; retries "
+                     "and repairs add, replies cached from earlier runs cost nothing.")
+    else:
+        st.caption("No chosen metric needs the judge: no calls.")
+elif judge == "offline":
+    st.caption("Offline judge: no calls, no key, no network.")
+
+blockers = [why for why, bad in (
+    ("choose at least one outputs dataset and method", not n_samples),
+    ("choose at least one metric", not metric_ids),
+    ("keep one outputs dataset per method", bool(twice)),
+    ("name the judge's model", judge == "openai" and not model),
+    ("enter the API key (or set OPENAI_API_KEY on the server)",
+     judge == "openai" and not (api_key or os.environ.get("OPENAI_API_KEY"))),
+) if bad]
+name = st.text_input("Run name", key="eval-name", placeholder=f"{n_samples} samples, {len(metric_ids)} metrics")
+if blockers:
+    st.caption("To start: " + "; ".join(blockers) + ".")
+if st.button("Start the run", type="primary", disabled=bool(blockers), key="eval-start"):
+    config = {"methods": list(methods)}
+    if judge == "openai":
+        config |= {"base_url": base_url, "concurrency": concurrency}
+    try:
+        new_run = engine.create_run(store(), golden_dataset_id=golden_id, outputs_dataset_ids=list(outputs_ids),
+                                    metrics=metric_ids, judge=judge, judge_model=model, name=name.strip() or None,
+                                    config=config)
+    except (KeyError, ValueError) as exc:
+        st.error("The run could not be created:")
+        st.code(str(exc.args[0] if exc.args else exc), language=None)
+    else:
+        manager.start(store(), new_run, api_key=api_key)
+        st.session_state["eval-run"] = new_run
+
+# -- runs ----------------------------------------------------------------------------------------
+st.subheader("Runs")
+runs = qd.recent_runs(store())
+if runs.empty:
+    st.info("No run yet: start one above.")
+    st.stop()
+by_id = runs.set_index("run_id")
+live = set(manager.running())
+if live:
+    st.caption(f"{len(live)} run{'s' if len(live) != 1 else ''} under way in this app (for every browser session).")
+if st.session_state.get("eval-run") not in by_id.index:
+    st.session_state["eval-run"] = next((r for r in runs["run_id"] if r in live), runs["run_id"].iloc[0])
+# No status in the label: it changes while the page stands, and a widget's label is only redrawn with the page.
+run_id = st.selectbox("Run", runs["run_id"], key="eval-run",
+                      format_func=lambda r: f"{by_id.at[r, 'name']} · {by_id.at[r, 'judge']} · "
+                                            f"{by_id.at[r, 'created_at']:%Y-%m-%d %H:%M} ({r})")
+polling = run_id in live
+st.fragment(run_every=POLL_SECONDS if polling else None)(run_panel)(run_id, polling)

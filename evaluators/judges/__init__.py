@@ -1,15 +1,17 @@
 """Judges: what fills a sample's claim matrix (DESIGN.md "Judging").
 
 `offline` is the default judge, a deterministic heuristic that needs no key and no network;
-`openai` is any OpenAI-compatible server (its key comes from OPENAI_API_KEY, never from the run's
-stored config). `judge_samples` is the one entry point the engine calls per batch; given the run's
-store, the openai judge answers repeated requests from its `judge_cache` table (`StoreCache`).
-A judge is asked for two parts separately, each only when a metric of the run needs it: the claim
-matrix (with the questions generated from the answer) and the holistic rubric ratings.
+`openai` is any OpenAI-compatible server (its key comes from OPENAI_API_KEY, or for one run from
+`lent_api_key`; never from the run's stored config). `judge_samples` is the one entry point the
+engine calls per batch; given the run's store, the openai judge answers repeated requests from its
+`judge_cache` table (`StoreCache`). A judge is asked for two parts separately, each only when a
+metric of the run needs it: the claim matrix (with the questions generated from the answer) and the
+holistic rubric ratings.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from evaluators.claims import ClaimMatrix, JudgeFailure
@@ -52,10 +54,26 @@ class StoreCache:
         self.store.cache_reply(key, **fields)
 
 
+# run_id -> the API key a caller (the app's Evaluate screen) handed over for that run. Process memory
+# only: never in the store, the run's config, a record or a log; gone when the run's worker ends.
+_lent_keys: dict[str, str] = {}
+
+
+@contextmanager
+def lent_api_key(run_id: str, api_key: str | None) -> Iterator[None]:
+    """While inside, the openai judge of run `run_id` uses `api_key` (None: OPENAI_API_KEY)."""
+    if api_key:
+        _lent_keys[run_id] = api_key
+    try:
+        yield
+    finally:
+        _lent_keys.pop(run_id, None)
+
+
 def judge_samples(judge: str, samples: Sequence[Sample], part: str = CLAIMS, *, model: str | None = None,
-                  config: dict | None = None, store=None) -> list[Judged]:
+                  config: dict | None = None, store=None, run_id: str | None = None) -> list[Judged]:
     """`part` (CLAIMS: the claim matrix and generated questions; HOLISTIC: the rubric ratings) of
-    every sample, in order."""
+    every sample, in order. `run_id` picks the key lent for that run, if any."""
     if part not in (CLAIMS, HOLISTIC):
         raise ValueError(f"unknown judge part {part!r}")
     if judge == offline.JUDGE:
@@ -66,7 +84,8 @@ def judge_samples(judge: str, samples: Sequence[Sample], part: str = CLAIMS, *, 
         from evaluators.judges.openai_judge import OpenAIJudge  # imports openai only when used
 
         config = config or {}
-        client = OpenAIJudge(config.get("base_url"), model, concurrency=config.get("concurrency", 8),
+        client = OpenAIJudge(config.get("base_url"), model, api_key=_lent_keys.get(run_id),
+                             concurrency=config.get("concurrency", 8),
                              cache=StoreCache(store) if store is not None else None,
                              **{k: config[k] for k in ("timeout", "max_attempts") if k in config})
         if part == HOLISTIC:

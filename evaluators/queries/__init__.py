@@ -69,12 +69,6 @@ def summary_table(store: Store, run_id: str) -> pd.DataFrame:
     return table.assign(judge=judges.reindex(table.index))
 
 
-def datasets(store: Store) -> pd.DataFrame:
-    return store.cursor().execute(
-        "SELECT dataset_id, name, format, n_golden, n_outputs, methods, created_at FROM datasets ORDER BY created_at DESC"
-    ).df()
-
-
 def run_calls(store: Store, run_id: str) -> dict:
     """The run's judge calls: how many went out, were cached or failed, and their tokens."""
     row = store.cursor().execute(

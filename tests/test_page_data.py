@@ -1,0 +1,148 @@
+"""The Data screen (AppTest on a copy of the demo database): uploads read and previewed, problems listed
+with file, row and field, the column-mapping step, storing once (content hash), the stored list."""
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "data" / "demo"
+MALFORMED = ROOT / "tests" / "malformed"
+
+
+def _upload(at, *files):
+    at.file_uploader(key="data-uploads").set_value([(name, data, "application/octet-stream") for name, data in files])
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _file(path: Path):
+    return path.name, path.read_bytes()
+
+
+def _stored(at):
+    return at.dataframe[-1].value.set_index("name")
+
+
+def _captions(at):
+    return [c.value for c in at.caption]
+
+
+def test_the_stored_datasets_are_listed_with_rows_methods_and_format(app_at):
+    at = app_at("pages/data.py")
+    assert at.title[0].value == "Data"
+    assert any("Upload one or more files" in i.value for i in at.info)
+    stored = _stored(at)
+    golden, outputs = stored.loc["novel_44557_golden.csv"], stored.loc["novel_44557_outputs.jsonl"]
+    assert (golden["format"], golden["golden questions"], golden["answers"], golden["runs"]) == ("csv", 103, 0, 1)
+    assert (outputs["format"], outputs["golden questions"], outputs["answers"]) == ("jsonl", 0, 206)
+    assert outputs["methods"] == "basic_search, local_search" and outputs["runs"] == 1
+    assert golden["dataset"].startswith("ds_")
+
+
+def test_uploading_the_demo_files_previews_them_and_finds_them_already_stored(app_at):
+    at = _upload(app_at("pages/data.py"), _file(DEMO / "novel_44557_golden.csv"),
+                 _file(DEMO / "novel_44557_outputs.jsonl"))
+    captions = _captions(at)
+    assert any(c.startswith("Format: csv (detected)") and "read as golden set, 103 questions" in c for c in captions)
+    assert any(c.startswith("Format: jsonl (detected)") and "read as RAG outputs, 206 answers" in c for c in captions)
+    assert not at.error
+    frames = [d.value for d in at.dataframe]
+    golden = next(f for f in frames if "reference" in f.columns)
+    assert len(golden) == 50 and golden.iloc[0]["question_id"] == "Novel-73586ddc"
+    assert golden.iloc[0]["reference"] == "Cornish heath" and golden.iloc[0]["question_type"] == "Fact Retrieval"
+    methods = next(f for f in frames if list(f.columns) == ["method", "answers"]).set_index("method")["answers"]
+    assert methods.to_dict() == {"basic_search": 103, "local_search": 103}
+    answers = next(f for f in frames if "answer" in f.columns)
+    assert answers.iloc[0]["question_id"] == "Novel-73586ddc" and answers.iloc[0]["chunks"] > 0
+    assert at.selectbox(key="data-check").value == ("upload", 0)  # the golden set uploaded with them
+
+    save = at.button(key="data-save")
+    assert save.label == "Store 2 files" and not save.disabled
+    save.click()
+    at.run()
+    saved = next(d.value for d in at.dataframe if "result" in d.value.columns)
+    assert list(saved["result"]) == ["already stored (same content): not stored again"] * 2
+    assert any("0 new datasets stored, 2 already stored" in i.value for i in at.info)
+    assert len(_stored(at)) == 2
+
+
+def test_a_new_outputs_file_takes_its_method_from_its_name_and_is_stored_once(app_at):
+    rows = [{"question_id": "Novel-73586ddc", "answer": "Cornish heath.", "contexts": ["Erica vagans, Cornish heath."]},
+            {"question_id": "Novel-74440a6a", "answer": "Baron Von Pawel-Rammingen.", "contexts": []}]
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    at = _upload(app_at("pages/data.py"), ("my_rag.jsonl", data))
+    method = at.text_input(key="data-my_rag.jsonl-method")
+    assert method.value == "my_rag"
+    method.input("graph_rag")
+    at.run()
+    answers = next(d.value for d in at.dataframe if "answer" in d.value.columns)
+    assert list(answers["method"]) == ["graph_rag", "graph_rag"] and list(answers["chunks"]) == [1, 0]
+    check = at.selectbox(key="data-check")  # checked against the stored golden set that holds its questions
+    assert check.value[0] == "stored" and "holds 2 of these questions" in check.format_func(check.value)
+    assert not at.error
+
+    at.button(key="data-save").click()
+    at.run()
+    assert any("1 new dataset stored" in s.value for s in at.success)
+    stored = _stored(at).loc["my_rag.jsonl"]
+    assert (stored["answers"], stored["methods"], stored["format"], stored["runs"]) == (2, "graph_rag", "jsonl", 0)
+    at.button(key="data-save").click()
+    at.run()
+    assert any("0 new datasets stored, 1 already stored" in i.value for i in at.info)
+    assert list(_stored(at).index).count("my_rag.jsonl") == 1
+
+
+def test_a_malformed_file_lists_every_problem_with_file_row_and_field_and_nothing_is_stored(app_at):
+    at = _upload(app_at("pages/data.py"), _file(MALFORMED / "empty_question.csv"),
+                 _file(MALFORMED / "duplicate_ids.csv"))
+    assert len(at.error) == 2 and "nothing is stored" in at.error[0].value
+    problems = [d.value for d in at.dataframe if list(d.value.columns) == ["file", "row", "field", "message"]]
+    assert len(problems) == 2
+    empty, duplicate = (p.iloc[0] for p in problems)
+    assert (empty["file"], empty["row"], empty["field"]) == ("empty_question.csv", 2, "question")
+    assert "question is empty" in empty["message"]
+    assert (duplicate["file"], duplicate["row"], duplicate["field"]) == ("duplicate_ids.csv", 3, "id")
+    assert "'q1' repeats row 1" in duplicate["message"]
+    assert at.button(key="data-save").disabled
+    assert any("Nothing is stored while there are problems (2" in i.value for i in at.info)
+    assert len(_stored(at)) == 2
+
+
+def test_unrecognised_columns_are_mapped_and_the_file_is_read_again(app_at):
+    at = _upload(app_at("pages/data.py"), _file(MALFORMED / "german_headers.csv"))
+    assert any("Map the file's columns" in w.value for w in at.warning)
+    problems = next(d.value for d in at.dataframe if "message" in d.value.columns)
+    assert set(problems["field"]) == {"reference", "answer"} and problems["row"].isna().all()
+    assert "Columns found: Frage, Antwort_Text" in problems.iloc[0]["message"]
+    reference = at.selectbox(key="data-german_headers.csv-map-reference")
+    assert "required, not found" in reference.label
+    assert {"Frage", "Antwort_Text"} <= set(reference.options)
+    assert at.button(key="data-save").disabled
+
+    at.selectbox(key="data-german_headers.csv-map-question").set_value("Frage")
+    reference.set_value("Antwort_Text")
+    at.run()
+    assert not at.error and not at.warning
+    golden = next(d.value for d in at.dataframe if "reference" in d.value.columns)
+    assert golden.iloc[0]["question"] == "Was ist die Hauptstadt von Cornwall?"
+    assert golden.iloc[0]["reference"] == "Truro"
+    assert any("read as golden set, 1 questions" in c for c in _captions(at))
+    at.button(key="data-save").click()
+    at.run()
+    assert _stored(at).loc["german_headers.csv", "golden questions"] == 1
+
+
+def test_answers_to_questions_the_golden_set_lacks_block_storing_until_unchecked(app_at):
+    rows = [{"question_id": "Novel-73586ddc", "method": "m", "answer": "Cornish heath.", "contexts": []},
+            {"question_id": "not-a-demo-question", "method": "m", "answer": "Truro.", "contexts": []}]
+    at = _upload(app_at("pages/data.py"), ("answers.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode()))
+    problems = next(d.value for d in at.dataframe if "message" in d.value.columns)
+    assert len(problems) == 1
+    problem = problems.iloc[0]
+    assert (problem["file"], problem["row"], problem["field"]) == ("answers.jsonl", 2, "question_id")
+    assert "'not-a-demo-question'" in problem["message"] and "not in the golden set" in problem["message"]
+    assert at.button(key="data-save").disabled
+
+    at.selectbox(key="data-check").set_value(("none", None))
+    at.run()
+    assert not at.error and not at.button(key="data-save").disabled

@@ -1,0 +1,238 @@
+"""The Evaluate screen (AppTest on a copy of the demo database): the choice and its cost, a background run
+started, polled to the end and opened; a live run seen and cancelled from another session; resume and
+re-run of failed cells; the OpenAI judge's key typed in the page, used by the worker, never stored."""
+import json
+import threading
+import time
+
+from evaluators.queries import datasets as qd
+from evaluators import engine, loaders
+from evaluators.judges.estimate import estimate
+from evaluators.metrics import REGISTRY, resolve
+from evaluators.store import open_store
+from tests.openai_server import Reply, start_server
+from tests.test_openai_judge import SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_VERIFICATION
+
+TIMEOUT = 300  # seconds; generous: the test machine is shared
+KEY = "sk-typed-in-the-page-never-stored"
+
+
+def _until_done(at, store, run_id):
+    deadline = time.monotonic() + TIMEOUT
+    while store.run(run_id)["status"] == "running":
+        assert time.monotonic() < deadline, "the run did not end"
+        time.sleep(0.1)
+        at.run()  # what the fragment's timer does in a browser
+    at.run()
+    assert not at.exception, at.exception
+    return store.run(run_id)
+
+
+def _metric(at, label):
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def _pick_metrics(at, **by_family):
+    for family in {m.family for m in REGISTRY.values()}:
+        at.multiselect(key=f"eval-metrics-{family}").set_value(by_family.get(family, []))
+    at.run()
+
+
+def _statuses(store, run_id):
+    return store.cursor().execute("SELECT question_id, method, metric, status, created_at FROM scores WHERE run_id = ?",
+                                  [run_id]).fetchall()
+
+
+def test_the_screen_shows_the_choice_its_size_and_the_finished_demo_run(app_at):
+    at = app_at("pages/evaluate.py")
+    store = open_store(app_at.db)
+    golden = qd.golden_sets(store)
+    assert at.title[0].value == "Evaluate"
+    assert at.selectbox(key="eval-golden").value == golden["dataset_id"].iloc[0]
+    assert at.multiselect(key="eval-methods").value == ["basic_search", "local_search"]
+    cells = f"{len(REGISTRY)} metrics = {206 * len(REGISTRY):,} cells"
+    assert f"206 samples (2 methods x up to 103 questions) x {cells}" in [c.value for c in at.caption]
+    coverage = next(d.value for d in at.dataframe if "golden questions answered" in d.value.columns)
+    assert coverage.set_index("method")["golden questions answered"].to_dict() == {"basic_search": "103 of 103",
+                                                                                 "local_search": "103 of 103"}
+    assert any(c.value == "Offline judge: no calls, no key, no network." for c in at.caption)
+    demo_run = qd.recent_runs(store)["run_id"].iloc[0]
+    assert at.selectbox(key="eval-run").value == demo_run
+    ok = store.cursor().execute("SELECT count(*) FROM scores WHERE run_id = ? AND status = 'ok'", [demo_run]).fetchall()
+    assert _metric(at, "Scored") == f"{ok[0][0]:,}" and _metric(at, "Not computed yet") == "0"
+    assert any("Finished." in s.value for s in at.success)
+    assert at.button(key="eval-open-run").label == "Open the results"
+
+
+def test_an_offline_run_of_two_lexical_metrics_runs_in_the_background_to_the_end_and_opens(app_at):
+    at = app_at("pages/evaluate.py")
+    store = open_store(app_at.db)
+    at.button(key="eval-pick-lexical").click()
+    at.run()
+    lexical = [m.id for m in REGISTRY.values() if m.family == "lexical"]
+    assert at.multiselect(key="eval-metrics-lexical").value == lexical
+    assert at.multiselect(key="eval-metrics-claims").value == []
+    _pick_metrics(at, lexical=["exact_match", "rouge_l"])
+    at.multiselect(key="eval-methods").set_value(["local_search"])
+    at.run()
+    assert "103 samples (1 method x up to 103 questions) x 2 metrics = 206 cells" in [c.value for c in at.caption]
+    at.text_input(key="eval-name").input("two lexical metrics")
+    at.button(key="eval-start").click()
+    at.run()
+    assert not at.exception, at.exception
+    run_id = at.selectbox(key="eval-run").value
+    assert store.run(run_id)["name"] == "two lexical metrics"
+
+    run = _until_done(at, store, run_id)
+    assert run["status"] == "finished" and list(run["metrics"]) == ["exact_match", "rouge_l"]
+    assert json.loads(run["config"]) == {"methods": ["local_search"]}
+    cells = _statuses(store, run_id)
+    assert len(cells) == len({c[:3] for c in cells}) == 206
+    assert {c[1] for c in cells} == {"local_search"} and {c[3] for c in cells} == {"ok"}
+    assert _metric(at, "Scored") == "206" and _metric(at, "Not computed yet") == "0"
+    assert any(t.value.startswith("two lexical metrics\n" + run_id) for t in at.text)
+
+    at.button(key="eval-open-run").click()
+    at.run()
+    assert at.title[0].value == "Overview" and at.session_state["run_id"] == run_id
+    assert "two lexical metrics" in at.caption[0].value
+    assert at.dataframe[0].value.loc["rouge_l", "local_search n"] == "103/103"
+
+
+def test_the_openai_estimate_is_shown_before_starting(app_at, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = app_at("pages/evaluate.py")
+    store = open_store(app_at.db)
+    at.radio(key="eval-judge").set_value("openai")
+    at.run()
+    golden, outputs = qd.golden_sets(store)["dataset_id"].iloc[0], at.multiselect(key="eval-outputs").value
+    samples = engine.plan(store.golden_items(golden), store.rag_outputs(outputs)).samples
+    expected = estimate(samples, "openai", resolve(None))
+    assert expected.total_calls > 2 * 206
+    assert _metric(at, "Judge calls") == f"{expected.total_calls:,}"
+    assert _metric(at, "Input tokens (estimate)") == f"{expected.total_input_tokens:,}"
+    assert _metric(at, "Output tokens (estimate)") == f"{expected.total_output_tokens:,}"
+    assert at.button(key="eval-start").disabled
+    assert any("name the judge's model; enter the API key" in c.value for c in at.caption)
+
+    at.button(key="eval-pick-nojudge").click()
+    at.run()
+    assert _metric(at, "Judge calls") == "0"
+    assert any("No chosen metric needs the judge" in c.value for c in at.caption)
+
+
+def test_a_cancelled_run_resumes_and_failed_cells_are_recomputed(app_at):
+    at = app_at("pages/evaluate.py")
+    store = open_store(app_at.db)
+    golden = qd.golden_sets(store)["dataset_id"].iloc[0]
+    outputs = at.multiselect(key="eval-outputs").value
+    run_id = engine.create_run(store, golden_dataset_id=golden, outputs_dataset_ids=outputs,
+                               metrics=["exact_match", "rouge_l"], name="half done")
+    cancel = threading.Event()
+    status = engine.execute_run(store, run_id, on_metric=lambda m, d, *_: d and cancel.set(), cancel=cancel)
+    assert status == "cancelled"  # after exact_match, before rouge_l
+
+    at.run()  # the run list now holds it
+    at.selectbox(key="eval-run").set_value(run_id)
+    at.run()
+    assert _metric(at, "Scored") == "206" and _metric(at, "Not computed yet") == "206"
+    assert any(i.value.startswith("Cancelled: the 206 cells computed so far are stored") for i in at.info)
+    before = {c[:3]: c[4] for c in _statuses(store, run_id)}
+    at.button(key="eval-resume").click()
+    at.run()
+    run = _until_done(at, store, run_id)
+    assert run["status"] == "finished" and _metric(at, "Not computed yet") == "0"
+    after = {c[:3]: c[4] for c in _statuses(store, run_id)}
+    assert len(after) == 412 and all(after[k] == t for k, t in before.items())
+
+    store.cursor().execute("UPDATE scores SET status = 'judge_error', value = NULL, norm = NULL "
+                           "WHERE run_id = ? AND metric = 'rouge_l' AND method = 'local_search' AND question_id IN "
+                           "(SELECT question_id FROM golden_items WHERE dataset_id = ? ORDER BY question_id LIMIT 3)",
+                           [run_id, golden])
+    at.run()
+    assert _metric(at, "Failed") == "3" and any("3 cells failed" in s.value for s in at.success)
+    retry = at.button(key="eval-retry")
+    assert retry.label == "Re-run 3 failed cells"
+    retry.click()
+    at.run()
+    run = _until_done(at, store, run_id)
+    assert run["status"] == "finished" and _metric(at, "Failed") == "0"
+    cells = _statuses(store, run_id)
+    assert len(cells) == 412 and {c[3] for c in cells} == {"ok"}
+
+
+def _tiny_judged_data(store, tmp_path):
+    """12 questions whose judge replies come from the scripted server (seed 000's case study)."""
+    golden = tmp_path / "tiny_golden.jsonl"
+    golden.write_text("".join(json.dumps({"question_id": f"t{i}", "question": f"Question {i}?",
+                                          "reference": "Mostly exciting."}) + "\n" for i in range(12)))
+    outputs = tmp_path / "tiny_outputs.jsonl"
+    outputs.write_text("".join(json.dumps({"question_id": f"t{i}", "method": "local", "answer": "Game changer.",
+                                           "contexts": list(SEED_000_CHUNKS)}) + "\n" for i in range(12)))
+    return (store.save_dataset(loaders.load(golden, role="golden")).dataset_id,
+            store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id)
+
+
+def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_resumed(
+        app_at, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the run can only work with the typed key
+    at = app_at("pages/evaluate.py")
+    store = open_store(app_at.db)
+    golden, outputs = _tiny_judged_data(store, tmp_path)
+    gate = threading.Event()  # holds every judge reply until the test lets it go
+
+    def reply(body):
+        gate.wait(TIMEOUT)
+        name = body["response_format"]["json_schema"]["name"]
+        return Reply.json(SEED_000_EXTRACTION if name == "claim_extraction" else SEED_000_VERIFICATION)
+
+    with start_server() as server:
+        server.responder = reply
+        at.run()  # the golden set list now holds it
+        at.selectbox(key="eval-golden").set_value(golden)
+        at.run()
+        assert at.multiselect(key="eval-outputs").value == [outputs]
+        at.radio(key="eval-judge").set_value("openai")
+        at.run()
+        _pick_metrics(at, lexical=["exact_match"], claims=["faithfulness", "context_precision"])
+        at.text_input(key="eval-base-url").input(server.base_url)
+        at.text_input(key="eval-model").input("test-model")
+        at.text_input(key="eval-key-input").input(KEY)
+        at.number_input(key="eval-concurrency").set_value(2)
+        at.run()
+        assert _metric(at, "Judge calls") == "24"  # 12 samples x (1 extraction + 1 verification)
+        assert not at.button(key="eval-start").disabled
+        at.button(key="eval-start").click()
+        at.run()
+        assert not at.exception, at.exception
+        run_id = at.selectbox(key="eval-run").value
+        assert at.button(key="eval-cancel")  # live: the worker waits for the judge
+
+        other = app_at("pages/evaluate.py")  # another browser session sees the run and cancels it
+        assert any(c.value.startswith("1 run under way in this app") for c in other.caption)
+        assert other.selectbox(key="eval-run").value == run_id
+        other.button(key="eval-cancel").click()
+        other.run()
+        assert any(i.value.startswith("Cancelling") for i in other.info)
+        gate.set()
+        run = _until_done(at, store, run_id)
+        assert run["status"] == "cancelled"
+        metrics = sorted(c[2] for c in _statuses(store, run_id))
+        assert metrics == ["exact_match"] * 12 + ["faithfulness"] * 12  # stopped before context_precision
+        assert _metric(at, "Not computed yet") == "12"
+        requests = server.request_count
+        assert requests == 24
+
+        assert at.text_input(key="eval-resume-key").value == KEY  # kept in this session, offered again
+        at.button(key="eval-resume").click()
+        at.run()
+        run = _until_done(at, store, run_id)
+    assert run["status"] == "finished", run["error"]
+    cells = _statuses(store, run_id)
+    assert len(cells) == len({c[:3] for c in cells}) == 36 and {c[3] for c in cells} == {"ok"}
+    assert server.request_count == requests  # the resume's judge requests came from the judge cache
+    assert at.session_state["eval-api-key"] == KEY
+    assert KEY not in run["config"] and json.loads(run["config"])["base_url"] == server.base_url
+    stored = store.cursor().execute("SELECT string_agg(coalesce(request, '') || coalesce(response, '') || "
+                                    "coalesce(error, ''), '') FROM judge_calls WHERE run_id = ?", [run_id]).fetchall()
+    assert stored[0][0] and KEY not in stored[0][0]

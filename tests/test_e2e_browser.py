@@ -4,6 +4,7 @@ never used). Screenshots go to tests/e2e/screenshots/ (git-ignored) for a human 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
+
+from evaluators.demo import DEMO_GOLDEN, DEMO_OUTPUTS
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "tests" / "e2e" / "screenshots"
@@ -126,3 +129,41 @@ def test_clicking_a_point_of_the_compare_scatter_opens_the_question_in_claims(pa
     expect(page.get_by_role("heading", name="Claims").first).to_be_visible()
     assert page.locator("[data-testid='stException']").count() == 0
     page.screenshot(path=str(SHOTS / "02-drilldown-claims.png"), full_page=True)
+
+
+def test_upload_the_demo_files_and_evaluate_them_with_the_offline_judge(page, server):
+    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Data", exact=True).click()
+    page.wait_for_url(f"{server}/data")
+    _settle(page)
+    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([str(DEMO_GOLDEN),
+                                                                                      str(DEMO_OUTPUTS)])
+    _settle(page)
+    expect(page.get_by_text(DEMO_GOLDEN.name).first).to_be_visible()
+    expect(page.get_by_text(DEMO_OUTPUTS.name).first).to_be_visible()
+    page.screenshot(path=str(SHOTS / "03-data-upload.png"), full_page=True)
+    assert page.locator("[data-testid='stException']").count() == 0
+
+    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Evaluate", exact=True).click()
+    page.wait_for_url(f"{server}/evaluate")
+    _settle(page)
+    page.get_by_role("button", name="All metrics").click()
+    _settle(page)
+    page.get_by_label("Run name").fill("e2e offline run")
+    page.get_by_label("Run name").press("Enter")
+    _settle(page)
+    page.get_by_role("button", name="Start the run").click()
+    # The run goes on in a background thread; the page polls and shows the new run, which can be
+    # opened once it has finished (the offline judge's claims take a while).
+    finished = re.compile(r"e2e offline run\s+run-\S+ · judge offline · 206 samples x 34 metrics · finished")
+    page.get_by_text(finished).wait_for(timeout=600_000)
+    _settle(page)
+    expect(page.get_by_text(finished)).to_be_visible()
+    opened = page.get_by_role("button", name="Open the results")
+    page.screenshot(path=str(SHOTS / "04-evaluate-finished.png"), full_page=True)
+    opened.click()
+    page.wait_for_url(f"{server}/")
+    _settle(page)
+    expect(page.get_by_role("heading", name="Overview")).to_be_visible()
+    expect(page.get_by_text("e2e offline run").first).to_be_visible()  # the new run is the one in view
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.screenshot(path=str(SHOTS / "05-overview-new-run.png"), full_page=True)

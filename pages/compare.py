@@ -3,7 +3,6 @@ its 95% CI, n, p and Holm's p, win/tie/loss and both means; a question type x me
 difference; per question a scatter and the largest disagreements, each one click from Claims."""
 from __future__ import annotations
 
-import html
 import re
 
 import numpy as np
@@ -15,6 +14,7 @@ from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import SCALES
 from evaluators.queries import compare as q
 from evaluators.queries.overview import ALL_TYPES, question_types
+from ui.common import md_escape as md, plot_label as label, plot_wrap as wrap
 from ui.common import (LIKERT, OWN, PERCENT, VIEWS, current_run, downloads, how_computed, in_view, open_question,
                        plotly_config, store)
 
@@ -26,29 +26,6 @@ NO_TYPE = "(no type)"
 SCATTER_POINTS = 3000  # a reproducible sample above this: a browser draws ~3,000 SVG points smoothly
 DISAGREEMENTS = 200
 CELL_QUESTIONS = 500
-
-
-def md(text: object) -> str:
-    """Uploaded names (methods, question types) as literal markdown text: punctuation escaped."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", str(text))
-
-
-def label(text: object) -> str:
-    """Uploaded text for plotly labels and hovers, which understand a few HTML tags: escaped."""
-    return html.escape(str(text))
-
-
-def wrap(text: str, width: int = 70) -> str:
-    """Escaped text broken into hover lines."""
-    words, lines, line = str(text).split(), [], ""
-    for word in words:
-        if line and len(line) + len(word) + 1 > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    lines.append(line)
-    return "<br>".join(label(x) for x in lines[:6]) + ("…" if len(lines) > 6 else "")
 
 
 def delta_in_view(norm: pd.Series, own: pd.Series, view: str) -> pd.Series:

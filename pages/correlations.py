@@ -3,7 +3,6 @@ cells scored `ok`, pairwise complete, per method or pooled; a cell's scatter, ea
 from Claims."""
 from __future__ import annotations
 
-import html
 import re
 
 import numpy as np
@@ -13,6 +12,7 @@ import streamlit as st
 from evaluators.metrics import REGISTRY
 from evaluators.queries import compare as qc
 from evaluators.queries import correlations as q
+from ui.common import md_escape as md, plot_label as label, plot_wrap as wrap
 from ui.common import current_run, downloads, how_computed, open_question, plotly_config, store
 
 ALL_METHODS = "All methods pooled"
@@ -20,28 +20,6 @@ NAMES = {"pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall 
 SCATTER_POINTS = 3000  # a fixed random sample above this
 TEXT_UP_TO = 20  # coefficients printed in the cells up to this many metrics; hover beyond
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
-
-
-def md(text: object) -> str:
-    """Uploaded names (methods) as literal markdown text: punctuation escaped."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", str(text))
-
-
-def label(text: object) -> str:
-    """Uploaded text for plotly labels and hovers, which understand a few HTML tags: escaped."""
-    return html.escape(str(text))
-
-
-def wrap(text: object, width: int = 70) -> str:
-    words, lines, line = str(text).split(), [], ""
-    for word in words:
-        if line and len(line) + len(word) + 1 > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    lines.append(line)
-    return "<br>".join(label(x) for x in lines[:6]) + ("…" if len(lines) > 6 else "")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

@@ -16,7 +16,7 @@ from evaluators.queries import compare as q
 from evaluators.queries.overview import ALL_TYPES, question_types
 from ui.common import md_escape as md, plot_label as label, plot_wrap as wrap
 from ui.common import (LIKERT, OWN, PERCENT, VIEWS, current_run, downloads, how_computed, in_view, open_question,
-                       plotly_config, store)
+                       plotly_config, run_header, stop_without_scores, store)
 
 GREEN, RED, GREY = "#1a7f37", "#cf222e", "#6e7781"
 # Question types: distinct colours that stay clear of the green / red of better / worse.
@@ -93,15 +93,11 @@ def signed(x: float | None) -> str:
 run = current_run()
 run_id = run["run_id"]
 db = store().path
-st.title("Compare")
-st.caption(f"{md(run['name'])} · judge {md(run['judge'])}"
-           + (f" ({md(run['judge_model'])})" if run["judge_model"] else ""))
+run_header("Compare", run)
 
 methods = q.run_methods(store(), run_id)
 if not methods:
-    st.info(f"This run has no scores yet (status: {run['status']}). Follow it, resume it or re-run its failed "
-            "cells on **Evaluate**.")
-    st.stop()
+    stop_without_scores(run)
 if len(methods) < 2:
     st.info(f"This run scored one method only ({md(methods[0])}), so there is nothing to compare it with. "
             "Upload the outputs of a second method on **Data** (one file may hold several methods, in a "

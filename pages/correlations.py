@@ -13,7 +13,8 @@ from evaluators.metrics import REGISTRY
 from evaluators.queries import compare as qc
 from evaluators.queries import correlations as q
 from ui.common import md_escape as md, plot_label as label, plot_wrap as wrap
-from ui.common import current_run, downloads, how_computed, open_question, plotly_config, store
+from ui.common import (current_run, downloads, how_computed, open_question, plotly_config, run_header,
+                       stop_without_scores, store)
 
 ALL_METHODS = "All methods pooled"
 NAMES = {"pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ-b"}
@@ -42,15 +43,11 @@ def family(metric: str) -> str:
 run = current_run()
 run_id = run["run_id"]
 db = store().path
-st.title("Correlations")
-st.caption(f"{md(run['name'])} · judge {md(run['judge'])}"
-           + (f" ({md(run['judge_model'])})" if run["judge_model"] else ""))
+run_header("Correlations", run)
 
 run_metrics = qc.run_metrics(store(), run_id)
 if not run_metrics:
-    st.info(f"This run has no scores yet (status: {run['status']}). Follow it, resume it or re-run its failed "
-            "cells on **Evaluate**.")
-    st.stop()
+    stop_without_scores(run)
 methods = qc.run_methods(store(), run_id)
 version = qc.scores_version(store(), run_id)
 

@@ -15,7 +15,7 @@ from evaluators.queries import errors as q
 from evaluators.queries.overview import question_types
 from evaluators.stats import cohen_kappa
 from ui import highlight as hl
-from ui.common import current_run, downloads, open_question, store
+from ui.common import current_run, downloads, open_question, stop_without_scores, store
 
 STATUSES = ("not_applicable", "judge_error", "timeout", "skipped")
 ROW_LIMITS = (50, 100, 500, 1000)
@@ -30,9 +30,7 @@ if flash := st.session_state.pop("ea-flash", None):
 
 facets = q.run_facets(store(), run_id)
 if not facets["methods"]:
-    st.info(f"This run has no scores yet (status: {run['status']}). Follow it, resume it or re-run its failed cells "
-            "on **Evaluate**.")
-    st.stop()
+    stop_without_scores(run)
 
 # -- filters -----------------------------------------------------------------------------------------
 

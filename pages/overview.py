@@ -5,18 +5,16 @@ import streamlit as st
 
 from evaluators.metrics import REGISTRY
 from evaluators.queries import overview as q
-from ui.common import OWN, VIEWS, current_run, downloads, how_computed, in_view, md_escape, plotly_config, store
+from ui.common import (OWN, VIEWS, current_run, downloads, how_computed, in_view, plotly_config, run_header,
+                       stop_without_scores, store)
 
 run = current_run()
 run_id = run["run_id"]
-st.title("Overview")
-st.caption(md_escape(f"{run['name']} · judge {run['judge']}" + (f" ({run['judge_model']})" if run["judge_model"] else "")))
+run_header("Overview", run)
 
 means = q.metric_means(store(), run_id, by_type=True)
 if means.empty:
-    st.info(f"This run has no scores yet (status: {run['status']}). Follow it, resume it or re-run its failed "
-            "cells on **Evaluate**.")
-    st.stop()
+    stop_without_scores(run)
 if run["judge"] == "offline":
     st.info("Scores with judge `offline` come from a deterministic heuristic (word coverage, MiniLM similarity, "
             "a numbers-and-negation check), not from an LLM: treat them as indicative. Rubric scores are mapped "

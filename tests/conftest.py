@@ -58,3 +58,19 @@ def app_at(tmp_path, monkeypatch, demo_db_file):
     yield make
     st.cache_resource.clear()
     close_store(db)
+
+
+@pytest.fixture
+def navigation_pages(monkeypatch):
+    """AppTest decides again on every run whether the app is a v1 `pages/` directory app (it has a
+    pages/ folder), and then runs a switched-to page without app.py, losing the sidebar and the run.
+    app.py uses st.navigation, which in a real session turns that mode off after its first run."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)

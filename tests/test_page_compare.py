@@ -14,25 +14,12 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 from streamlit.proto.WidgetStates_pb2 import WidgetState
-from streamlit.runtime.pages_manager import PagesManager
 
 from evaluators.store import open_store
 
+pytestmark = pytest.mark.usefixtures("navigation_pages")
+
 A, B = "local_search", "basic_search"
-
-
-@pytest.fixture(autouse=True)
-def navigation_pages(monkeypatch):
-    """AppTest decides again on every run whether the app is a v1 `pages/` directory app (it has a
-    pages/ folder), and then runs a switched-to page without app.py, losing the sidebar and the run.
-    app.py uses st.navigation, which in a real session turns that mode off after its first run."""
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
 
 
 def element(at, kind: str, key: str):

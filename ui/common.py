@@ -69,6 +69,20 @@ def open_question(question_id: str) -> None:
     st.switch_page("pages/claims.py")
 
 
+def run_header(title: str, run: dict) -> None:
+    """A screen's title and the run in view (name and judge, escaped: they are typed by users)."""
+    st.title(title)
+    st.caption(md_escape(f"{run['name']} · judge {run['judge']}"
+                         + (f" ({run['judge_model']})" if run["judge_model"] else "")))
+
+
+def stop_without_scores(run: dict) -> None:
+    """The empty state of a run that has no scores yet: say what to do next and stop the page."""
+    st.info(f"This run has no scores yet (status: {run['status']}). Follow it, resume it or re-run its failed "
+            "cells on **Evaluate**.")
+    st.stop()
+
+
 def in_view(norm: pd.Series, own: pd.Series, view: str) -> pd.Series:
     """Scores in the chosen view: own scale as stored, 1 + 4 x norm, or 100 x norm."""
     if view == LIKERT:

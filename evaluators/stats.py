@@ -17,6 +17,16 @@ cohen_kappa(labels_a, labels_b) -> Kappa
     Agreement of two raters (judge vs judge, judge vs human) with its confusion matrix.
 correlation_matrix(frame, method="pearson", min_periods=3) -> (coefficients, n)
     Metric-by-metric correlations on pairwise complete rows (Error analysis).
+auroc(scores, labels), balanced_accuracy(predicted, labels) -> float
+macro_f1(predicted, labels, classes) -> float; confusion(predicted, labels, classes) -> DataFrame
+pearson(x, y), spearman(x, y) -> float
+    How well a metric or a judge's verdict agrees with human labels (bench/judge_quality).
+bootstrap_ci(statistic, *arrays, n_boot=2000, confidence=0.95, seed=0, groups=None)
+    -> (estimate, low, high)
+paired_bootstrap_difference(statistic, scores_a, scores_b, labels, n_boot=2000,
+                            confidence=0.95, seed=0, groups=None) -> (difference, low, high)
+    Percentile-bootstrap intervals of any of those statistics, over items or over groups of
+    items, and of the difference between two scorers on the same resamples.
 
 Methods and why
 ---------------
@@ -44,6 +54,16 @@ Methods and why
   sort per column (0.55 s; 0.2 s with nothing missing). For Kendall, pandas calls
   ``scipy.stats.kendalltau`` (O(n log n)) per pair (2.6-4.3 s); we call it too, on integer ranks
   pre-sorted on one side (1.1-1.6 s, see ``_kendall``): the slow one, for on-demand use.
+* Agreement with human labels: AUROC in its Mann-Whitney form (average ranks, ties count half),
+  balanced accuracy and macro-F1 (both insensitive to the majority class, which plain accuracy
+  rewards), written here on integer counts; scikit-learn is only the tests' reference. Where a
+  value is 0/0 (one class absent) these return NaN, like the correlation frame.
+* Interval of any statistic: percentile bootstrap with the same seeded draws as mean_ci, the
+  same indices for every array, and a cluster bootstrap (whole groups resampled) when items are
+  not independent. Resamples where the statistic is NaN are dropped. auroc has a vectorised
+  form that needs no sort per resample (``_auroc_from_weights``); other statistics are called
+  once per resample (n = 10,000 x 2,000 resamples, 2 cores: auroc 0.25-0.55 s vectorised,
+  0.9-1.4 s looped; macro_f1 2.2 s; spearman 3 s; up to twice that on a busy machine).
 
 Conventions
 -----------
@@ -78,6 +98,14 @@ __all__ = [
     "holm",
     "cohen_kappa",
     "correlation_matrix",
+    "auroc",
+    "balanced_accuracy",
+    "macro_f1",
+    "confusion",
+    "pearson",
+    "spearman",
+    "bootstrap_ci",
+    "paired_bootstrap_difference",
 ]
 
 # Wilcoxon's normal approximation is good from about 20 pairs on; below, the permutation test is
@@ -631,3 +659,437 @@ def correlation_matrix(
         pd.DataFrame(coefficients, index=columns, columns=columns),
         pd.DataFrame(n_obs, index=columns, columns=columns),
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Agreement of a score or a verdict with human labels (bench/judge_quality)
+
+
+def _binary(values: Iterable[object], name: str) -> np.ndarray:
+    """1-D float array of 0.0/1.0 from True/False or 1/0, missing -> NaN.
+
+    Anything else raises ValueError, strings included: np.asarray(["1"], dtype=float) would
+    quietly parse them, and a label like "yes" must be mapped by the caller, not guessed.
+    """
+    if not (isinstance(values, np.ndarray) and values.dtype.kind in "biuf"):
+        values = list(values)
+        if any(isinstance(v, (str, bytes)) for v in values):
+            raise ValueError(f"{name} must be binary (True/False or 1/0), got a string")
+    x = _scores(values, name)
+    bad = ~np.isnan(x) & (x != 0.0) & (x != 1.0)
+    if bad.any():
+        raise ValueError(
+            f"{name} must be binary (True/False or 1/0), got {np.unique(x[bad])[:5].tolist()}"
+        )
+    return x
+
+
+def _complete_pairs(
+    x: np.ndarray, y: np.ndarray, names: str
+) -> tuple[np.ndarray, np.ndarray]:
+    _same_length(x, y, names)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    return x[keep], y[keep]
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """1-based average ranks of x in its own order (scipy.stats.rankdata's "average")."""
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(x.size)
+    ranks[order] = _average_ranks_of_sorted(x[order])
+    return ranks
+
+
+def auroc(scores: Sequence[float | None], labels: Sequence[object]) -> float:
+    """Area under the ROC curve of ``scores`` for binary ``labels`` (True/1 = positive class).
+
+    The probability that a random positive item scores higher than a random negative one, ties
+    counting half: the Mann-Whitney form U / (n_pos * n_neg) with U from average ranks, one sort,
+    exact for any number of ties (a metric on a 1-5 scale is mostly ties). Pairs with a missing
+    side are dropped. NaN when one class is absent: there is no pair to order.
+    """
+    x, y = _complete_pairs(_scores(scores, "scores"), _binary(labels, "labels"),
+                           "scores and labels")
+    positive = y == 1.0
+    n_pos = int(np.count_nonzero(positive))
+    n_neg = int(y.size) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    # Rank sums are multiples of 1/2: exact in float64, so U is exact.
+    u = float(_ranks(x)[positive].sum()) - n_pos * (n_pos + 1) / 2.0
+    return u / (n_pos * n_neg)
+
+
+def balanced_accuracy(predicted: Sequence[object], labels: Sequence[object]) -> float:
+    """Mean of the recall on positive labels and the recall on negative labels (binary).
+
+    Unlike plain accuracy it is not inflated by the majority class: a judge that says "correct"
+    to everything scores 0.5 whatever the share of correct answers. Pairs with a missing side
+    are dropped. NaN when one class is absent from ``labels`` (one of the two recalls is 0/0);
+    scikit-learn instead averages the recalls it can compute, which turns a one-class sample
+    into plain accuracy under the same name.
+    """
+    p, y = _complete_pairs(_binary(predicted, "predicted"), _binary(labels, "labels"),
+                           "predicted and labels")
+    positive = y == 1.0
+    n_pos = int(np.count_nonzero(positive))
+    n_neg = int(y.size) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    true_pos = int(np.count_nonzero(positive & (p == 1.0)))
+    true_neg = int(np.count_nonzero(~positive & (p == 0.0)))
+    return (true_pos / n_pos + true_neg / n_neg) / 2.0
+
+
+def _label_array(values: Iterable[Hashable]) -> np.ndarray:
+    """1-D array of labels; lists become object arrays so that [1, "a"] is not coerced to text."""
+    if isinstance(values, (pd.Series, pd.Index)):
+        values = values.to_numpy()
+    if isinstance(values, np.ndarray):
+        return values
+    items = list(values)
+    arr = np.empty(len(items), dtype=object)
+    arr[:] = items  # element by element: a tuple stays one label
+    return arr
+
+
+def _class_codes(values: np.ndarray, classes: list[Hashable], name: str) -> np.ndarray:
+    """Index of each value in ``classes``; -1 for a missing value; ValueError for an unknown one."""
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {values.shape}")
+    # pandas hashes the values in compiled code (~0.5 ms for 10,000 labels, missing ones -> -1);
+    # only the few distinct values are looked up in Python. macro_f1 runs once per resample.
+    codes, uniques = pd.factorize(values)
+    position = {c: i for i, c in enumerate(classes)}
+    found = [position.get(u, -1) for u in uniques.tolist()]
+    unknown = [u for u, i in zip(uniques.tolist(), found) if i < 0]
+    if unknown:
+        raise ValueError(f"{name} holds values not in classes {classes}: {unknown[:5]}")
+    return np.array(found + [-1], dtype=np.int64)[codes]  # code -1 picks the appended -1
+
+
+def _checked_classes(classes: Iterable[Hashable]) -> list[Hashable]:
+    out = list(classes)
+    if not out:
+        raise ValueError("classes must not be empty")
+    if any(_is_missing_label(c) for c in out):
+        raise ValueError(f"classes must not contain a missing value, got {out}")
+    if len(set(out)) != len(out):
+        raise ValueError(f"classes must be distinct, got {out}")
+    return out
+
+
+def _confusion_counts(
+    predicted: Sequence[Hashable], labels: Sequence[Hashable], classes: list[Hashable]
+) -> np.ndarray:
+    """k x k counts, rows = labels, columns = predicted, pairs with a missing side dropped."""
+    predicted, labels = _label_array(predicted), _label_array(labels)
+    _same_length(predicted, labels, "predicted and labels")
+    p = _class_codes(predicted, classes, "predicted")
+    y = _class_codes(labels, classes, "labels")
+    keep = (p >= 0) & (y >= 0)
+    k = len(classes)
+    return np.bincount(y[keep] * k + p[keep], minlength=k * k).reshape(k, k)
+
+
+def confusion(
+    predicted: Sequence[Hashable], labels: Sequence[Hashable], classes: Iterable[Hashable]
+) -> pd.DataFrame:
+    """Counts of (human label, predicted label) pairs: rows = ``labels``, columns = ``predicted``.
+
+    Both axes list ``classes`` in the given order, with zero rows/columns for classes never seen
+    (pandas.crosstab would drop them, and a missing column reads as "never predicted" only if it
+    is there). Pairs with a missing side are dropped; a value outside ``classes`` is a
+    ValueError rather than a silently dropped row (a typo in a label would otherwise vanish).
+    """
+    classes = _checked_classes(classes)
+    counts = _confusion_counts(predicted, labels, classes)
+    return pd.DataFrame(
+        counts,
+        index=pd.Index(classes, name="label", dtype=object),
+        columns=pd.Index(classes, name="predicted", dtype=object),
+    )
+
+
+def macro_f1(
+    predicted: Sequence[Hashable], labels: Sequence[Hashable], classes: Iterable[Hashable]
+) -> float:
+    """Unweighted mean over ``classes`` of each class's F1 = 2 TP / (2 TP + FP + FN).
+
+    Every class weighs the same however rare, so a judge that never says "DON'T KNOW" is
+    penalised even when that class is 5% of the answers. A class that is neither in ``labels``
+    nor ever predicted has F1 = 0/0 and is left out of the mean (scikit-learn's
+    ``zero_division=np.nan``): it made no error, and counting it as 0 would punish a perfect
+    judge on a sample where the class happens not to occur (frequent in bootstrap resamples).
+    A class present on one side only has F1 = 0. NaN when no pair is left. Missing pairs are
+    dropped and unknown values raise, as in ``confusion``.
+    """
+    classes = _checked_classes(classes)
+    counts = _confusion_counts(predicted, labels, classes)
+    true_pos = np.diag(counts)
+    denominator = counts.sum(axis=0) + counts.sum(axis=1)  # 2 TP + FP + FN
+    defined = denominator > 0
+    if not defined.any():
+        return math.nan
+    return float(np.mean(2.0 * true_pos[defined] / denominator[defined]))
+
+
+def pearson(x: Sequence[float | None], y: Sequence[float | None]) -> float:
+    """Pearson's r of paired values (pairs with a missing side dropped).
+
+    NaN when fewer than 2 pairs are left or one side is constant (0/0). Clipped to [-1, 1]
+    against rounding. The same arithmetic as correlation_matrix's Spearman, for one pair.
+    """
+    a, b = _complete_pairs(_scores(x, "x"), _scores(y, "y"), "x and y")
+    if a.size < 2:
+        return math.nan
+    return float(np.clip(_pearson(a, b), -1.0, 1.0))
+
+
+def spearman(x: Sequence[float | None], y: Sequence[float | None]) -> float:
+    """Spearman's rho: Pearson's r of the average ranks (ties share their mean rank).
+
+    Pairs with a missing side are dropped before ranking; NaN when fewer than 2 pairs are left
+    or one side is constant.
+    """
+    a, b = _complete_pairs(_scores(x, "x"), _scores(y, "y"), "x and y")
+    if a.size < 2:
+        return math.nan
+    return float(np.clip(_pearson(_ranks(a), _ranks(b)), -1.0, 1.0))
+
+
+# --------------------------------------------------------------------------------------------
+# Bootstrap of any statistic, over items or over groups of items
+
+
+def _as_item_array(values: object, name: str) -> np.ndarray:
+    """An array whose first axis is the items, for fancy indexing by resample."""
+    if isinstance(values, (pd.Series, pd.Index)):
+        arr = values.to_numpy()
+    elif isinstance(values, np.ndarray):
+        arr = values
+    else:
+        items = list(values)  # type: ignore[call-overload]
+        try:
+            arr = np.asarray(items)
+        except ValueError:  # ragged nesting
+            arr = np.empty(len(items), dtype=object)
+            arr[:] = items
+    if arr.ndim == 0:
+        raise ValueError(f"{name} must hold one entry per item, got a scalar")
+    return arr
+
+
+def _as_float(value: object) -> float:
+    # None is "not computable" elsewhere in this module (e.g. Kappa.kappa): treat it as NaN.
+    return math.nan if value is None else float(value)  # type: ignore[arg-type]
+
+
+class _Resamples:
+    """The bootstrap draws of one (n items, groups, n_boot, seed), in blocks.
+
+    Draws depend only on those four, never on the data or the statistic, so two calls with the
+    same seed resample the same indices: that is what pairs paired_bootstrap_difference's two
+    sides, and what lets a vectorised statistic reproduce the per-resample loop exactly.
+    A draw picks ``units`` of the units (items, or groups) with replacement; blocks hold at most
+    about _BOOT_BLOCK item indices.
+    """
+
+    def __init__(self, n: int, groups: object, n_boot: int, seed: int) -> None:
+        self.n = n
+        self.n_boot = n_boot
+        self.seed = seed
+        if groups is None:
+            self.group_of = None
+            self.units = n
+            return
+        g = _as_item_array(groups, "groups")
+        if g.ndim != 1 or g.size != n:
+            raise ValueError(
+                f"groups must hold one group id per item (one-dimensional, length {n}); "
+                f"got shape {g.shape}"
+            )
+        if pd.isna(g).any():
+            raise ValueError("groups must not contain missing ids: every item needs its group")
+        codes, uniques = pd.factorize(g, sort=False)
+        self.group_of = codes.astype(np.int64)
+        self.units = len(uniques)
+        # Items by group, to turn drawn groups into item indices without a Python loop.
+        self.members = np.argsort(self.group_of, kind="stable")
+        self.sizes = np.bincount(self.group_of, minlength=self.units)
+        self.starts = np.r_[0, np.cumsum(self.sizes)[:-1]]
+
+    def blocks(self):
+        """Yield (rows, units) integer arrays: each row is one resample's drawn units."""
+        rng = np.random.default_rng(self.seed)
+        rows = max(1, _BOOT_BLOCK // max(self.n, 1))
+        for start in range(0, self.n_boot, rows):
+            yield rng.integers(0, self.units, size=(min(self.n_boot, start + rows) - start,
+                                                    self.units))
+
+    def indices(self, draw: np.ndarray) -> np.ndarray:
+        """Item indices of one resample (a row of a block)."""
+        if self.group_of is None:
+            return draw
+        sizes = self.sizes[draw]
+        offsets = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        return self.members[np.repeat(self.starts[draw], sizes) + offsets]
+
+    def weights(self, block: np.ndarray) -> np.ndarray:
+        """How many times each item is in each resample of a block: (rows, n) float counts."""
+        rows, units = block.shape
+        shifted = block + units * np.arange(rows)[:, None]
+        counts = np.bincount(shifted.ravel(), minlength=rows * units).reshape(rows, units)
+        if self.group_of is not None:
+            counts = counts[:, self.group_of]  # an item is in a resample as often as its group
+        return counts.astype(float)
+
+
+def _auroc_from_weights(scores: object, labels: object):
+    """auroc for whole blocks of resamples given as item counts, without a sort per resample.
+
+    Written here for speed: the items are sorted by score once; a resample is then a count per
+    item, and per block of tied scores the counts of positives P_g and negatives N_g give
+    U = sum_g P_g (N_<g + N_g / 2), the same sum of half-integers the rank form computes, so
+    the result equals auroc on each resample exactly.
+    """
+    x, y = _scores(scores, "scores"), _binary(labels, "labels")
+    _same_length(x, y, "scores and labels")
+    valid = np.flatnonzero(~(np.isnan(x) | np.isnan(y)))
+    order = valid[np.argsort(x[valid], kind="stable")]
+    sorted_x = x[order]
+    positive = y[order] == 1.0
+    starts = np.flatnonzero(np.r_[True, sorted_x[1:] != sorted_x[:-1]])
+
+    def statistic(weights: np.ndarray) -> np.ndarray:
+        if order.size == 0:
+            return np.full(weights.shape[0], np.nan)
+        w = weights[:, order]
+        pos = np.add.reduceat(np.where(positive, w, 0.0), starts, axis=1)
+        neg = np.add.reduceat(np.where(positive, 0.0, w), starts, axis=1)
+        below = np.cumsum(neg, axis=1) - neg
+        u = np.einsum("ij,ij->i", pos, below + 0.5 * neg)
+        pairs = pos.sum(axis=1) * neg.sum(axis=1)
+        out = np.full(weights.shape[0], np.nan)
+        np.divide(u, pairs, out=out, where=pairs > 0)
+        return out
+
+    return statistic
+
+
+# Statistics of this module with a vectorised form: same resamples, same values, 2.5-3.5x faster
+# (auroc, n = 10,000 x 2,000 resamples: 0.25-0.55 s against 0.9-1.4 s, 2 cores).
+_FROM_WEIGHTS = {auroc: _auroc_from_weights}
+
+
+def _resample_statistics(
+    statistic, arrays: Sequence[np.ndarray], resamples: _Resamples
+) -> np.ndarray:
+    """statistic on each resample (NaN where it is not computable), in draw order."""
+    out = np.empty(resamples.n_boot)
+    done = 0
+    vectorised = _FROM_WEIGHTS.get(statistic)
+    if vectorised is not None:
+        block_statistic = vectorised(*arrays)
+        for block in resamples.blocks():
+            out[done:done + len(block)] = block_statistic(resamples.weights(block))
+            done += len(block)
+        return out
+    for block in resamples.blocks():
+        for draw in block:
+            idx = resamples.indices(draw)
+            out[done] = _as_float(statistic(*(a[idx] for a in arrays)))
+            done += 1
+    return out
+
+
+def _percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    kept = values[~np.isnan(values)]
+    if kept.size == 0:
+        return math.nan, math.nan
+    alpha = 1.0 - confidence
+    low, high = np.quantile(kept, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
+def _item_arrays(arrays: Sequence[object], names: Sequence[str]) -> list[np.ndarray]:
+    out = [_as_item_array(a, name) for a, name in zip(arrays, names)]
+    lengths = [len(a) for a in out]
+    if len(set(lengths)) > 1:
+        raise ValueError(
+            f"{', '.join(names)} must have the same length (one entry per item, in the same "
+            f"order); got {lengths}"
+        )
+    return out
+
+
+def bootstrap_ci(
+    statistic,
+    *arrays: object,
+    n_boot: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    groups: Sequence[Hashable] | None = None,
+) -> tuple[float, float, float]:
+    """(estimate, low, high): ``statistic(*arrays)`` with a percentile-bootstrap interval.
+
+    Each resample draws items with replacement and passes the same indices to every array
+    (scores and labels stay paired); arrays may be lists, numpy arrays or pandas Series, with
+    the items along the first axis. ``groups`` (one id per item) switches to the cluster
+    bootstrap: whole groups are drawn with replacement and bring all their items, because
+    items of one group (e.g. 5 answers to one question, or one question's answers from every
+    method) are not independent, and resampling them one by one understates the variance.
+    The number of items per resample then varies with the groups drawn.
+
+    ``statistic`` takes the arrays (indexed as numpy arrays) and returns a float; None counts
+    as NaN. Resamples whose statistic is NaN (e.g. one class absent for auroc) are dropped
+    before the percentiles are taken, so the interval is conditional on the statistic being
+    computable; when many are dropped the sample is too small for this statistic.
+    All NaN -> low = high = NaN. The estimate is the statistic on the data as given.
+    auroc is computed in vectorised form (_FROM_WEIGHTS); any wrapper (a lambda, a partial)
+    takes the per-resample loop, with the same draws and the same values.
+    Seeded through ``np.random.default_rng(seed)``: the draws depend only on the number of
+    items, ``groups``, ``n_boot`` and ``seed``.
+    """
+    _check_options(confidence, n_boot, 0)
+    if not arrays:
+        raise ValueError("bootstrap_ci needs at least one array to resample")
+    items = _item_arrays(arrays, [f"arrays[{i}]" for i in range(len(arrays))])
+    estimate = _as_float(statistic(*items))
+    n = len(items[0])
+    resamples = _Resamples(n, groups, n_boot, seed)
+    if n == 0:
+        return estimate, math.nan, math.nan
+    low, high = _percentile_interval(_resample_statistics(statistic, items, resamples), confidence)
+    return estimate, low, high
+
+
+def paired_bootstrap_difference(
+    statistic,
+    scores_a: object,
+    scores_b: object,
+    labels: object,
+    n_boot: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    groups: Sequence[Hashable] | None = None,
+) -> tuple[float, float, float]:
+    """(difference, low, high) of statistic(scores_a, labels) - statistic(scores_b, labels).
+
+    Two scorers (e.g. a metric and a baseline) judged against the same labels: both sides are
+    computed on the SAME resampled items, so the interval reflects only how the two scorers
+    differ on the items, not which items happened to be drawn (sharing the draws cancels the
+    between-item variance both sides share). Percentile interval of the resampled differences;
+    a resample where either side is NaN is dropped, as in bootstrap_ci; ``groups`` resamples
+    whole groups, as in bootstrap_ci.
+    """
+    _check_options(confidence, n_boot, 0)
+    a, b, y = _item_arrays((scores_a, scores_b, labels), ("scores_a", "scores_b", "labels"))
+    difference = _as_float(statistic(a, y)) - _as_float(statistic(b, y))
+    resamples = _Resamples(len(y), groups, n_boot, seed)
+    if len(y) == 0:
+        return difference, math.nan, math.nan
+    differences = (_resample_statistics(statistic, (a, y), resamples)
+                   - _resample_statistics(statistic, (b, y), resamples))
+    low, high = _percentile_interval(differences, confidence)
+    return difference, low, high

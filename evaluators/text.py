@@ -38,7 +38,9 @@ Decisions on what the seeds leave open:
 from __future__ import annotations
 
 import re
+import string
 import sys
+from collections import Counter
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -60,6 +62,8 @@ __all__ = [
     "keyword_coverage_counts",
     "citation_indicators",
     "rouge_l_f1",
+    "squad_tokens",
+    "token_overlap",
     "is_dont_know",
     "clear_caches",
 ]
@@ -367,6 +371,31 @@ def rouge_l_f1(answer: str, reference: str) -> float:
     return 2 * p * rec / (p + rec)
 
 
+_SQUAD_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_SQUAD_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def squad_tokens(text: str) -> tuple[str, ...]:
+    """The official SQuAD v2 evaluation script's `get_tokens(normalize_answer(text))`: lowercase, ASCII
+    punctuation removed, the articles a/an/the removed, split on whitespace."""
+    return tuple(_SQUAD_ARTICLES.sub(" ", text.lower().translate(_SQUAD_PUNCTUATION)).split())
+
+
+def token_overlap(candidate: str, reference: str) -> tuple[float, float, float]:
+    """(precision, recall, F1) of the candidate's `squad_tokens` against the reference's, counting
+    repeated tokens as SQuAD does; both empty -> 1.0 each, one empty -> 0.0 each."""
+    c, r = squad_tokens(candidate), squad_tokens(reference)
+    if not c or not r:
+        same = float(not c and not r)
+        return same, same, same
+    common = sum((Counter(c) & Counter(r)).values())
+    if not common:
+        return 0.0, 0.0, 0.0
+    p, rec = common / len(c), common / len(r)
+    return p, rec, 2 * p * rec / (p + rec)
+
+
 def is_dont_know(answer: str) -> str | None:
     """The uncertainty phrase that makes `answer` a "don't know" (seed 003), or None.
 
@@ -388,5 +417,5 @@ def is_dont_know(answer: str) -> str | None:
 
 def clear_caches() -> None:
     """Empty this module's memo caches (not the checks' compiled regexes nor the metrics' own)."""
-    for f in (normalize, number_values, keywords, _keyword_groups, tokens, keyword_coverage_counts):
+    for f in (normalize, number_values, keywords, _keyword_groups, tokens, keyword_coverage_counts, squad_tokens):
         f.cache_clear()

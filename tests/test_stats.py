@@ -654,6 +654,404 @@ def test_correlation_rejects_bad_input():
 
 
 # ------------------------------------------------------------------------------------------------
+# agreement with human labels: auroc, balanced_accuracy, macro_f1, confusion, pearson, spearman
+
+
+def test_auroc_hand_computed_with_ties():
+    # positives 0.9, 0.5, 0.5; negatives 0.5, 0.1. Pairs (pos, neg): 0.9 beats both (2), each 0.5
+    # ties the 0.5 (1/2) and beats 0.1 (1): U = 2 + 2 * 1.5 = 5 of 6 pairs.
+    assert st.auroc([0.9, 0.5, 0.5, 0.5, 0.1], [1, 1, 1, 0, 0]) == pytest.approx(5 / 6)
+    assert st.auroc([1, 2, 3], [0, 0, 1]) == 1.0
+    assert st.auroc([1, 2, 3], [1, 0, 0]) == 0.0
+    assert st.auroc([2, 2, 2, 2], [1, 0, 1, 0]) == 0.5  # all tied: chance
+
+
+@pytest.mark.parametrize("rounding", [None, 0], ids=["continuous", "likert-ties"])
+def test_auroc_matches_sklearn_and_mann_whitney(rounding):
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(40)
+    labels = rng.random(500) < 0.3
+    scores = rng.normal(size=500) + labels
+    if rounding is not None:
+        scores = np.clip(np.round(scores + 3, rounding), 1, 5)  # 1-5, heavy ties
+    value = st.auroc(scores, labels)
+    assert value == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+    u = sps.mannwhitneyu(scores[labels], scores[~labels]).statistic
+    assert value == pytest.approx(u / (labels.sum() * (~labels).sum()), abs=1e-12)
+
+
+def test_auroc_label_types_and_missing_values():
+    scores = [0.2, 0.8, None, 0.4, 0.9, NAN, 0.1]
+    labels = [False, True, True, False, None, 1, 0]  # kept: (0.2, 0) (0.8, 1) (0.4, 0) (0.1, 0)
+    assert st.auroc(scores, labels) == 1.0
+    assert st.auroc(np.array([0.3, 0.6, 0.5]), np.array([0, 1, 0])) == 1.0
+    assert st.auroc(pd.Series([0.3, 0.6, 0.5]), pd.Series([0.0, 1.0, 0.0])) == 1.0
+    assert st.auroc([0.3, 0.6, 0.1], pd.array([pd.NA, True, False], dtype="boolean")) == 1.0
+
+
+@pytest.mark.parametrize("labels", [[1, 1, 1], [0, 0, 0], [True, None, True], []])
+def test_auroc_one_class_is_nan(labels):
+    assert math.isnan(st.auroc([0.1, 0.2, 0.3][: len(labels)], labels))
+
+
+@pytest.mark.parametrize(
+    "labels, message",
+    [(["yes", "no"], "string"), ([2, 0], r"binary.*\[2\.0\]"), ([0.5, 1], "binary")],
+)
+def test_binary_labels_are_checked(labels, message):
+    with pytest.raises(ValueError, match=message):
+        st.auroc([0.1, 0.2], labels)
+    with pytest.raises(ValueError, match=message):
+        st.balanced_accuracy([1, 0], labels)
+
+
+def test_auroc_unequal_lengths_and_infinite_scores():
+    with pytest.raises(ValueError, match="same length"):
+        st.auroc([0.1, 0.2, 0.3], [1, 0])
+    with pytest.raises(ValueError, match="infinite"):
+        st.auroc([0.1, math.inf], [1, 0])
+
+
+def test_balanced_accuracy_hand_computed_and_sklearn():
+    from sklearn.metrics import balanced_accuracy_score
+
+    # positives: 3 of 4 predicted positive; negatives: 1 of 2 predicted negative -> (0.75 + 0.5) / 2
+    predicted = [1, 1, 1, 0, 1, 0]
+    labels = [1, 1, 1, 1, 0, 0]
+    assert st.balanced_accuracy(predicted, labels) == 0.625
+    rng = np.random.default_rng(41)
+    y = rng.random(300) < 0.2
+    p = np.where(rng.random(300) < 0.8, y, ~y)
+    assert st.balanced_accuracy(p, y) == pytest.approx(balanced_accuracy_score(y, p), abs=1e-12)
+    # always "correct": 0.5, whatever the base rate (plain accuracy would be 0.8 here)
+    assert st.balanced_accuracy(np.ones(300, bool), y) == 0.5
+
+
+def test_balanced_accuracy_missing_and_one_class():
+    assert st.balanced_accuracy([1, None, 0, 1], [1, 0, 0, NAN]) == 1.0
+    assert math.isnan(st.balanced_accuracy([1, 0, 1], [1, 1, 1]))  # sklearn would say 2/3
+
+
+CLASSES = ["CORRECT", "WRONG", "DON'T KNOW"]
+
+
+def test_macro_f1_hand_computed():
+    labels = ["CORRECT", "CORRECT", "WRONG", "WRONG", "DON'T KNOW"]
+    predicted = ["CORRECT", "WRONG", "WRONG", "WRONG", "CORRECT"]
+    # CORRECT: TP 1, FP 1, FN 1 -> 2/4; WRONG: TP 2, FP 1, FN 0 -> 4/5; DON'T KNOW: TP 0, FN 1 -> 0
+    assert st.macro_f1(predicted, labels, CLASSES) == pytest.approx((0.5 + 0.8 + 0.0) / 3)
+
+
+def test_macro_f1_matches_sklearn():
+    from sklearn.metrics import f1_score
+
+    rng = np.random.default_rng(42)
+    labels = rng.choice(CLASSES, p=[0.6, 0.3, 0.1], size=400)
+    predicted = np.where(rng.random(400) < 0.7, labels, rng.choice(CLASSES, size=400))
+    expected = f1_score(labels, predicted, labels=CLASSES, average="macro", zero_division=np.nan)
+    assert st.macro_f1(predicted, labels, CLASSES) == pytest.approx(expected, abs=1e-12)
+    assert st.macro_f1(list(predicted), list(labels), CLASSES) == pytest.approx(expected, abs=1e-12)
+
+
+def test_macro_f1_leaves_out_a_class_nobody_used():
+    # DON'T KNOW neither in the labels nor predicted: 0/0, not 0
+    labels = ["CORRECT", "WRONG", "WRONG"]
+    assert st.macro_f1(labels, labels, CLASSES) == 1.0
+    # predicted once but never a label: F1 = 0 for it, counted
+    assert st.macro_f1(["CORRECT", "WRONG", "DON'T KNOW"], labels, CLASSES) == pytest.approx(
+        (1.0 + 2 / 3 + 0.0) / 3
+    )
+    assert math.isnan(st.macro_f1([None], ["WRONG"], CLASSES))
+
+
+def test_macro_f1_integer_and_boolean_classes():
+    from sklearn.metrics import f1_score
+
+    labels = [1, 2, 3, 3, 5, 4, 4]
+    predicted = [1, 3, 3, 3, 4, 4, 5]
+    expected = f1_score(labels, predicted, labels=[1, 2, 3, 4, 5], average="macro",
+                        zero_division=np.nan)
+    assert st.macro_f1(predicted, labels, range(1, 6)) == pytest.approx(expected)
+    assert st.macro_f1([True, False], [True, True], [False, True]) == pytest.approx((0 + 2 / 3) / 2)
+
+
+def test_confusion_rows_are_labels_and_match_sklearn():
+    from sklearn.metrics import confusion_matrix
+
+    labels = ["CORRECT", "CORRECT", "WRONG", None, "DON'T KNOW", "WRONG"]
+    predicted = ["CORRECT", "WRONG", "WRONG", "WRONG", "CORRECT", NAN]
+    table = st.confusion(predicted, labels, CLASSES)
+    assert list(table.index) == list(table.columns) == CLASSES
+    assert (table.index.name, table.columns.name) == ("label", "predicted")
+    assert table.loc["DON'T KNOW", "CORRECT"] == 1  # human said DON'T KNOW, judge CORRECT
+    assert table.loc["CORRECT", "WRONG"] == 1
+    assert int(table.to_numpy().sum()) == 4  # two pairs with a missing side dropped
+    kept = [i for i in range(6) if i not in (3, 5)]
+    expected = confusion_matrix([labels[i] for i in kept], [predicted[i] for i in kept],
+                                labels=CLASSES)
+    np.testing.assert_array_equal(table.to_numpy(), expected)
+    empty = st.confusion([], [], CLASSES)
+    assert empty.shape == (3, 3) and int(empty.to_numpy().sum()) == 0
+
+
+@pytest.mark.parametrize(
+    "predicted, labels, classes, message",
+    [
+        (["CORRECT", "correct"], ["WRONG", "WRONG"], CLASSES, r"predicted.*\['correct'\]"),
+        (["CORRECT"], ["RIGHT"], CLASSES, "labels holds values not in classes"),
+        (["CORRECT"], ["WRONG", "WRONG"], CLASSES, "same length"),
+        (["CORRECT"], ["WRONG"], [], "empty"),
+        (["CORRECT"], ["WRONG"], ["CORRECT", "WRONG", "CORRECT"], "distinct"),
+        (["CORRECT"], ["WRONG"], ["CORRECT", None], "missing"),
+    ],
+)
+def test_classes_are_checked(predicted, labels, classes, message):
+    with pytest.raises(ValueError, match=message):
+        st.macro_f1(predicted, labels, classes)
+    with pytest.raises(ValueError, match=message):
+        st.confusion(predicted, labels, classes)
+
+
+def test_pearson_and_spearman_match_scipy():
+    rng = np.random.default_rng(43)
+    x = rng.normal(size=200)
+    y = np.round(x + rng.normal(size=200))  # ties on one side
+    assert st.pearson(x, y) == pytest.approx(sps.pearsonr(x, y).statistic, abs=1e-12)
+    assert st.spearman(x, y) == pytest.approx(sps.spearmanr(x, y).statistic, abs=1e-12)
+    assert st.spearman(x, np.exp(x)) == 1.0  # monotone, not linear
+    assert st.pearson(x, np.exp(x)) < 0.9
+
+
+def test_pearson_and_spearman_missing_and_degenerate():
+    x = [1.0, 2.0, None, 4.0, 5.0]
+    y = [2.0, 1.0, 3.0, NAN, 7.0]
+    assert st.spearman(x, y) == pytest.approx(sps.spearmanr([1, 2, 5], [2, 1, 7]).statistic)
+    assert st.pearson(x, y) == pytest.approx(sps.pearsonr([1, 2, 5], [2, 1, 7]).statistic)
+    for f in (st.pearson, st.spearman):
+        assert math.isnan(f([1, 2, 3], [4, 4, 4]))  # constant side
+        assert math.isnan(f([1], [2]))
+        assert math.isnan(f([], []))
+        with pytest.raises(ValueError, match="same length"):
+            f([1, 2], [1, 2, 3])
+
+
+# ------------------------------------------------------------------------------------------------
+# bootstrap_ci and paired_bootstrap_difference
+
+
+def _auroc_loop(scores, labels):
+    """auroc behind a wrapper: bootstrap_ci then calls it once per resample (no vectorised path)."""
+    return st.auroc(scores, labels)
+
+
+def test_bootstrap_ci_of_a_mean_matches_scipy():
+    x = np.random.default_rng(50).exponential(size=60)
+    estimate, low, high = st.bootstrap_ci(np.mean, x, n_boot=20_000, seed=1)
+    ref = sps.bootstrap((x,), np.mean, confidence_level=0.95, n_resamples=20_000,
+                        method="percentile", rng=np.random.default_rng(2)).confidence_interval
+    sd_of_mean = x.std(ddof=1) / math.sqrt(x.size)
+    assert estimate == x.mean()
+    assert low == pytest.approx(ref.low, abs=0.1 * sd_of_mean)
+    assert high == pytest.approx(ref.high, abs=0.1 * sd_of_mean)
+
+
+def test_bootstrap_ci_of_auroc_matches_scipy_paired_bootstrap():
+    rng = np.random.default_rng(51)
+    labels = rng.random(150) < 0.4
+    scores = np.round(rng.normal(size=150) + labels, 1)
+    estimate, low, high = st.bootstrap_ci(st.auroc, scores, labels, n_boot=10_000, seed=3)
+    from sklearn.metrics import roc_auc_score
+
+    def auc_along(y, x, axis=-1):  # Mann-Whitney AUC of every resample at once, for scipy
+        positives = y.astype(bool)
+        n_pos = positives.sum(axis=-1)
+        u = (sps.rankdata(x, axis=-1) * positives).sum(axis=-1) - n_pos * (n_pos + 1) / 2
+        return u / (n_pos * (y.shape[-1] - n_pos))
+
+    assert auc_along(labels, scores) == pytest.approx(roc_auc_score(labels, scores))
+    ref = sps.bootstrap((labels, scores), auc_along, paired=True, vectorized=True,
+                        confidence_level=0.95, n_resamples=10_000, method="percentile",
+                        rng=np.random.default_rng(4)).confidence_interval
+    assert estimate == pytest.approx(roc_auc_score(labels, scores))
+    # bootstrap sd of the AUC here is ~0.04; endpoint Monte Carlo sd ~0.002 each
+    assert low == pytest.approx(ref.low, abs=0.01)
+    assert high == pytest.approx(ref.high, abs=0.01)
+    assert low < estimate < high
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_vectorised_auroc_equals_the_per_resample_loop(grouped):
+    rng = np.random.default_rng(52)
+    n = 400
+    labels = (rng.random(n) < 0.1).astype(object)  # rare positives: some resamples have none
+    scores = np.round(rng.normal(size=n) + 2 * labels.astype(float), 0).astype(object)
+    scores[[3, 70]] = None  # missing values are dropped inside every resample
+    labels[[5, 71]] = None
+    groups = np.arange(n) // 4 if grouped else None
+    fast = st.bootstrap_ci(st.auroc, scores, labels, n_boot=500, seed=9, groups=groups)
+    loop = st.bootstrap_ci(_auroc_loop, scores, labels, n_boot=500, seed=9, groups=groups)
+    assert fast == pytest.approx(loop, abs=1e-12)
+    b = np.where(rng.random(n) < 0.5, scores, None)
+    fast = st.paired_bootstrap_difference(st.auroc, scores, b, labels, n_boot=500, seed=9,
+                                          groups=groups)
+    loop = st.paired_bootstrap_difference(_auroc_loop, scores, b, labels, n_boot=500, seed=9,
+                                          groups=groups)
+    assert fast == pytest.approx(loop, abs=1e-12)
+
+
+def test_cluster_bootstrap_of_copied_items_equals_item_bootstrap_of_one_copy():
+    # every group holds 5 copies of one item: drawing groups is drawing items, so the cluster
+    # interval of the copies equals the item interval of the originals (same seed, same draws)
+    rng = np.random.default_rng(53)
+    scores = rng.normal(size=50)
+    labels = rng.random(50) < 0.5
+    copies = np.repeat(np.arange(50), 5)
+    for statistic in (st.auroc, _auroc_loop, st.spearman):
+        cluster = st.bootstrap_ci(statistic, scores[copies], labels[copies].astype(float),
+                                  groups=copies, seed=5)
+        items = st.bootstrap_ci(statistic, scores, labels.astype(float), seed=5)
+        assert cluster == pytest.approx(items, abs=1e-12)
+    # ... while resampling the copies one by one pretends to have 5x the data: ~sqrt(5) narrower
+    _, low, high = st.bootstrap_ci(st.auroc, scores[copies], labels[copies], seed=5)
+    _, c_low, c_high = st.bootstrap_ci(st.auroc, scores[copies], labels[copies], groups=copies,
+                                       seed=5)
+    assert 1.8 < (c_high - c_low) / (high - low) < 2.8
+
+
+def test_cluster_bootstrap_matches_a_reference_implementation():
+    # written out in the test: draw question ids with replacement, take all their answers
+    rng = np.random.default_rng(54)
+    question = np.repeat(np.arange(60), rng.integers(1, 8, size=60))  # unequal group sizes
+    effect = rng.normal(size=60)[question]
+    labels = rng.random(question.size) < 1 / (1 + np.exp(-2 * effect))
+    scores = effect + rng.normal(size=question.size)
+    ref_rng = np.random.default_rng(100)
+    members = [np.flatnonzero(question == q) for q in range(60)]
+    values = []
+    for _ in range(4000):
+        idx = np.concatenate([members[q] for q in ref_rng.integers(0, 60, size=60)])
+        values.append(st.auroc(scores[idx], labels[idx]))
+    ref_low, ref_high = np.quantile(values, [0.025, 0.975])
+    estimate, low, high = st.bootstrap_ci(st.auroc, scores, labels, groups=question,
+                                          n_boot=4000, seed=6)
+    assert estimate == st.auroc(scores, labels)
+    width = ref_high - ref_low
+    assert low == pytest.approx(ref_low, abs=0.06 * width)
+    assert high == pytest.approx(ref_high, abs=0.06 * width)
+
+
+def test_bootstrap_ci_drops_nan_resamples():
+    # resamples of [0, 1] are {0,0}, {0,1}, {1,0}, {1,1}; the statistic is NaN whenever a 0 is in,
+    # so only {1,1} survives: the interval is [1, 1] while the estimate itself is NaN
+    def mean_without_zeros(x):
+        return math.nan if (x == 0).any() else float(x.mean())
+
+    estimate, low, high = st.bootstrap_ci(mean_without_zeros, np.array([0.0, 1.0]), n_boot=200)
+    assert math.isnan(estimate) and (low, high) == (1.0, 1.0)
+    estimate, low, high = st.bootstrap_ci(lambda x: None, [1.0, 2.0])  # None counts as NaN
+    assert all(math.isnan(v) for v in (estimate, low, high))
+    # auroc with a single positive: resamples without it (~37%) are dropped, the rest kept
+    estimate, low, high = st.bootstrap_ci(st.auroc, [0.1, 0.2, 0.3, 0.9], [0, 0, 0, 1])
+    assert (estimate, low, high) == (1.0, 1.0, 1.0)
+
+
+def test_bootstrap_ci_is_seeded_and_pairs_the_arrays():
+    rng = np.random.default_rng(55)
+    x = rng.normal(size=80)
+    y = x + rng.normal(size=80)
+    first = st.bootstrap_ci(st.pearson, x, y, seed=1)
+    assert st.bootstrap_ci(st.pearson, x, y, seed=1) == first
+    assert st.bootstrap_ci(st.pearson, x, y, seed=2) != first
+    # the same indices go to both arrays: identical columns stay perfectly correlated
+    assert st.bootstrap_ci(st.pearson, x, x.copy()) == pytest.approx((1.0, 1.0, 1.0))
+    # wider at higher confidence
+    _, low90, high90 = st.bootstrap_ci(st.pearson, x, y, confidence=0.9, seed=1)
+    assert first[1] < low90 < high90 < first[2]
+
+
+def test_bootstrap_ci_input_types():
+    x = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0]
+    expected = st.bootstrap_ci(np.mean, np.array(x), seed=2)
+    assert st.bootstrap_ci(np.mean, x, seed=2) == expected
+    assert st.bootstrap_ci(np.mean, pd.Series(x, index=range(10, 18)), seed=2) == expected
+    one_per_group = [f"q{i}" for i in range(8)]  # groups of one item: the item bootstrap
+    assert st.bootstrap_ci(np.mean, tuple(x), seed=2, groups=one_per_group) == expected
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, message",
+    [
+        (([1, 2], [1, 2, 3]), {}, "same length"),
+        ((), {}, "at least one array"),
+        (([1, 2],), {"groups": [1]}, "groups"),
+        (([1, 2],), {"groups": [1, None]}, "missing"),
+        (([1, 2],), {"n_boot": 0}, "n_boot"),
+        (([1, 2],), {"confidence": 1.0}, "confidence"),
+    ],
+)
+def test_bootstrap_ci_rejects_bad_input(args, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        st.bootstrap_ci(lambda *a: 0.0, *args, **kwargs)
+
+
+def test_bootstrap_ci_empty_input():
+    estimate, low, high = st.bootstrap_ci(lambda x: float(len(x)), [])
+    assert estimate == 0.0 and math.isnan(low) and math.isnan(high)
+    d, low, high = st.paired_bootstrap_difference(st.auroc, [], [], [])
+    assert math.isnan(d) and math.isnan(low) and math.isnan(high)
+
+
+def test_paired_difference_uses_the_same_resamples():
+    rng = np.random.default_rng(56)
+    labels = rng.random(300) < 0.4
+    noise = rng.normal(size=300)
+    a = 1.5 * labels + noise  # the better scorer
+    b = a + rng.normal(size=300)  # a plus extra noise: worse, and strongly paired with a
+    d, low, high = st.paired_bootstrap_difference(st.auroc, a, b, labels, seed=7)
+    assert d == pytest.approx(st.auroc(a, labels) - st.auroc(b, labels))
+    assert 0 < low < d < high
+    # resampling the two sides independently would add their variances; shared draws cancel the
+    # part they have in common (here the interval is ~0.58 of the independent one)
+    _, a_low, a_high = st.bootstrap_ci(st.auroc, a, labels, seed=7)
+    _, b_low, b_high = st.bootstrap_ci(st.auroc, b, labels, seed=7)
+    assert high - low < 0.75 * math.hypot(a_high - a_low, b_high - b_low)
+    # swapping the sides mirrors the result exactly (same draws)
+    assert st.paired_bootstrap_difference(st.auroc, b, a, labels, seed=7) == pytest.approx(
+        (-d, -high, -low), abs=1e-15
+    )
+    # the same scorer on both sides: no difference in any resample
+    assert st.paired_bootstrap_difference(st.auroc, a, a, labels) == (0.0, 0.0, 0.0)
+
+
+def test_paired_difference_matches_a_reference_implementation():
+    rng = np.random.default_rng(57)
+    labels = rng.integers(0, 2, size=120).astype(bool)
+    a = np.where(rng.random(120) < 0.8, labels, ~labels)
+    b = np.where(rng.random(120) < 0.7, labels, ~labels)
+    ref_rng = np.random.default_rng(200)
+    diffs = []
+    for _ in range(5000):
+        idx = ref_rng.integers(0, 120, size=120)
+        diffs.append(st.balanced_accuracy(a[idx], labels[idx])
+                     - st.balanced_accuracy(b[idx], labels[idx]))
+    ref_low, ref_high = np.quantile(diffs, [0.025, 0.975])
+    d, low, high = st.paired_bootstrap_difference(st.balanced_accuracy, a, b, labels,
+                                                  n_boot=5000, seed=8)
+    width = ref_high - ref_low
+    assert low == pytest.approx(ref_low, abs=0.06 * width)
+    assert high == pytest.approx(ref_high, abs=0.06 * width)
+
+
+def test_paired_difference_rejects_bad_input():
+    with pytest.raises(ValueError, match="scores_a, scores_b, labels must have the same length"):
+        st.paired_bootstrap_difference(st.auroc, [0.1, 0.2], [0.1], [1, 0])
+    with pytest.raises(ValueError, match="confidence"):
+        st.paired_bootstrap_difference(st.auroc, [0.1], [0.1], [1], confidence=95)
+
+
+
+# ------------------------------------------------------------------------------------------------
 # module hygiene
 
 

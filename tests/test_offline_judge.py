@@ -101,11 +101,10 @@ def test_a_third_person_unknown_is_a_claim_not_an_abstention():
     ("the home of Ygrayne and Arthur",
      "It was warm as summer, yet with a brightness that summer never has, at Tintagel, the home of Ygrayne and Arthur.",
      SUPPORTED),
-    # same topic, different fact: MiniLM puts these at 0.71, below the match threshold
-    ("Personal data can be processed with consent",
-     "Personal data can only be processed if necessary for the public interest.", NOT_FOUND),
-    # a name the chunk lacks: MiniLM finds the sentences close, the names check does not
-    ("Einstein was born in Spain", "Einstein was born in Germany.", NOT_FOUND),
+    # another country: the cross-encoder reads a contradiction where the heuristic saw only a missing name
+    ("Einstein was born in Spain", "Einstein was born in Germany.", CONTRADICTED),
+    # a paraphrase with few shared words, which the heuristic alone missed
+    ("The Chipmunks were created by Ross Bagdasarian", "Ross Bagdasarian invented the Chipmunks in 1958.", SUPPORTED),
 ])
 def test_support(claim, chunk, verdict):
     assert support(claim, chunk) == verdict

@@ -1,6 +1,7 @@
-"""The offline judge: a deterministic heuristic that fills a sample's claim matrix without an LLM.
+"""The offline judge: fills a sample's claim matrix without an LLM, deterministically, on the CPU.
 
-It is the default judge (no key, no network), and it is a heuristic, not a language model: every
+It is the default judge (no key, no network): text rules, the packaged MiniLM embedder and a small
+MiniLM cross-encoder fine-tuned on public human-labelled data, not a large language model. Every
 score made from its matrices carries judge='offline' (`JUDGE`), and the UI labels them as such.
 
 Method
@@ -13,8 +14,19 @@ Method
   a content word are dropped, as seed 003's extraction prompt asks. A short answer is one claim.
 * Units: a chunk, or the other side's text, is compared piece by piece, never as one embedding:
   its sentences, plus their clauses when a sentence splits.
-* One unit's verdict on one claim (`unit_verdict`). The unit *matches* the claim when the claim's
-  content-word coverage is at least `COVERAGE_MATCH` (content words: lowercase, stop words,
+* The verdict of a passage (a chunk, or the other side's text) on a claim (`verify`) comes from the
+  verdict model (`verdict_model.py`, a logistic model fitted on dev data by
+  `python -m calibration.fit_verdicts`) over two readers' signals (`signals`):
+    - the heuristic (`heuristic_verdicts`, below): word coverage, MiniLM cosine, numbers, negations,
+      names; precise on extractive answers, blind to paraphrase;
+    - the cross-encoder (`nli.py`, all-MiniLM-L6-v2 fine-tuned on dev parts of SNLI, FM2,
+      Factcheck-GPT, BEGIN and SummEdits by `python -m calibration.train_nli`): it reads the claim's
+      best `NLI_CANDIDATES` sentences over all the passages (by max(word coverage, cosine), from
+      `CANDIDATE_SCORE` on), each with its neighbours as the premise.
+  Where the heuristic is precise its verdict stands (`rule_verdict`: its contradictions, a claim's
+  number the passage lacks, a fully covered claim, a pair the cross-encoder did not read).
+* The heuristic's verdict of one unit on one claim (`unit_verdict`). The unit *matches* the claim when
+  the claim's content-word coverage is at least `COVERAGE_MATCH` (content words: lowercase, stop words,
   numbers and negations left out, compared after `stem`, which folds plural s, -ed, -ing, -ly, a
   final e and y/i) or their MiniLM cosine is at least `COSINE_MATCH`. A matching unit
     - contradicts the claim when a negation (not, no, never, n't, ...) bears on the shared words
@@ -25,8 +37,8 @@ Method
       silent, not contrary), or a proper name (a capitalised word not starting the claim) that
       the whole chunk lacks ("born in Spain" vs "born in Germany", which MiniLM finds close);
     - supports it otherwise.
-  Verdicts over units and over chunks combine as `evaluators.claims.combine` does: supported by
-  any wins, then contradicted by any, else not_found.
+  Verdicts over units combine as `evaluators.claims.combine` does: supported by any wins, then
+  contradicted by any, else not_found.
 * The same test gives reference claims vs chunks (attributable?), answer claims vs the reference
   (TP/FP) and reference claims vs the answer (covered?).
 * Chunk relevance: the cosine of the question and the chunk's most similar sentence, relevant from
@@ -34,15 +46,17 @@ Method
 * `build_matrices` embeds every distinct text of a batch in one `embeddings.encode` call; text
   features are memoised, so a chunk retrieved by several methods is read once.
 
-Limits (why the UI calls it a heuristic)
-----------------------------------------
-* all-MiniLM-L6-v2 is a similarity model, not an NLI model: it measures "about the same thing",
-  not "entails". A paraphrase below `COSINE_MATCH` with few shared words is not_found ("must make
-  sure" vs "are required to ensure"), and a change that is neither a number, a negation nor a
-  name ("rose" vs "fell", "largest" vs "smallest", "people's blood" vs "martyrs' blood") is
-  supported when enough words are shared.
-* Contradictions are numbers and negations only; units are not converted ("4,350 miles" vs
-  "7,000 kilometers" is a contradiction), and numbers in words ("ten") are not numbers.
+Limits (why the UI calls it an offline judge, not an LLM)
+--------------------------------------------------------
+* The cross-encoder is a 6-layer MiniLM fine-tuned on ~16k dev pairs on a CPU: far from an LLM's
+  reading. Its measured agreement with people, beside simple baselines, is in
+  bench/results/judge_quality.md (test parts only), and the app's panels quote it.
+* It reads a claim's best two sentences (and their neighbours), not every sentence of every chunk:
+  a chunk that supports the claim less obviously than two others is not_found for it.
+* A same-topic sentence that states another condition can pass for support ("personal data can be
+  processed with consent" vs "... only if necessary for the public interest" is supported).
+* Numbers: units are not converted ("4,350 miles" vs "7,000 kilometers" is a contradiction), and
+  numbers in words ("ten") are not numbers.
 * Claims are clauses, not atomic facts with resolved pronouns: "it was built in 1150" stays as is,
   and a clause split off an "and" has no subject of its own. A fact spread over two sentences
   of a chunk is found only through the cosine.
@@ -61,11 +75,13 @@ from functools import lru_cache
 import numpy as np
 
 from evaluators import embeddings
+from evaluators.judges import nli, verdict_model
 from evaluators.claims import CONTRADICTED, NOT_FOUND, SUPPORTED, ChunkRelevance, ClaimMatrix, combine
 from evaluators.schema import Chunk, Sample
 from evaluators.text import STOP_WORDS, fold, number_values
 
 JUDGE = "offline"
+VERDICTS = (SUPPORTED, CONTRADICTED, NOT_FOUND)
 
 # Thresholds, checked against RAGChecker's 59 labelled response-claim x chunk pairs (shared/data/
 # ragchecker_examples), seed 000's case study, seed 002's examples, some hand-made same-topic pairs
@@ -91,6 +107,11 @@ RELEVANCE_COSINE = 0.45
 # detectors and carbon monoxide alarms"), so the bare join asks for more.
 MIN_CLAUSE_WORDS_AFTER_COMMA = 2
 MIN_CLAUSE_WORDS_BARE = 3
+# Claim verification: each claim's best sentences over all passages (by max(word coverage, cosine))
+# go to the cross-encoder, at most this many, and only from this score on (below it, a sentence shares
+# neither words nor meaning with the claim: not_found without asking).
+NLI_CANDIDATES = 2
+CANDIDATE_SCORE = 0.3
 # Cosines are rounded before they are compared: the same pair embedded in a batch of a different
 # make-up can differ in the 7th decimal, and a verdict must not flip on that.
 COSINE_DECIMALS = 4
@@ -300,9 +321,9 @@ class Vectors:
         return a @ b.T
 
 
-def verdicts(claims: Sequence[str], passage: str, vectors: Vectors) -> tuple[str, ...]:
-    """Per claim, the combined verdict of the units of `passage` (a chunk, or the other side's
-    text); a passage without units -> not_found."""
+def heuristic_verdicts(claims: Sequence[str], passage: str, vectors: Vectors) -> tuple[str, ...]:
+    """Per claim, the heuristic's combined verdict of the units of `passage` (a chunk, or the other
+    side's text); a passage without units -> not_found."""
     parts = units(passage)
     if not parts:
         return (NOT_FOUND,) * len(claims)
@@ -312,6 +333,91 @@ def verdicts(claims: Sequence[str], passage: str, vectors: Vectors) -> tuple[str
         combine([unit_verdict(claim, unit, float(cos[i, j]), words) for j, unit in enumerate(parts)])
         for i, claim in enumerate(claims)
     )
+
+
+def verdicts(claims: Sequence[str], passage: str, vectors: Vectors) -> tuple[str, ...]:
+    """Per claim, the verdict of `passage` (a chunk, or the other side's text); see `verify`."""
+    return tuple(v[0] for v in verify(claims, [passage], vectors))
+
+
+def signals(claims: Sequence[str], passages: Sequence[str], vectors: Vectors) -> np.ndarray:
+    """claims x passages x `verdict_model.SIGNALS`: what the verdict model reads of each pair.
+
+    The heuristic's verdict (one-hot), and the cross-encoder's (`judges/nli.py`) on the claim's best
+    evidence: every (claim, sentence) pair is scored cheaply (the share of the claim's content words
+    the sentence has, or their MiniLM cosine, whichever is higher) and the claim's best
+    `NLI_CANDIDATES` sentences over all the passages (from `CANDIDATE_SCORE` on) are read, each with
+    its neighbours as the premise; a passage holding none of them gets (0, 0, 1). Then the best word
+    coverage and cosine of the passage's sentences."""
+    out = np.zeros((len(claims), len(passages), len(verdict_model.SIGNALS)))
+    out[:, :, 5] = 1.0  # P(not_found) where the cross-encoder reads nothing
+    parts = [sentences(p) for p in passages]
+    located = [(k, j) for k, sents in enumerate(parts) for j in range(len(sents))]
+    if not claims or not located:
+        out[:, :, 2] = 1.0
+        return out
+    for k, passage in enumerate(passages):
+        for i, v in enumerate(heuristic_verdicts(claims, passage, vectors)):
+            out[i, k, VERDICTS.index(v)] = 1.0
+    flat = [parts[k][j] for k, j in located]
+    cos = np.round(vectors.cosines(claims, flat), COSINE_DECIMALS)
+    pairs, where = [], []
+    for i, claim in enumerate(claims):
+        c = _features(claim)
+        coverage = np.array([_coverage(c, _features(t)) for t in flat])
+        for k in range(len(passages)):
+            mine = [n for n, (kk, _) in enumerate(located) if kk == k]
+            if mine:
+                out[i, k, 6] = coverage[mine].max()
+                out[i, k, 7] = max(cos[i, mine].max(), 0.0)
+        score = np.maximum(cos[i], coverage)
+        for n in sorted(range(len(flat)), key=lambda n: (-score[n], n))[:NLI_CANDIDATES]:
+            if score[n] >= CANDIDATE_SCORE:
+                k, j = located[n]
+                pairs.append((" ".join(parts[k][max(0, j - 1):j + 2]), claim))
+                where.append((i, k))
+    if pairs:
+        read: set[tuple[int, int]] = set()
+        for (i, k), p in zip(where, nli.probabilities([p for p, _ in pairs], [h for _, h in pairs])):
+            if (i, k) not in read:
+                out[i, k, 3:6] = (0.0, 0.0, 1.0)
+                read.add((i, k))
+            out[i, k, 3] = max(out[i, k, 3], p[0])  # the most supporting and most contradicting premise
+            out[i, k, 4] = max(out[i, k, 4], p[1])
+            out[i, k, 5] = min(out[i, k, 5], p[2])
+    return out
+
+
+def verify(claims: Sequence[str], passages: Sequence[str], vectors: Vectors) -> list[tuple[str, ...]]:
+    """Per claim, the verdict of each passage (claims x passages): `rule_verdict` where a precise
+    rule decides, else the verdict model (`judges/verdict_model.py`, fitted on dev data) over the
+    pair's `signals`."""
+    x = signals(claims, passages, vectors)
+    return [tuple(rule_verdict(x[i, k], claim, passage) or verdict_model.verdict(x[i, k])
+                  for k, passage in enumerate(passages))
+            for i, claim in enumerate(claims)]
+
+
+def rule_verdict(x: np.ndarray, claim: str, passage: str) -> str | None:
+    """The verdict where the heuristic is precise and the small cross-encoder is not, else None (the
+    verdict model decides). The heuristic's verdict stands when
+      - it is contradicted: a negation or another number in a sentence that matches the claim (the
+        cross-encoder reads "is not open" as "is open" more often than not);
+      - the claim has a number the passage does not state (MiniLM reads 1879 and 1897 as the same);
+      - it is supported with every content word of the claim in one sentence (an extractive answer);
+      - the cross-encoder did not read the pair (no sentence near the claim), as the model learned
+        from SNLI that unrelated-looking sentences often contradict."""
+    heuristic = VERDICTS[int(np.argmax(x[:3]))]
+    if heuristic == CONTRADICTED or not _features(claim).numbers <= _features(passage).numbers:
+        return heuristic
+    if (heuristic == SUPPORTED and x[6] == 1.0) or not was_read(x):
+        return heuristic
+    return None
+
+
+def was_read(x: np.ndarray) -> bool:
+    """Whether the cross-encoder read the pair (`signals` leaves (0, 0, 1) where it did not)."""
+    return bool(x[3] or x[4] or x[5] != 1.0)
 
 
 def support(claim: str, chunk: str | Chunk) -> str:
@@ -366,23 +472,16 @@ class _SampleTexts:
             yield from units(text)
 
     def matrix(self, vectors: Vectors) -> ClaimMatrix:
-        by_chunk_a = [verdicts(self.answer_claims, t, vectors) for t in self.chunk_texts]
-        by_chunk_r = [verdicts(self.reference_claims, t, vectors) for t in self.chunk_texts]
         return ClaimMatrix(
             answer_claims=self.answer_claims,
             reference_claims=self.reference_claims,
             chunk_ids=self.chunk_ids,
-            answer_vs_chunks=_transpose(by_chunk_a, len(self.answer_claims)),
-            reference_vs_chunks=_transpose(by_chunk_r, len(self.reference_claims)),
+            answer_vs_chunks=tuple(verify(self.answer_claims, self.chunk_texts, vectors)),
+            reference_vs_chunks=tuple(verify(self.reference_claims, self.chunk_texts, vectors)),
             answer_vs_reference=verdicts(self.answer_claims, self.reference, vectors),
             reference_vs_answer=verdicts(self.reference_claims, self.answer, vectors),
             chunk_relevance=tuple(relevance(self.question, t, vectors) for t in self.chunk_texts),
         )
-
-
-def _transpose(columns: list[tuple[str, ...]], n_rows: int) -> tuple[tuple[str, ...], ...]:
-    """[chunk][claim] -> [claim][chunk]."""
-    return tuple(tuple(col[i] for col in columns) for i in range(n_rows))
 
 
 def build_matrices(samples: Sequence[Sample]) -> list[ClaimMatrix]:

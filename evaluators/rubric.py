@@ -16,25 +16,29 @@ Inputs (one sample)
   reference contradicts.
 * relevance: the semantic family's `answer_relevance` (0-100; offline it is the direct
   question-answer cosine x 100, so it runs lower than an LLM's relevance rating).
-* dont_know: the uncertainty phrase `evaluators.text.is_dont_know(answer)` found, or None.
+* dont_know: why the answer abstains (`evaluators.abstention.abstains`: seed 003's uncertainty phrases
+  and the other ways answers abstain), or None.
+* correct: P(correct), the offline correctness scorer's probability that people judge the answer
+  correct (`judges/correctness.py`, fitted on EVOUNA's dev part; claim-level F1 alone agreed with
+  people less than token F1 did, as a sentence around a short reference has one matching claim).
 
 Mapping (L(x) = formulas.scale_to_likert(x) = 1 + 4x, seed 000's projection)
 ------------------------------------------------------------------------------
 | id                 | inputs                                   | offline formula                                   | why |
 |--------------------|------------------------------------------|---------------------------------------------------|-----|
-| judge_correctness  | answer_correctness_f1                    | round(L(f1), 1)                                   | seed 001 "match the ground truth factually" = claim-level F1 vs the reference |
+| judge_correctness  | correct                                  | round(L(P(correct)), 1)                           | seed 001 "match the ground truth factually", as people judge it (EVOUNA) |
 | judge_completeness | completeness                             | round(L(completeness), 1)                         | seed 001 "cover all key points" = reference claims the answer covers |
 | judge_faithfulness | faithfulness                             | round(L(faithfulness), 1)                         | seed 001 "grounded in the retrieved context" = supported answer claims (seed 000 projects it the same way) |
 | judge_relevance    | answer_relevance                         | round(L(answer_relevance / 100), 1)               | seed 001 "directly addresses the question"; the only offline signal is the question-answer cosine |
 | judge_clarity      | -                                        | not_applicable                                    | nothing offline measures writing quality; inventing a score would mislead |
 | judge_overall      | the four judge_* above (unrounded)       | round(mean(C, Comp, F, Rel), 1)                   | seed 001's holistic score, as the plain mean of the dimensions we can measure (clarity excluded) |
 | verdict            | judge_overall (rounded, as shown)        | formulas.verdict: >= 4 pass, >= 3 partial, else fail; value 1 / 0.5 / 0 | seed 001's table |
-| wp_correctness     | answer_correctness_f1                    | round(L(f1), 1) (= judge_correctness)             | seed 000's correctness is the same answer-vs-reference comparison |
+| wp_correctness     | correct                                  | round(L(P(correct)), 1) (= judge_correctness)     | seed 000's correctness is the same answer-vs-reference comparison |
 | wp_relevance       | answer_relevance                         | round(L(answer_relevance / 100), 1) (= judge_relevance) | seed 000's relevance is the same question-answer check |
-| wp_overall         | f1, faithfulness, wp_precision, wp_recall, answer_relevance | round(formulas.white_paper_overall(L(.) of each), 2): 0.4 C + 0.2 F + 0.2 P + 0.2 R + 0 Rel | seed 000's weights; a not_applicable part (precision without context: NaN in seed 000) is left out and the weights renormalised |
-| factual_accuracy   | f1, completeness, CONTRADICTED           | round(formulas.factual_accuracy(100 f1, 100 completeness, 100 (1 - CONTRADICTED)), 2) | seed 003's GEval criteria 0.5 / 0.3 / 0.2; consistency offline = 100 minus the share of answer claims the reference contradicts |
+| wp_overall         | correct, faithfulness, wp_precision, wp_recall, answer_relevance | round(formulas.white_paper_overall(L(.) of each), 2): 0.4 C + 0.2 F + 0.2 P + 0.2 R + 0 Rel | seed 000's weights; a not_applicable part (precision without context: NaN in seed 000) is left out and the weights renormalised |
+| factual_accuracy   | correct, completeness, CONTRADICTED      | round(formulas.factual_accuracy(100 P(correct), 100 completeness, 100 (1 - CONTRADICTED)), 2) | seed 003's GEval criteria 0.5 / 0.3 / 0.2; consistency offline = 100 minus the share of answer claims the reference contradicts |
 | accuracy_grade     | factual_accuracy (rounded)               | formulas.accuracy_grade: A >= 80, B >= 60, C >= 40, D >= 20, else E; value formulas.grade_value | seed 003 |
-| answer_class       | dont_know, answer_correctness_f1         | DON'T KNOW when is_dont_know(answer) (checked first, as seed 003), else CORRECT when f1 >= CORRECT_F1 (0.5), else WRONG; value formulas.answer_class_value | seed 003's classes; F1 >= 0.5 means the answer shares with the reference at least as much as it misses or adds (judge_correctness >= 3) |
+| answer_class       | dont_know, correct                       | DON'T KNOW when the answer abstains (checked first, as seed 003), else CORRECT when P(correct) >= CORRECT_P (0.5), else WRONG; value formulas.answer_class_value | seed 003's classes; the scorer weighs both classes equally, so 0.5 is "as likely correct as not" (judge_correctness >= 3) |
 
 Labels (verdict, accuracy_grade, answer_class) are in `detail` (first word), their number in `value`.
 "round" is `half_up` (3.25 -> 3.3, 4.15 -> 4.2), the way people round a score, not Python's half-to-even.
@@ -58,8 +62,9 @@ from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, SKIPPED, Result, 
 
 # Key of the extra claims input: the share of answer claims the reference contradicts.
 CONTRADICTED = "answer_contradicted_by_reference"
-# answer_class: CORRECT from this answer_correctness_f1 on (= judge_correctness 3.0).
-CORRECT_F1 = 0.5
+# answer_class offline: CORRECT from this P(correct) of the correctness scorer on (judge_correctness 3.0);
+# the scorer weighs correct and incorrect answers equally, so 0.5 is "as likely correct as not".
+CORRECT_P = 0.5
 
 RUBRIC_IDS = (
     "judge_correctness", "judge_completeness", "judge_faithfulness", "judge_relevance", "judge_clarity",
@@ -140,31 +145,31 @@ def _likert(metric_id: str, name: str, r: Result, scale: float = 1.0) -> Result:
                   detail=f"offline mapping: 1 + 4 x {name} {raw:.3f}" + (f"; {r.detail}" if r.detail else ""))
 
 
-def offline_rubric(claims: Mapping[str, Result], relevance: Result, dont_know: str | None) -> dict[str, Result]:
-    """Every rubric id of one sample, from its claim metrics, answer relevance and uncertainty phrase
-    (the table in the module docstring)."""
-    f1 = _input(claims, "answer_correctness_f1")
+def offline_rubric(claims: Mapping[str, Result], relevance: Result, dont_know: str | None,
+                   correct: Result) -> dict[str, Result]:
+    """Every rubric id of one sample, from its claim metrics, answer relevance, abstention and the
+    correctness scorer's P(correct) (`correct`, in [0, 1]; the table in the module docstring)."""
     comp = _input(claims, "completeness")
     faith = _input(claims, "faithfulness")
     contradicted = _input(claims, CONTRADICTED)
 
     out: dict[str, Result] = {
-        "judge_correctness": _likert("judge_correctness", "answer_correctness_f1", f1),
+        "judge_correctness": _likert("judge_correctness", "P(correct)", correct),
         "judge_completeness": _likert("judge_completeness", "completeness", comp),
         "judge_faithfulness": _likert("judge_faithfulness", "faithfulness", faith),
         "judge_relevance": _likert("judge_relevance", "answer_relevance", relevance, 100.0),
         "judge_clarity": not_applicable(NO_CLARITY),
-        "wp_correctness": _likert("wp_correctness", "answer_correctness_f1", f1),
+        "wp_correctness": _likert("wp_correctness", "P(correct)", correct),
         "wp_relevance": _likert("wp_relevance", "answer_relevance", relevance, 100.0),
     }
-    out["judge_overall"] = _overall(f1, comp, faith, relevance)
+    out["judge_overall"] = _overall(correct, comp, faith, relevance)
     out["verdict"] = _verdict(out["judge_overall"])
     out["wp_overall"] = _wp_overall(_white_paper_parts(claims, {
-        "correctness": ("answer_correctness_f1", _projected(f1)),
+        "correctness": ("P(correct)", _projected(correct)),
         "relevance": ("answer_relevance", _projected(relevance, 100.0))}), "offline mapping")
-    out["factual_accuracy"] = _factual_accuracy(f1, comp, contradicted)
+    out["factual_accuracy"] = _factual_accuracy(correct, comp, contradicted)
     out["accuracy_grade"] = _grade(out["factual_accuracy"])
-    out["answer_class"] = _answer_class(dont_know, _offline_class(f1))
+    out["answer_class"] = _answer_class(dont_know, _offline_class(correct))
     return {i: out[i] for i in RUBRIC_IDS}
 
 
@@ -177,12 +182,12 @@ def _white_paper_parts(claims: Mapping[str, Result], rated: dict[str, tuple[str,
             "relevance": rated["relevance"]}
 
 
-def _overall(f1: Result, comp: Result, faith: Result, relevance: Result) -> Result:
-    inputs = {"answer_correctness_f1": f1, "completeness": comp, "faithfulness": faith, "answer_relevance": relevance}
+def _overall(correct: Result, comp: Result, faith: Result, relevance: Result) -> Result:
+    inputs = {"P(correct)": correct, "completeness": comp, "faithfulness": faith, "answer_relevance": relevance}
     bad = _need(inputs, "judge_overall")
     if bad:
         return bad
-    dims = [formulas.scale_to_likert(v) for v in (f1.value, comp.value, faith.value, relevance.value / 100.0)]
+    dims = [formulas.scale_to_likert(v) for v in (correct.value, comp.value, faith.value, relevance.value / 100.0)]
     mean = math.fsum(dims) / len(dims)
     parts = ", ".join(f"{n} {d:.2f}" for n, d in zip(("correctness", "completeness", "faithfulness", "relevance"), dims))
     return Result(half_up(mean, 1), detail=f"offline mapping: mean of {parts} (clarity not rated)")
@@ -219,11 +224,11 @@ def _projected(r: Result, scale: float = 1.0) -> Result:
     return Result(formulas.scale_to_likert(r.value / scale)) if r.status == OK else r
 
 
-def _factual_accuracy(f1: Result, comp: Result, contradicted: Result) -> Result:
-    bad = _need({"answer_correctness_f1": f1, "completeness": comp, CONTRADICTED: contradicted}, "factual_accuracy")
+def _factual_accuracy(correct: Result, comp: Result, contradicted: Result) -> Result:
+    bad = _need({"P(correct)": correct, "completeness": comp, CONTRADICTED: contradicted}, "factual_accuracy")
     if bad:
         return bad
-    c1, c2, c3 = 100.0 * f1.value, 100.0 * comp.value, 100.0 * (1.0 - contradicted.value)
+    c1, c2, c3 = 100.0 * correct.value, 100.0 * comp.value, 100.0 * (1.0 - contradicted.value)
     return Result(half_up(formulas.factual_accuracy(c1, c2, c3), 2),
                   detail=f"offline mapping: 0.5 x correctness {c1:.1f} + 0.3 x completeness {c2:.1f} "
                          f"+ 0.2 x consistency {c3:.1f}")
@@ -244,13 +249,13 @@ def _answer_class(dont_know: str | None, judged: Result) -> Result:
     return judged
 
 
-def _offline_class(f1: Result) -> Result:
-    bad = _need({"answer_correctness_f1": f1}, "answer_class")
+def _offline_class(correct: Result) -> Result:
+    bad = _need({"P(correct)": correct}, "answer_class")
     if bad:
         return bad
-    label = "CORRECT" if f1.value >= CORRECT_F1 else "WRONG"
+    label = "CORRECT" if correct.value >= CORRECT_P else "WRONG"
     return Result(formulas.answer_class_value(label),
-                  detail=f"{label} (offline: answer_correctness_f1 {f1.value:.3f} {'>=' if label == 'CORRECT' else '<'} {CORRECT_F1})")
+                  detail=f"{label} (offline: P(correct) {correct.value:.3f} {'>=' if label == 'CORRECT' else '<'} {CORRECT_P})")
 
 
 # -- an LLM judge's holistic ratings -------------------------------------------------------------------

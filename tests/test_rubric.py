@@ -31,6 +31,13 @@ def claims(**overrides):
 REL = Result(60.0, detail="offline: direct question-answer cosine")
 
 
+def rubric(claims_: dict, relevance: Result, dont_know: str | None) -> dict:
+    """offline_rubric, with the correctness scorer's P(correct) played by the claims'
+    answer_correctness_f1 entry (the mapping treats both as a ratio in [0, 1])."""
+    claims_ = dict(claims_)
+    return offline_rubric(claims_, relevance, dont_know, claims_.pop("answer_correctness_f1"))
+
+
 def label(r: Result) -> str:
     return r.detail.split(" (")[0]
 
@@ -38,7 +45,7 @@ def label(r: Result) -> str:
 # ----------------------------------------------------------------------------- pure mapping
 
 def test_the_mapping_exactly_on_hand_built_claim_results():
-    out = offline_rubric(claims(), REL, None)
+    out = rubric(claims(), REL, None)
     assert list(out) == list(RUBRIC_IDS)
     assert out["judge_correctness"].value == 4.2  # 1 + 4 x 0.8
     assert out["wp_correctness"].value == 4.2
@@ -58,7 +65,7 @@ def test_the_mapping_exactly_on_hand_built_claim_results():
     assert out["accuracy_grade"].value == 0.75 and label(out["accuracy_grade"]) == "B"
     assert out["answer_class"].value == 1.0 and label(out["answer_class"]) == "CORRECT"
     assert all(r.status == OK for k, r in out.items() if k != "judge_clarity")
-    assert out["judge_correctness"].detail.startswith("offline mapping: 1 + 4 x answer_correctness_f1 0.800")
+    assert out["judge_correctness"].detail.startswith("offline mapping: 1 + 4 x P(correct) 0.800")
 
 
 @pytest.mark.parametrize("f1, comp, faith, rel, overall, verdict, value", [
@@ -71,7 +78,7 @@ def test_the_mapping_exactly_on_hand_built_claim_results():
     (0.0, 0.0, 0.0, 0.0, 1.0, "fail", 0.0),
 ])
 def test_verdict_thresholds_from_the_overall_score(f1, comp, faith, rel, overall, verdict, value):
-    out = offline_rubric(claims(answer_correctness_f1=Result(f1), completeness=Result(comp),
+    out = rubric(claims(answer_correctness_f1=Result(f1), completeness=Result(comp),
                                 faithfulness=Result(faith)), Result(rel), None)
     assert out["judge_overall"].value == overall
     assert label(out["verdict"]) == verdict and out["verdict"].value == value
@@ -86,56 +93,56 @@ def test_verdict_thresholds_from_the_overall_score(f1, comp, faith, rel, overall
     (0.0, 0.0, 1.0, 0.0, "E", 0.0),
 ])
 def test_factual_accuracy_and_grades(f1, comp, contradicted, accuracy, grade, value):
-    out = offline_rubric(claims(answer_correctness_f1=Result(f1), completeness=Result(comp),
+    out = rubric(claims(answer_correctness_f1=Result(f1), completeness=Result(comp),
                                 **{CONTRADICTED: Result(contradicted)}), REL, None)
     assert out["factual_accuracy"].value == pytest.approx(accuracy)
     assert label(out["accuracy_grade"]) == grade and out["accuracy_grade"].value == value
 
 
 def test_answer_class_threshold_and_dont_know_first():
-    assert label(offline_rubric(claims(answer_correctness_f1=Result(0.5)), REL, None)["answer_class"]) == "CORRECT"
-    wrong = offline_rubric(claims(answer_correctness_f1=Result(0.49)), REL, None)["answer_class"]
+    assert label(rubric(claims(answer_correctness_f1=Result(0.5)), REL, None)["answer_class"]) == "CORRECT"
+    wrong = rubric(claims(answer_correctness_f1=Result(0.49)), REL, None)["answer_class"]
     assert label(wrong) == "WRONG" and wrong.value == 0.0
     # DON'T KNOW wins over a passing correctness and over a failed one
-    dk = offline_rubric(claims(answer_correctness_f1=Result(1.0)), REL, "i don't know")["answer_class"]
+    dk = rubric(claims(answer_correctness_f1=Result(1.0)), REL, "i don't know")["answer_class"]
     assert label(dk) == "DON'T KNOW" and dk.value == 0.0 and "i don't know" in dk.detail
-    failed = offline_rubric(claims(answer_correctness_f1=Result(None, JUDGE_ERROR, "x")), REL, "not sure")
+    failed = rubric(claims(answer_correctness_f1=Result(None, JUDGE_ERROR, "x")), REL, "not sure")
     assert failed["answer_class"].status == OK and label(failed["answer_class"]) == "DON'T KNOW"
 
 
 def test_a_not_ok_input_propagates_its_status_and_names_the_input():
-    out = offline_rubric(claims(answer_correctness_f1=Result(None, JUDGE_ERROR, "no verdict for 2 of 3")), REL, None)
+    out = rubric(claims(answer_correctness_f1=Result(None, JUDGE_ERROR, "no verdict for 2 of 3")), REL, None)
     for mid in ("judge_correctness", "wp_correctness", "judge_overall", "verdict", "factual_accuracy",
                 "accuracy_grade", "answer_class", "wp_overall"):
         assert out[mid].status == JUDGE_ERROR and out[mid].value is None, mid
-        assert "answer_correctness_f1" in out[mid].detail or "judge_overall" in out[mid].detail \
+        assert "P(correct)" in out[mid].detail or "judge_overall" in out[mid].detail \
             or "factual_accuracy" in out[mid].detail, mid
-    assert "input answer_correctness_f1 is judge_error (no verdict for 2 of 3)" in out["judge_correctness"].detail
+    assert "input P(correct) is judge_error (no verdict for 2 of 3)" in out["judge_correctness"].detail
     # the others are untouched
     assert out["judge_completeness"].status == OK and out["judge_relevance"].status == OK
 
-    na = offline_rubric(claims(answer_correctness_f1=not_applicable("no claims on either side")), REL, None)
+    na = rubric(claims(answer_correctness_f1=not_applicable("no claims on either side")), REL, None)
     assert na["judge_correctness"].status == NOT_APPLICABLE and na["answer_class"].status == NOT_APPLICABLE
     # an error beats not_applicable when several inputs are missing
-    mixed = offline_rubric(claims(answer_correctness_f1=not_applicable("none"),
+    mixed = rubric(claims(answer_correctness_f1=not_applicable("none"),
                                   completeness=Result(None, TIMEOUT, "slow")), REL, None)
     assert mixed["judge_overall"].status == TIMEOUT
-    assert "answer_correctness_f1" in mixed["judge_overall"].detail and "completeness" in mixed["judge_overall"].detail
+    assert "P(correct)" in mixed["judge_overall"].detail and "completeness" in mixed["judge_overall"].detail
     # a missing relevance reaches relevance and overall only
-    no_rel = offline_rubric(claims(), Result(None, JUDGE_ERROR, "embedding failed"), None)
+    no_rel = rubric(claims(), Result(None, JUDGE_ERROR, "embedding failed"), None)
     assert no_rel["judge_relevance"].status == JUDGE_ERROR and no_rel["judge_overall"].status == JUDGE_ERROR
     assert no_rel["factual_accuracy"].status == OK
     # a missing key is skipped, never a silent 0
     partial = {k: v for k, v in claims().items() if k != CONTRADICTED}
-    assert offline_rubric(partial, REL, None)["factual_accuracy"].status == "skipped"
+    assert rubric(partial, REL, None)["factual_accuracy"].status == "skipped"
 
 
 def test_wp_overall_leaves_out_a_not_applicable_precision_but_not_an_error():
-    out = offline_rubric(claims(wp_precision=not_applicable("no retrieved context")), REL, None)
+    out = rubric(claims(wp_precision=not_applicable("no retrieved context")), REL, None)
     # (0.4 x 4.2 + 0.2 x 5 + 0.2 x 5) / 0.8
     assert out["wp_overall"].value == round((0.4 * 4.2 + 0.2 * 5 + 0.2 * 5) / 0.8, 2)
     assert "wp_precision" in out["wp_overall"].detail
-    err = offline_rubric(claims(wp_precision=Result(None, JUDGE_ERROR, "x")), REL, None)
+    err = rubric(claims(wp_precision=Result(None, JUDGE_ERROR, "x")), REL, None)
     assert err["wp_overall"].status == JUDGE_ERROR
 
 

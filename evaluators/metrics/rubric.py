@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from evaluators import embeddings
+from evaluators.abstention import abstains
 from evaluators.claims import claim_metrics
-from evaluators.judges import HOLISTIC, offline
+from evaluators.judges import HOLISTIC, correctness, offline
 from evaluators.metrics.registry import metric
 from evaluators.metrics.semantic import answer_relevance
-from evaluators.rubric import CONTRADICTED, CORRECT_F1, answer_contradicted_by_reference, judged_rubric, offline_rubric
-from evaluators.schema import Result, Sample
-from evaluators.text import is_dont_know
+from evaluators.rubric import CONTRADICTED, CORRECT_P, answer_contradicted_by_reference, judged_rubric, offline_rubric
+from evaluators.schema import OK, Result, Sample, not_applicable
 
 
 def rubric_batch(samples: Sequence[Sample], context: Any) -> list[dict[str, Result]]:
@@ -29,17 +30,29 @@ def rubric_batch(samples: Sequence[Sample], context: Any) -> list[dict[str, Resu
 
 def _rubric_rows(samples: Sequence[Sample], context: Any) -> list[dict[str, Result]]:
     matrices = context.matrices(samples)
-    dont_know = [is_dont_know(s.output.answer) for s in samples]
+    dont_know = [abstains(s.output.answer) for s in samples]
     if context.judge != offline.JUDGE:
         ratings = [j.holistic for j in context.judged(samples, HOLISTIC)]
         return [judged_rubric(h, claim_metrics(m), dk) for h, m, dk in zip(ratings, matrices, dont_know)]
     rows = []
     relevance = answer_relevance(samples, context)  # embeddings are cached: cheap after the semantic family
-    for matrix, rel, dk in zip(matrices, relevance, dont_know):
+    answers = embeddings.encode([s.output.answer for s in samples])
+    references = embeddings.encode([s.golden.reference for s in samples])
+    for sample, matrix, rel, dk, a, r in zip(samples, matrices, relevance, dont_know, answers, references):
         claims = dict(claim_metrics(matrix))
         claims[CONTRADICTED] = answer_contradicted_by_reference(matrix)
-        rows.append(offline_rubric(claims, rel, dk))
+        rows.append(offline_rubric(claims, rel, dk, _correct(sample, float(a @ r), claims[CONTRADICTED])))
     return rows
+
+
+def _correct(sample: Sample, cosine: float, contradicted: Result) -> Result:
+    """The correctness scorer's P(correct) of one sample (judges/correctness.py)."""
+    if not sample.golden.reference.strip():
+        return not_applicable("no reference answer to judge correctness against")
+    if contradicted.status != OK:
+        return contradicted
+    x = correctness.signals(sample.output.answer, sample.golden.reference, cosine, contradicted.value)
+    return Result(correctness.probability(x), detail=f"P(correct) from {correctness.explain(x)}")
 
 
 def _compute(metric_id: str):
@@ -53,12 +66,15 @@ _L = "1 + 4x (seed 000's projection)"
 _RELEVANCE = ("answer_relevance there is the offline direct question-answer cosine x 100, which runs lower than "
               "an LLM's relevance rating")
 _LLM = "LLM judge: its 1-5 rating by seed 001's rubric, in the holistic call"
+_P = ("P(correct) is the offline correctness scorer (evaluators/judges/correctness.py): a logistic model over "
+      "reference recall, reference containment, token F1, MiniLM cosine, abstention, contradicted claims and "
+      "answer length, fitted on the dev part of EVOUNA's human correct/incorrect verdicts")
 
 # id, scale, seed, needs, formula
 RUBRIC_METRICS = [
     ("judge_correctness", "likert", "001", ("judge", "reference"),
      f"Seed 001: does the answer match the ground truth factually (1-5)? {_LLM}. Offline mapping: "
-     f"round(1 + 4 x answer_correctness_f1, 1), {_L}."),
+     f"round(1 + 4 x P(correct), 1), {_L}; {_P}."),
     ("judge_completeness", "likert", "001", ("judge", "reference"),
      f"Seed 001: does the answer cover all key points of the ground truth (1-5)? {_LLM}. Offline mapping: "
      "round(1 + 4 x completeness, 1)."),
@@ -73,7 +89,8 @@ RUBRIC_METRICS = [
      "no signal for writing quality."),
     ("judge_overall", "likert", "001", ("judge", "reference", "contexts", "embeddings"),
      f"Seed 001: holistic quality (1-5). {_LLM} (overall_score). Offline mapping: round(mean of the unrounded "
-     "correctness, completeness, faithfulness and relevance projections, 1); clarity is not rated offline."),
+     "correctness (1 + 4 P(correct)), completeness, faithfulness and relevance projections, 1); clarity is not "
+     "rated offline."),
     ("verdict", "label", "001", ("judge", "reference", "contexts", "embeddings"),
      "Seed 001: pass when overall >= 4, partial when >= 3, else fail, always recomputed from judge_overall "
      "(a judge whose own verdict disagrees is noted in detail); value pass 1, partial 0.5, fail 0, the label "
@@ -81,7 +98,7 @@ RUBRIC_METRICS = [
     ("wp_correctness", "likert", "000", ("judge", "reference"),
      "Seed 000: factual alignment of answer and reference (1-5). LLM judge: its 'alignment' rating with "
      "reasoning (an answer as confused as its reference rates high). Offline mapping: "
-     "round(1 + 4 x answer_correctness_f1, 1), as judge_correctness."),
+     "round(1 + 4 x P(correct), 1), as judge_correctness."),
     ("wp_relevance", "likert", "000", ("judge", "embeddings"),
      "Seed 000: is the answer on-topic with the question (1-5)? LLM judge: its 'question_relevance' rating "
      "with reasoning. Offline mapping: round(1 + 4 x answer_relevance / 100, 1), as judge_relevance; "
@@ -90,12 +107,12 @@ RUBRIC_METRICS = [
      "Seed 000: 0.4 correctness + 0.2 faithfulness + 0.2 precision + 0.2 recall + 0 relevance on 1-5, "
      "rounded to 2 decimals; faithfulness, precision (wp_precision) and recall (wp_recall) are the claim "
      "ratios projected 1 + 4x; correctness and relevance are wp_correctness and wp_relevance (LLM judge) or "
-     "1 + 4x of answer_correctness_f1 and answer_relevance / 100 (offline). A not-applicable part (precision "
+     "1 + 4x of P(correct) and answer_relevance / 100 (offline). A not-applicable part (precision "
      "without context) is left out and the weights renormalised."),
     ("factual_accuracy", "percent", "003", ("judge", "reference"),
      "Seed 003 GEval: 0.5 correctness + 0.3 completeness + 0.2 consistency, each 0-100, rounded to 2 "
      "decimals. LLM judge: the three criteria scored step by step with seed 003's rubrics (we apply the "
-     "weights, not the judge). Offline mapping: correctness = 100 x answer_correctness_f1, completeness = "
+     "weights, not the judge). Offline mapping: correctness = 100 x P(correct), completeness = "
      "100 x completeness, consistency = 100 minus the share (x100) of answer claims the reference contradicts "
      "(a stand-in for internal consistency)."),
     ("accuracy_grade", "label", "003", ("judge", "reference"),
@@ -104,8 +121,10 @@ RUBRIC_METRICS = [
     ("answer_class", "label", "003", ("judge", "reference"),
      f"Seed 003: DON'T KNOW when the answer has an uncertainty phrase (checked first, no judge needed), else "
      f"CORRECT or WRONG; value CORRECT 1, WRONG 0, DON'T KNOW 0, the label in detail. LLM judge: its "
-     f"CORRECT/WRONG by seed 003's criteria. Offline mapping: CORRECT when answer_correctness_f1 >= "
-     f"{CORRECT_F1} (judge_correctness >= 3), else WRONG."),
+     f"CORRECT/WRONG by seed 003's criteria. Both judges also class DON'T KNOW the answers that abstain in "
+     f"other words (evaluators/abstention.py: 'I couldn't find any information', 'the document does not "
+     f"provide', 'there is no single answer', 'it depends', ...). Offline mapping: CORRECT when P(correct) >= "
+     f"{CORRECT_P} (judge_correctness >= 3), else WRONG; {_P}."),
 ]
 
 for _id, _scale, _seed, _needs, _formula in RUBRIC_METRICS:

@@ -1,0 +1,69 @@
+"""The offline judge's correctness scorer: P(people judge the answer correct), from a few signals.
+
+Claim-level F1 (seed 002) is harsh on the commonest correct answer, a sentence around a short
+reference ("Who was behind The Chipmunks?" "David Seville" / "The Chipmunks were created by Ross
+Bagdasarian Sr., known as David Seville"): one reference claim, several answer claims, F1 0.4. People
+judge such an answer by whether it states the reference, contradicts nothing and actually answers.
+So the offline judge's correctness (judge_correctness, wp_correctness, factual_accuracy's correctness,
+answer_class) is a logistic model over the signals below, fitted on the dev part of EVOUNA (people's
+correct/incorrect verdicts on 5 QA systems' answers to TriviaQA questions) by
+`python -m calibration.fit_correctness`, which writes `weights/correctness.json` (a few hundred bytes).
+
+Signals, each in [0, 1] (`signals`):
+  reference_recall     share of the reference's SQuAD tokens the answer has
+  reference_in_answer  the whole normalised reference occurs in the answer
+  token_f1             SQuAD token F1 of answer and reference
+  cosine               MiniLM cosine of answer and reference (negative as 0)
+  abstains             the answer abstains (`evaluators.abstention`)
+  contradicted         share of answer claims the reference contradicts (offline claim matrix)
+  answer_length        min(1, log(1 + answer words) / log(1 + 200))
+The fit weighs both classes equally (class_weight="balanced"), so 0.5 means "as likely correct as not"
+whatever the share of correct answers in a data set (`evaluators.rubric.CORRECT_P`).
+"""
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from evaluators.abstention import abstains
+from evaluators.text import squad_tokens, token_overlap
+
+WEIGHTS = Path(__file__).with_name("weights") / "correctness.json"
+SIGNALS = ("reference_recall", "reference_in_answer", "token_f1", "cosine", "abstains", "contradicted",
+           "answer_length")
+_LONG_ANSWER_WORDS = 200
+
+
+def signals(answer: str, reference: str, cosine: float, contradicted: float) -> np.ndarray:
+    """The scorer's inputs for one answer (module doc), in `SIGNALS` order."""
+    _, recall, f1 = token_overlap(answer, reference)
+    ref = " ".join(squad_tokens(reference))
+    contained = bool(ref) and f" {ref} " in f" {' '.join(squad_tokens(answer))} "
+    words = len(answer.split())
+    return np.array([recall, float(contained), f1, max(cosine, 0.0), float(abstains(answer) is not None),
+                     contradicted, min(1.0, math.log1p(words) / math.log1p(_LONG_ANSWER_WORDS))], dtype=np.float64)
+
+
+@lru_cache(maxsize=1)
+def _model() -> tuple[np.ndarray, float]:
+    fitted = json.loads(WEIGHTS.read_text())
+    if tuple(fitted["signals"]) != SIGNALS:
+        raise RuntimeError(f"{WEIGHTS} was fitted on signals {fitted['signals']}, not {SIGNALS}: "
+                           "re-run python -m calibration.fit_correctness")
+    return np.array(fitted["coefficients"], dtype=np.float64), float(fitted["intercept"])
+
+
+def probability(x: np.ndarray) -> float:
+    """P(correct) for one row of `signals`, rounded to 4 decimals (deterministic across platforms)."""
+    coefficients, intercept = _model()
+    z = float(x @ coefficients + intercept)
+    return round(1.0 / (1.0 + math.exp(-z)), 4)
+
+
+def explain(x: np.ndarray) -> str:
+    """The signals, for a score's detail."""
+    return ", ".join(f"{name} {value:.2f}" for name, value in zip(SIGNALS, x))

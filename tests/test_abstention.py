@@ -1,0 +1,49 @@
+"""evaluators/abstention.py: the DON'T KNOW check finds abstentions in other words than seed 003's."""
+import pytest
+
+from evaluators.abstention import PATTERNS, abstains
+from evaluators.text import is_dont_know
+
+
+@pytest.mark.parametrize("answer, why", [
+    ("I’m sorry, but I couldn’t find any information about a TV station sponsoring the tasting.", "cannot find or provide"),
+    ("As of my last update, I cannot provide the name of the player.", "cannot find or provide"),
+    ("I'm sorry, I do not have information on which TV station sponsored it.", "has no information"),
+    ("The document does not provide information about the method of forecasting.", "the source is silent"),
+    ("The passage doesn't mention who built the castle.", "the source is silent"),
+    ("The founder is not mentioned in the provided context.", "not in the source"),
+    ("There is no specific information about the ship's crew.", "no information"),
+    ("There is no single answer to this question; opinions vary.", "no single answer"),
+    ("It depends on the region and the season.", "it depends"),
+    ("It is impossible to say who was responsible.", "impossible to say"),
+    ("Could you please clarify or provide more information?", "asks for context"),
+    ("I'm just a text-based AI, so I don't have the ability to feel hunger.", "an ai speaking"),
+    ("This question is unanswerable from the passage.", "unanswerable"),
+])
+def test_abstentions_in_other_words(answer, why):
+    assert is_dont_know(answer) is None  # seed 003's phrases miss every one of these
+    assert abstains(answer) == why
+
+
+@pytest.mark.parametrize("answer", [
+    "The Chipmunks were created by Ross Bagdasarian Sr., known as David Seville.",
+    "As of my knowledge cutoff in September 2021, the population of Australia was around 25 million.",
+    "On a clothing label, a cross through a circle means 'Do Not Dry Clean'.",
+    "The song \"Can't Hold Me Down\" features vocals from Mase.",
+    "It depended heavily on trade with Venice.",
+    "Longest word typed on the top row: typewriter",
+])
+def test_answers_that_answer_do_not_abstain(answer):
+    assert abstains(answer) is None
+
+
+def test_seed_phrases_come_first_and_empty_answers_abstain():
+    assert abstains("I don't know, it depends.") == "i don't know"
+    assert abstains("   ") == is_dont_know("   ")
+
+
+def test_every_family_has_an_example_above():
+    tested = {"cannot find or provide", "has no information", "the source is silent", "not in the source",
+              "no information", "no single answer", "it depends", "impossible to say", "asks for context",
+              "an ai speaking", "unanswerable"}
+    assert tested == set(PATTERNS)

@@ -20,9 +20,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
 from calibration.sets import DEV, load
-from evaluators import embeddings
 from evaluators.judges import offline
 from evaluators.judges.correctness import SIGNALS, WEIGHTS, signals
+from evaluators.metrics.rubric import similarities
 from evaluators.rubric import CORRECT_P, answer_contradicted_by_reference
 from evaluators.schema import GoldenItem, RagOutput, Sample
 
@@ -30,17 +30,15 @@ REGULARISATION = 1.0  # sklearn's C; the signals are all in [0, 1], so no scalin
 
 
 def signal_matrix(items) -> np.ndarray:
-    """`signals` of every item, as the engine computes them (offline claim matrix, MiniLM cosine)."""
+    """`signals` of every item, as the engine computes them (offline claim matrix, the semantic family's
+    cosine and BERTScore)."""
     samples = [Sample(GoldenItem(i.item_id, i.question, i.reference), RagOutput(i.item_id, "answer", i.answer))
                for i in items]
     matrices = offline.build_matrices(samples)
-    answers = embeddings.encode([i.answer for i in items])
-    references = embeddings.encode([i.reference for i in items])
-    cosines = np.einsum("ij,ij->i", answers, references)
     rows = []
-    for item, matrix, cosine in zip(items, matrices, cosines):
+    for item, matrix, similar in zip(items, matrices, similarities(samples)):
         contradicted = answer_contradicted_by_reference(matrix).value or 0.0
-        rows.append(signals(item.answer, item.reference, float(cosine), contradicted))
+        rows.append(signals(item.answer, item.reference, *similar, contradicted))
     return np.vstack(rows)
 
 

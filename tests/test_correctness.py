@@ -6,33 +6,42 @@ import numpy as np
 import pytest
 
 from evaluators.judges import correctness
+from evaluators.metrics.rubric import similarities
+from evaluators.schema import GoldenItem, RagOutput, Sample
 
 
 def test_signals_of_a_sentence_around_a_short_reference():
     x = correctness.signals("The Chipmunks were created by Ross Bagdasarian Sr., known as David Seville.",
-                            "David Seville", cosine=0.52, contradicted=0.0)
+                            "David Seville", cosine=0.52, bertscore=0.61, contradicted=0.0)
     named = dict(zip(correctness.SIGNALS, x))
     assert named["reference_recall"] == 1.0 and named["reference_in_answer"] == 1.0
     assert named["token_f1"] == pytest.approx(2 * 2 / (11 + 2))  # 11 SQuAD tokens ("the" dropped), 2 shared
-    assert named["cosine"] == 0.52 and named["abstains"] == 0.0 and named["contradicted"] == 0.0
+    assert named["cosine"] == 0.52 and named["bertscore"] == 0.61
+    assert named["abstains"] == 0.0 and named["contradicted"] == 0.0
     assert named["answer_length"] == pytest.approx(math.log1p(12) / math.log1p(200))  # 12 words
 
 
 def test_containment_is_on_whole_tokens_and_abstention_is_a_signal():
-    x = dict(zip(correctness.SIGNALS, correctness.signals("Parisian cafes", "Paris", 0.6, 0.0)))
+    x = dict(zip(correctness.SIGNALS, correctness.signals("Parisian cafes", "Paris", 0.6, 0.7, 0.0)))
     assert x["reference_in_answer"] == 0.0 and x["reference_recall"] == 0.0
-    x = dict(zip(correctness.SIGNALS, correctness.signals("I'm sorry, I couldn't find that.", "Paris", 0.1, 0.0)))
+    x = dict(zip(correctness.SIGNALS, correctness.signals("I'm sorry, I couldn't find that.", "Paris", 0.1, 0.3, 0.0)))
     assert x["abstains"] == 1.0
-    assert correctness.signals("", "Paris", -0.2, 0.0)[3] == 0.0  # a negative cosine counts as 0
+    assert correctness.signals("", "Paris", -0.2, 0.0, 0.0)[3] == 0.0  # a negative cosine counts as 0
 
 
 def test_the_shipped_fit_orders_answers_as_people_would():
     fitted = json.loads(correctness.WEIGHTS.read_text())
     assert fitted["signals"] == list(correctness.SIGNALS) and "EVOUNA" in fitted["fitted_on"]
     assert fitted["dev_auroc"] > 0.8  # on the dev part it was fitted on; test-part figures: bench/results
-    right = correctness.probability(correctness.signals("It was David Seville.", "David Seville", 0.8, 0.0))
-    hedged = correctness.probability(correctness.signals("I couldn't find any information about it.", "David Seville", 0.2, 0.0))
-    wrong = correctness.probability(correctness.signals("It was Alvin Stardust.", "David Seville", 0.3, 1.0))
+
+    def p(answer: str, contradicted: float = 0.0) -> float:
+        sample = Sample(GoldenItem("q", "Who was the man behind The Chipmunks?", "David Seville"),
+                        RagOutput("q", "m", answer))
+        (cosine, bertscore), = similarities([sample])  # the semantic family's numbers, as the engine reads them
+        return correctness.probability(correctness.signals(answer, "David Seville", cosine, bertscore, contradicted))
+
+    right, hedged, wrong = p("It was David Seville."), p("I couldn't find any information about it."), \
+        p("It was Alvin Stardust.", 1.0)
     assert right > 0.5 > max(hedged, wrong)
     assert right == round(right, 4)  # rounded: deterministic across platforms
 

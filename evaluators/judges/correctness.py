@@ -13,7 +13,8 @@ Signals, each in [0, 1] (`signals`):
   reference_recall     share of the reference's SQuAD tokens the answer has
   reference_in_answer  the whole normalised reference occurs in the answer
   token_f1             SQuAD token F1 of answer and reference
-  cosine               MiniLM cosine of answer and reference (negative as 0)
+  cosine               MiniLM cosine of answer and reference (the semantic_similarity metric / 100)
+  bertscore            BERTScore F1 of answer and reference on MiniLM (the bert_score_f1 metric / 100)
   abstains             the answer abstains (`evaluators.abstention`)
   contradicted         share of answer claims the reference contradicts (offline claim matrix)
   answer_length        min(1, log(1 + answer words) / log(1 + 200))
@@ -33,18 +34,18 @@ from evaluators.abstention import abstains
 from evaluators.text import squad_tokens, token_overlap
 
 WEIGHTS = Path(__file__).with_name("weights") / "correctness.json"
-SIGNALS = ("reference_recall", "reference_in_answer", "token_f1", "cosine", "abstains", "contradicted",
-           "answer_length")
+SIGNALS = ("reference_recall", "reference_in_answer", "token_f1", "cosine", "bertscore", "abstains",
+           "contradicted", "answer_length")
 _LONG_ANSWER_WORDS = 200
 
 
-def signals(answer: str, reference: str, cosine: float, contradicted: float) -> np.ndarray:
+def signals(answer: str, reference: str, cosine: float, bertscore: float, contradicted: float) -> np.ndarray:
     """The scorer's inputs for one answer (module doc), in `SIGNALS` order."""
     _, recall, f1 = token_overlap(answer, reference)
     ref = " ".join(squad_tokens(reference))
     contained = bool(ref) and f" {ref} " in f" {' '.join(squad_tokens(answer))} "
     words = len(answer.split())
-    return np.array([recall, float(contained), f1, max(cosine, 0.0), float(abstains(answer) is not None),
+    return np.array([recall, float(contained), f1, max(cosine, 0.0), bertscore, float(abstains(answer) is not None),
                      contradicted, min(1.0, math.log1p(words) / math.log1p(_LONG_ANSWER_WORDS))], dtype=np.float64)
 
 

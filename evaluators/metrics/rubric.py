@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evaluators import embeddings
 from evaluators.abstention import abstains
 from evaluators.claims import claim_metrics
 from evaluators.judges import HOLISTIC, correctness, offline
 from evaluators.metrics.registry import metric
-from evaluators.metrics.semantic import answer_relevance
+from evaluators.metrics.semantic import answer_relevance, bert_score_f1, semantic_similarity
 from evaluators.rubric import CONTRADICTED, CORRECT_P, answer_contradicted_by_reference, judged_rubric, offline_rubric
 from evaluators.schema import OK, Result, Sample, not_applicable
 
@@ -36,22 +35,27 @@ def _rubric_rows(samples: Sequence[Sample], context: Any) -> list[dict[str, Resu
         return [judged_rubric(h, claim_metrics(m), dk) for h, m, dk in zip(ratings, matrices, dont_know)]
     rows = []
     relevance = answer_relevance(samples, context)  # embeddings are cached: cheap after the semantic family
-    answers = embeddings.encode([s.output.answer for s in samples])
-    references = embeddings.encode([s.golden.reference for s in samples])
-    for sample, matrix, rel, dk, a, r in zip(samples, matrices, relevance, dont_know, answers, references):
+    for sample, matrix, rel, dk, similar in zip(samples, matrices, relevance, dont_know, similarities(samples)):
         claims = dict(claim_metrics(matrix))
         claims[CONTRADICTED] = answer_contradicted_by_reference(matrix)
-        rows.append(offline_rubric(claims, rel, dk, _correct(sample, float(a @ r), claims[CONTRADICTED])))
+        rows.append(offline_rubric(claims, rel, dk, correct(sample, *similar, claims[CONTRADICTED])))
     return rows
 
 
-def _correct(sample: Sample, cosine: float, contradicted: Result) -> Result:
+def similarities(samples: Sequence[Sample]) -> list[tuple[float, float]]:
+    """Per sample, (semantic_similarity, bert_score_f1) / 100 of answer and reference: the semantic
+    family's own numbers (cached vectors), as the correctness scorer reads them."""
+    cosine, bertscore = semantic_similarity(samples), bert_score_f1(samples)
+    return [((c.value or 0.0) / 100.0, (b.value or 0.0) / 100.0) for c, b in zip(cosine, bertscore)]
+
+
+def correct(sample: Sample, cosine: float, bertscore: float, contradicted: Result) -> Result:
     """The correctness scorer's P(correct) of one sample (judges/correctness.py)."""
     if not sample.golden.reference.strip():
         return not_applicable("no reference answer to judge correctness against")
     if contradicted.status != OK:
         return contradicted
-    x = correctness.signals(sample.output.answer, sample.golden.reference, cosine, contradicted.value)
+    x = correctness.signals(sample.output.answer, sample.golden.reference, cosine, bertscore, contradicted.value)
     return Result(correctness.probability(x), detail=f"P(correct) from {correctness.explain(x)}")
 
 
@@ -67,7 +71,7 @@ _RELEVANCE = ("answer_relevance there is the offline direct question-answer cosi
               "an LLM's relevance rating")
 _LLM = "LLM judge: its 1-5 rating by seed 001's rubric, in the holistic call"
 _P = ("P(correct) is the offline correctness scorer (evaluators/judges/correctness.py): a logistic model over "
-      "reference recall, reference containment, token F1, MiniLM cosine, abstention, contradicted claims and "
+      "reference recall, reference containment, token F1, MiniLM cosine, BERTScore, abstention, contradicted claims and "
       "answer length, fitted on the dev part of EVOUNA's human correct/incorrect verdicts")
 
 # id, scale, seed, needs, formula

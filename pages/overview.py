@@ -16,9 +16,10 @@ means = q.metric_means(store(), run_id, by_type=True)
 if means.empty:
     stop_without_scores(run)
 if run["judge"] == "offline":
-    st.info("Scores with judge `offline` come from a deterministic heuristic (word coverage, MiniLM similarity, "
-            "a numbers-and-negation check), not from an LLM: treat them as indicative. Rubric scores are mapped "
-            "from the claim metrics (see *How scores are computed*).")
+    st.info("Scores with judge `offline` come from heuristics and small local models (word coverage, MiniLM "
+            "similarity, a MiniLM cross-encoder and two logistic models fitted on public human labels), not from "
+            "an LLM: treat them as indicative. *How scores are computed* gives each metric's measured agreement "
+            "with people beside simple baselines.")
 
 types = q.question_types(store(), run_id)
 left, right = st.columns([2, 3])

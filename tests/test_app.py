@@ -14,7 +14,7 @@ def app(tmp_path, monkeypatch):
     db = tmp_path / "app.duckdb"
     monkeypatch.setenv("RAGSCOPE_DB", str(db))
     monkeypatch.chdir(ROOT)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)  # a first start builds the demo (~1 min)
     yield at
     import streamlit as st
 

@@ -700,6 +700,13 @@ def _ranks(x: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def _classes(y: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """(positive mask, positives, negatives) of 0/1 labels."""
+    positive = y == 1.0
+    n_pos = int(np.count_nonzero(positive))
+    return positive, n_pos, int(y.size) - n_pos
+
+
 def auroc(scores: Sequence[float | None], labels: Sequence[object]) -> float:
     """Area under the ROC curve of ``scores`` for binary ``labels`` (True/1 = positive class).
 
@@ -710,9 +717,7 @@ def auroc(scores: Sequence[float | None], labels: Sequence[object]) -> float:
     """
     x, y = _complete_pairs(_scores(scores, "scores"), _binary(labels, "labels"),
                            "scores and labels")
-    positive = y == 1.0
-    n_pos = int(np.count_nonzero(positive))
-    n_neg = int(y.size) - n_pos
+    positive, n_pos, n_neg = _classes(y)
     if n_pos == 0 or n_neg == 0:
         return math.nan
     # Rank sums are multiples of 1/2: exact in float64, so U is exact.
@@ -731,9 +736,7 @@ def balanced_accuracy(predicted: Sequence[object], labels: Sequence[object]) -> 
     """
     p, y = _complete_pairs(_binary(predicted, "predicted"), _binary(labels, "labels"),
                            "predicted and labels")
-    positive = y == 1.0
-    n_pos = int(np.count_nonzero(positive))
-    n_neg = int(y.size) - n_pos
+    positive, n_pos, n_neg = _classes(y)
     if n_pos == 0 or n_neg == 0:
         return math.nan
     true_pos = int(np.count_nonzero(positive & (p == 1.0)))

@@ -32,3 +32,4 @@ bench: $(STAMP)
 	$(PY) bench/bench_semantic.py
 	$(PY) bench/bench_judge.py
 	$(PY) bench/bench_screens.py
+	$(PY) bench/judge_quality.py

@@ -8,6 +8,7 @@ import re
 import pandas as pd
 import streamlit as st
 
+from evaluators.judges import agreement
 from evaluators.metrics import REGISTRY
 from evaluators.store import Store
 
@@ -119,3 +120,10 @@ def how_computed(metric_ids) -> None:
                 continue
             st.markdown(f"**`{m.id}`** · {m.family} · scale {m.scale} · seed {m.seed}")
             st.text(m.formula)  # st.text: shown as written, never interpreted as markdown
+        measured = agreement.table(metric_ids)
+        if len(measured):
+            st.markdown("**The offline judge against people**: agreement on the test parts of public "
+                        "human-labelled sets, beside the best simple baseline on the same items (a difference "
+                        "whose CI is above 0 means the offline judge agrees with people better).")
+            st.dataframe(measured, hide_index=True)
+            st.caption(f"Measured by {agreement.source()}.")

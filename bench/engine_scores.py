@@ -1,0 +1,65 @@
+"""Human-labelled items scored through the real engine: one DuckDB file, `engine.execute_run`.
+
+bench/judge_quality.py sets these scores beside the human labels. Nothing here re-implements a
+metric: items become golden items and RAG outputs, are stored, evaluated by `engine.execute_run`
+with the chosen judge, and read back from the `scores`, `claims` and `chunk_verdicts` tables.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from calibration.sets import Item
+from evaluators import engine
+from evaluators.loaders import Dataset
+from evaluators.schema import Chunk, GoldenItem, RagOutput
+from evaluators.store import Store
+
+METHOD = "answer"  # every item is one (question, method) sample of this one method
+
+
+@dataclass(frozen=True)
+class Scored:
+    """What the engine stored for a list of items, keyed by item_id."""
+
+    scores: pd.DataFrame  # item_id x metric: value (NULL where the cell is not ok)
+    labels: pd.DataFrame  # item_id x metric: the label of label metrics (verdict, answer_class, ...)
+    statuses: pd.DataFrame  # item_id x metric: status
+    claims: pd.DataFrame  # item_id, source, claim_idx, text, verdict
+    chunks: pd.DataFrame  # item_id, chunk_idx, relevant, relevance_score
+
+
+def _dataset(name: str, golden=(), outputs=()) -> Dataset:
+    payload = repr((name, golden, outputs)).encode()
+    return Dataset(source=name, format="jsonl", content_hash=hashlib.sha256(payload).hexdigest(),
+                   golden=tuple(golden), outputs=tuple(outputs), columns={})
+
+
+def score_items(items: Sequence[Item], metrics: Sequence[str], db: Path, *, judge: str = "offline",
+                name: str = "judge quality") -> Scored:
+    """Evaluate `items` with `metrics` through `engine.execute_run` in the DuckDB file `db`."""
+    golden = [GoldenItem(i.item_id, i.question, i.reference) for i in items]
+    outputs = [RagOutput(i.item_id, METHOD, i.answer, tuple(Chunk(str(k + 1), t) for k, t in enumerate(i.contexts)))
+               for i in items]
+    store = Store(db)
+    try:
+        golden_id = store.save_dataset(_dataset(name + " golden", golden=golden)).dataset_id
+        outputs_id = store.save_dataset(_dataset(name + " outputs", outputs=outputs)).dataset_id
+        run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
+                                   metrics=list(metrics), judge=judge, name=name)
+        engine.execute_run(store, run_id)
+        cur = store.cursor()
+        cells = cur.execute("SELECT question_id AS item_id, metric, value, status, split_part(detail, ' (', 1) AS label "
+                            "FROM scores WHERE run_id = ?", [run_id]).df()
+        claims = cur.execute("SELECT question_id AS item_id, source, claim_idx, text, verdict FROM claims "
+                             "WHERE run_id = ? ORDER BY question_id, source, claim_idx", [run_id]).df()
+        chunks = cur.execute("SELECT question_id AS item_id, chunk_idx, relevant, relevance_score FROM chunk_verdicts "
+                             "WHERE run_id = ? ORDER BY question_id, chunk_idx", [run_id]).df()
+    finally:
+        store.close()
+    wide = {col: cells.pivot(index="item_id", columns="metric", values=col) for col in ("value", "status", "label")}
+    return Scored(wide["value"].astype(float), wide["label"], wide["status"], claims, chunks)

@@ -360,13 +360,13 @@ def signals(claims: Sequence[str], passages: Sequence[str], vectors: Vectors) ->
         for i, v in enumerate(heuristic_verdicts(claims, passage, vectors)):
             out[i, k, VERDICTS.index(v)] = 1.0
     flat = [parts[k][j] for k, j in located]
+    rows_of = [[n for n, (kk, _) in enumerate(located) if kk == k] for k in range(len(passages))]  # passage -> its rows of flat
     cos = np.round(vectors.cosines(claims, flat), COSINE_DECIMALS)
     pairs, where = [], []
     for i, claim in enumerate(claims):
         c = _features(claim)
         coverage = np.array([_coverage(c, _features(t)) for t in flat])
-        for k in range(len(passages)):
-            mine = [n for n, (kk, _) in enumerate(located) if kk == k]
+        for k, mine in enumerate(rows_of):
             if mine:
                 out[i, k, 6] = coverage[mine].max()
                 out[i, k, 7] = max(cos[i, mine].max(), 0.0)
@@ -377,11 +377,7 @@ def signals(claims: Sequence[str], passages: Sequence[str], vectors: Vectors) ->
                 pairs.append((" ".join(parts[k][max(0, j - 1):j + 2]), claim))
                 where.append((i, k))
     if pairs:
-        read: set[tuple[int, int]] = set()
         for (i, k), p in zip(where, nli.probabilities([p for p, _ in pairs], [h for _, h in pairs])):
-            if (i, k) not in read:
-                out[i, k, 3:6] = (0.0, 0.0, 1.0)
-                read.add((i, k))
             out[i, k, 3] = max(out[i, k, 3], p[0])  # the most supporting and most contradicting premise
             out[i, k, 4] = max(out[i, k, 4], p[1])
             out[i, k, 5] = min(out[i, k, 5], p[2])

@@ -76,7 +76,7 @@ _P = ("P(correct) is the offline correctness scorer (evaluators/judges/correctne
 
 # id, scale, seed, needs, formula
 RUBRIC_METRICS = [
-    ("judge_correctness", "likert", "001", ("judge", "reference"),
+    ("judge_correctness", "likert", "001", ("judge", "reference", "embeddings"),
      f"Seed 001: does the answer match the ground truth factually (1-5)? {_LLM}. Offline mapping: "
      f"round(1 + 4 x P(correct), 1), {_L}; {_P}."),
     ("judge_completeness", "likert", "001", ("judge", "reference"),
@@ -99,7 +99,7 @@ RUBRIC_METRICS = [
      "Seed 001: pass when overall >= 4, partial when >= 3, else fail, always recomputed from judge_overall "
      "(a judge whose own verdict disagrees is noted in detail); value pass 1, partial 0.5, fail 0, the label "
      "in detail."),
-    ("wp_correctness", "likert", "000", ("judge", "reference"),
+    ("wp_correctness", "likert", "000", ("judge", "reference", "embeddings"),
      "Seed 000: factual alignment of answer and reference (1-5). LLM judge: its 'alignment' rating with "
      "reasoning (an answer as confused as its reference rates high). Offline mapping: "
      "round(1 + 4 x P(correct), 1), as judge_correctness."),
@@ -113,16 +113,16 @@ RUBRIC_METRICS = [
      "ratios projected 1 + 4x; correctness and relevance are wp_correctness and wp_relevance (LLM judge) or "
      "1 + 4x of P(correct) and answer_relevance / 100 (offline). A not-applicable part (precision "
      "without context) is left out and the weights renormalised."),
-    ("factual_accuracy", "percent", "003", ("judge", "reference"),
+    ("factual_accuracy", "percent", "003", ("judge", "reference", "embeddings"),
      "Seed 003 GEval: 0.5 correctness + 0.3 completeness + 0.2 consistency, each 0-100, rounded to 2 "
      "decimals. LLM judge: the three criteria scored step by step with seed 003's rubrics (we apply the "
      "weights, not the judge). Offline mapping: correctness = 100 x P(correct), completeness = "
      "100 x completeness, consistency = 100 minus the share (x100) of answer claims the reference contradicts "
      "(a stand-in for internal consistency)."),
-    ("accuracy_grade", "label", "003", ("judge", "reference"),
+    ("accuracy_grade", "label", "003", ("judge", "reference", "embeddings"),
      "Seed 003: A >= 80, B >= 60, C >= 40, D >= 20, else E of factual_accuracy; value A..E = 1, 0.75, 0.5, "
      "0.25, 0, the grade in detail."),
-    ("answer_class", "label", "003", ("judge", "reference"),
+    ("answer_class", "label", "003", ("judge", "reference", "embeddings"),
      f"Seed 003: DON'T KNOW when the answer has an uncertainty phrase (checked first, no judge needed), else "
      f"CORRECT or WRONG; value CORRECT 1, WRONG 0, DON'T KNOW 0, the label in detail. LLM judge: its "
      f"CORRECT/WRONG by seed 003's criteria. Both judges also class DON'T KNOW the answers that abstain in "

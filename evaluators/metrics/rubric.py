@@ -35,17 +35,17 @@ def _rubric_rows(samples: Sequence[Sample], context: Any) -> list[dict[str, Resu
         return [judged_rubric(h, claim_metrics(m), dk) for h, m, dk in zip(ratings, matrices, dont_know)]
     rows = []
     relevance = answer_relevance(samples, context)  # embeddings are cached: cheap after the semantic family
-    for sample, matrix, rel, dk, similar in zip(samples, matrices, relevance, dont_know, similarities(samples)):
+    for sample, matrix, rel, dk, similar in zip(samples, matrices, relevance, dont_know, similarities(samples, context)):
         claims = dict(claim_metrics(matrix))
         claims[CONTRADICTED] = answer_contradicted_by_reference(matrix)
         rows.append(offline_rubric(claims, rel, dk, correct(sample, *similar, claims[CONTRADICTED])))
     return rows
 
 
-def similarities(samples: Sequence[Sample]) -> list[tuple[float, float]]:
+def similarities(samples: Sequence[Sample], context: Any = None) -> list[tuple[float, float]]:
     """Per sample, (semantic_similarity, bert_score_f1) / 100 of answer and reference: the semantic
-    family's own numbers (cached vectors), as the correctness scorer reads them."""
-    cosine, bertscore = semantic_similarity(samples), bert_score_f1(samples)
+    family's own numbers (cached vectors; BERTScore shared within the batch), as the correctness scorer reads them."""
+    cosine, bertscore = semantic_similarity(samples), bert_score_f1(samples, context)
     return [((c.value or 0.0) / 100.0, (b.value or 0.0) / 100.0) for c, b in zip(cosine, bertscore)]
 
 

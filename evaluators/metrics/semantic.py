@@ -90,6 +90,13 @@ def bertscore_prf(cand_vecs: np.ndarray, ref_vecs: np.ndarray) -> tuple[float, f
             f"or reference scores 0.",
 )
 def bert_score_f1(samples: Sequence[Sample], context: Any = None) -> list[Result]:
+    # Once per batch: the offline rubric's correctness scorer reads it too (a token pass is not cached).
+    if context is None:
+        return _bert_score_f1(samples)
+    return context.per_batch("bert_score_f1", samples, _bert_score_f1)
+
+
+def _bert_score_f1(samples: Sequence[Sample]) -> list[Result]:
     out = [_empty_pair(s) for s in samples]
     todo = [i for i, r in enumerate(out) if r is None]
     answers = [samples[i].output.answer for i in todo]

@@ -81,7 +81,6 @@ from evaluators.schema import Chunk, Sample
 from evaluators.text import STOP_WORDS, fold, number_values
 
 JUDGE = "offline"
-VERDICTS = (SUPPORTED, CONTRADICTED, NOT_FOUND)
 
 # Thresholds, checked against RAGChecker's 59 labelled response-claim x chunk pairs (shared/data/
 # ragchecker_examples), seed 000's case study, seed 002's examples, some hand-made same-topic pairs
@@ -358,7 +357,7 @@ def signals(claims: Sequence[str], passages: Sequence[str], vectors: Vectors) ->
         return out
     for k, passage in enumerate(passages):
         for i, v in enumerate(heuristic_verdicts(claims, passage, vectors)):
-            out[i, k, VERDICTS.index(v)] = 1.0
+            out[i, k, verdict_model.LABELS.index(v)] = 1.0
     flat = [parts[k][j] for k, j in located]
     rows_of = [[n for n, (kk, _) in enumerate(located) if kk == k] for k in range(len(passages))]  # passage -> its rows of flat
     cos = np.round(vectors.cosines(claims, flat), COSINE_DECIMALS)
@@ -403,7 +402,7 @@ def rule_verdict(x: np.ndarray, claim: str, passage: str) -> str | None:
       - it is supported with every content word of the claim in one sentence (an extractive answer);
       - the cross-encoder did not read the pair (no sentence near the claim), as the model learned
         from SNLI that unrelated-looking sentences often contradict."""
-    heuristic = VERDICTS[int(np.argmax(x[:3]))]
+    heuristic = verdict_model.LABELS[int(np.argmax(x[:3]))]
     if heuristic == CONTRADICTED or not _features(claim).numbers <= _features(passage).numbers:
         return heuristic
     if (heuristic == SUPPORTED and x[6] == 1.0) or not was_read(x):

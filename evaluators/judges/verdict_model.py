@@ -15,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+from evaluators.judges import nli
+
 WEIGHTS = Path(__file__).with_name("weights") / "verdict_model.json"
-LABELS = ("supported", "contradicted", "not_found")
+LABELS = nli.LABELS  # supported, contradicted, not_found
 SIGNALS = ("heuristic_supported", "heuristic_contradicted", "heuristic_not_found",
            "nli_supported", "nli_contradicted", "nli_not_found", "coverage", "cosine")
 

@@ -20,7 +20,8 @@ Inputs (one sample)
   and the other ways answers abstain), or None.
 * correct: P(correct), the offline correctness scorer's probability that people judge the answer
   correct (`judges/correctness.py`, fitted on EVOUNA's dev part; claim-level F1 alone agreed with
-  people less than token F1 did, as a sentence around a short reference has one matching claim).
+  people less than token F1 did, as a sentence around a short reference has one matching claim);
+  beyond a short-answer reference it is multiplied by completeness, `metrics/rubric.correct`).
 
 Mapping (L(x) = formulas.scale_to_likert(x) = 1 + 4x, seed 000's projection)
 ------------------------------------------------------------------------------

@@ -5,9 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from evaluators.judges import correctness
-from evaluators.metrics.rubric import similarities
-from evaluators.schema import GoldenItem, RagOutput, Sample
+from evaluators.claims import claim_metrics
+from evaluators.judges import correctness, offline
+from evaluators.metrics.rubric import correct, similarities
+from evaluators.rubric import answer_contradicted_by_reference
+from evaluators.schema import GoldenItem, RagOutput, Result, Sample
 
 
 def test_signals_of_a_sentence_around_a_short_reference():
@@ -56,3 +58,32 @@ def test_a_fit_on_other_signals_is_refused(tmp_path, monkeypatch):
             correctness.probability(np.zeros(len(correctness.SIGNALS)))
     finally:
         correctness._model.cache_clear()
+
+
+def test_short_answers_are_names_phrases_and_alias_lists():
+    assert correctness.is_short_answer("David Seville")
+    assert correctness.is_short_answer("Internal exile/Exiles/Transported for life/Voluntary exile")
+    assert correctness.is_short_answer("TCP/IP")
+    assert not correctness.is_short_answer("Whitesand Bay is located in Cornwall.")
+
+
+def _p_correct(answer: str, reference: str) -> Result:
+    """P(correct) of one answer as the offline rubric computes it (claim matrix, semantic family, scorer)."""
+    sample = Sample(GoldenItem("q", "Where is Whitesand Bay?", reference), RagOutput("q", "m", answer))
+    claims = dict(claim_metrics(offline.build_matrix(sample)))
+    (cosine, bertscore), = similarities([sample])
+    return correct(sample, cosine, bertscore, answer_contradicted_by_reference(offline.build_matrix(sample)),
+                   claims["completeness"])
+
+
+def test_a_sentence_reference_needs_its_key_points_stated():
+    reference = "Whitesand Bay is located in Cornwall."
+    on_topic = _p_correct("Yes, we would go to Whitesand Bay.", reference)  # same topic, the fact not stated
+    assert on_topic.value < 0.5 and "x completeness 0.00" in on_topic.detail
+    stated = _p_correct("Whitesand Bay is in Cornwall, near Plymouth.", reference)
+    assert stated.value > 0.5 and "x completeness 1.00" in stated.detail
+
+
+def test_a_short_reference_is_the_scorer_alone():
+    r = _p_correct("It is in Cornwall.", "Cornwall")
+    assert r.value > 0.5 and "completeness" not in r.detail

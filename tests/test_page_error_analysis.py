@@ -56,19 +56,19 @@ def test_worst_samples_first_with_the_count_of_all(app_at):
 def test_filters_narrow_the_list_like_sql(app_at):
     at, run_id = _open(app_at)
     at.multiselect(key="ea-methods").set_value(["local_search"])
-    at.multiselect(key="ea-verdicts").set_value(["partial"])
+    at.multiselect(key="ea-verdicts").set_value(["fail"])
     at.selectbox(key="ea-filter-metric").set_value("faithfulness").run()
     at.slider(key="ea-range-faithfulness").set_value((0.0, 0.9)).run()
     assert not at.exception, at.exception
     expected = _sql(app_at.db, """
         SELECT count(*) FROM scores f JOIN scores v USING (run_id, question_id, method)
         WHERE f.run_id = ? AND f.method = 'local_search' AND f.metric = 'faithfulness' AND f.status = 'ok'
-          AND f.value <= 0.9 AND v.metric = 'verdict' AND v.detail LIKE 'partial%'""", run_id)[0][0]
+          AND f.value <= 0.9 AND v.metric = 'verdict' AND v.detail LIKE 'fail%'""", run_id)[0][0]
     assert expected > 0
     assert any(c.value.startswith(f"{expected} samples match") for c in at.caption)
     table, _ = _list(at)
     assert set(table["method"]) == {"local_search"} and (table["faithfulness"] <= 0.9).all()
-    assert set(table["verdict"]) == {"partial"}
+    assert set(table["verdict"]) == {"fail"}
     at.selectbox(key="ea-sort").set_value("hallucination_rate").run()
     table, _ = _list(at)
     assert table["hallucination_rate"].is_monotonic_decreasing  # lower is better: highest first

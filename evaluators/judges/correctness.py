@@ -20,6 +20,14 @@ Signals, each in [0, 1] (`signals`):
   answer_length        min(1, log(1 + answer words) / log(1 + 200))
 The fit weighs both classes equally (class_weight="balanced"), so 0.5 means "as likely correct as not"
 whatever the share of correct answers in a data set (`evaluators.rubric.CORRECT_P`).
+
+Domain: EVOUNA's references are short answers (TriviaQA: a name, date or phrase, often with aliases,
+"David Seville/Ross Bagdasarian"). Between two sentences on one topic BERTScore and cosine run high
+whatever the facts, so on a sentence reference ("Whitesand Bay is located in Cornwall.") the scorer
+alone called "Yes, we would go to Whitesand Bay." correct (P 0.83). A reference that is not a short
+answer (`is_short_answer`) is judged by its key points too: P(correct) = the scorer's P x completeness,
+the share of the reference's claims the answer states (seed 002's claim verdicts). On EVOUNA's dev part
+this changes 170 of 4,820 answers and moves AUROC from 0.898 to 0.902.
 """
 from __future__ import annotations
 
@@ -37,6 +45,13 @@ WEIGHTS = Path(__file__).with_name("weights") / "correctness.json"
 SIGNALS = ("reference_recall", "reference_in_answer", "token_f1", "cosine", "bertscore", "abstains",
            "contradicted", "answer_length")
 _LONG_ANSWER_WORDS = 200
+# A short answer: every "/"-separated alternative has at most this many words (EVOUNA's alias lists).
+SHORT_ANSWER_WORDS = 5
+
+
+def is_short_answer(reference: str) -> bool:
+    """The reference is a short answer, or a list of them, as the scorer was fitted on (module doc)."""
+    return all(len(alternative.split()) <= SHORT_ANSWER_WORDS for alternative in reference.split("/"))
 
 
 def signals(answer: str, reference: str, cosine: float, bertscore: float, contradicted: float) -> np.ndarray:

@@ -38,7 +38,8 @@ def _rubric_rows(samples: Sequence[Sample], context: Any) -> list[dict[str, Resu
     for sample, matrix, rel, dk, similar in zip(samples, matrices, relevance, dont_know, similarities(samples, context)):
         claims = dict(claim_metrics(matrix))
         claims[CONTRADICTED] = answer_contradicted_by_reference(matrix)
-        rows.append(offline_rubric(claims, rel, dk, correct(sample, *similar, claims[CONTRADICTED])))
+        rows.append(offline_rubric(claims, rel, dk, correct(sample, *similar, claims[CONTRADICTED],
+                                                            claims["completeness"])))
     return rows
 
 
@@ -49,14 +50,23 @@ def similarities(samples: Sequence[Sample], context: Any = None) -> list[tuple[f
     return [((c.value or 0.0) / 100.0, (b.value or 0.0) / 100.0) for c, b in zip(cosine, bertscore)]
 
 
-def correct(sample: Sample, cosine: float, bertscore: float, contradicted: Result) -> Result:
-    """The correctness scorer's P(correct) of one sample (judges/correctness.py)."""
-    if not sample.golden.reference.strip():
+def correct(sample: Sample, cosine: float, bertscore: float, contradicted: Result, completeness: Result) -> Result:
+    """The correctness scorer's P(correct) of one sample (judges/correctness.py); beyond a short reference,
+    times the completeness (the share of the reference's claims the answer states)."""
+    reference = sample.golden.reference
+    if not reference.strip():
         return not_applicable("no reference answer to judge correctness against")
-    if contradicted.status != OK:
-        return contradicted
-    x = correctness.signals(sample.output.answer, sample.golden.reference, cosine, bertscore, contradicted.value)
-    return Result(correctness.probability(x), detail=f"P(correct) from {correctness.explain(x)}")
+    short = correctness.is_short_answer(reference)
+    for needed in (contradicted,) if short else (contradicted, completeness):
+        if needed.status != OK:
+            return needed
+    x = correctness.signals(sample.output.answer, reference, cosine, bertscore, contradicted.value)
+    p = correctness.probability(x)
+    detail = f"P(correct) from {correctness.explain(x)}"
+    if short:
+        return Result(p, detail=detail)
+    return Result(round(p * completeness.value, 4),
+                  detail=f"{detail}; the reference is more than a short answer: x completeness {completeness.value:.2f}")
 
 
 def _compute(metric_id: str):
@@ -72,7 +82,8 @@ _RELEVANCE = ("answer_relevance there is the offline direct question-answer cosi
 _LLM = "LLM judge: its 1-5 rating by seed 001's rubric, in the holistic call"
 _P = ("P(correct) is the offline correctness scorer (evaluators/judges/correctness.py): a logistic model over "
       "reference recall, reference containment, token F1, MiniLM cosine, BERTScore, abstention, contradicted claims and "
-      "answer length, fitted on the dev part of EVOUNA's human correct/incorrect verdicts")
+      "answer length, fitted on the dev part of EVOUNA's human correct/incorrect verdicts; a reference longer than a "
+      "short answer (an alternative of more than 5 words) also needs its key points: P x completeness")
 
 # id, scale, seed, needs, formula
 RUBRIC_METRICS = [

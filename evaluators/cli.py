@@ -51,8 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = with_db(sub.add_parser(
         "run", help="evaluate RAG outputs against a golden set",
         description="Evaluate every (question, method) pair and store the scores. Files may be CSV, JSON, "
-                    "JSONL or Parquet, in RAGScope's, ragas', DeepEval's, RAGChecker's or GraphRAG-Bench's "
-                    "column names.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter))
+                    "JSONL or Parquet, in RAGScope's, ragas', DeepEval's, RAGChecker's, GraphRAG-Bench's or haystack's "
+                    "column names, or InspectorRAGet's experiment JSON (golden set and every model's answers).",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter))
     run.add_argument("--golden", help="golden set: question_id, question, reference (+ question_type, checks, ...)")
     run.add_argument("--outputs", action="append", default=[], metavar="[METHOD=]PATH",
                      help="RAG outputs: question_id, answer, contexts (+ method). Repeat for several files. "

@@ -10,6 +10,7 @@ follows them would be noise; problems inside records are all collected before ra
 """
 from __future__ import annotations
 
+import ast
 import codecs
 import csv
 import gc
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from evaluators import inspectorraget
 from evaluators.checks import validate_check
 from evaluators.schema import Chunk, GoldenItem, LoadError, Problem, RagOutput
 
@@ -34,17 +36,22 @@ ROLES = ("auto", "golden", "outputs")
 # Canonical field -> accepted column names (case-insensitive), best first. The order of the
 # fields matters: a column goes to the first field that claims it, so `reference` is resolved
 # before `answer` and the retrieved `contexts` before DeepEval's ideal `context`.
+# haystack's evaluation results name their columns in the plural (questions, true_answers,
+# predicted_answers; its RAG harness: responses, ground_truth_answers); InspectorRAGet's records
+# (evaluators.inspectorraget) keep that file's names: task_id, input, targets, model, output.
 ALIASES: dict[str, tuple[str, ...]] = {
-    "question_id": ("question_id", "id", "query_id", "qid", "sample_id"),
-    "method": ("method", "system", "rag_method", "pipeline"),
-    "question": ("question", "query", "user_input", "input"),
+    "question_id": ("question_id", "id", "query_id", "qid", "sample_id", "task_id"),
+    "method": ("method", "system", "rag_method", "pipeline", "model"),
+    "question": ("question", "query", "user_input", "input", "questions"),
     "reference": ("reference", "gt_answer", "ground_truth", "expected_output", "expected_answer",
-                  "reference_answer", "golden_answer"),
-    "answer": ("answer", "response", "generated_answer", "actual_output", "prediction", "output"),
+                  "reference_answer", "golden_answer", "true_answers", "ground_truth_answers",
+                  "targets"),
+    "answer": ("answer", "response", "generated_answer", "actual_output", "prediction", "output",
+               "predicted_answers", "responses"),
     "contexts": ("contexts", "retrieved_contexts", "retrieval_context", "retrieved_context",
                  "context", "chunks"),
     "reference_contexts": ("reference_contexts", "context"),
-    "question_type": ("question_type", "type", "category"),
+    "question_type": ("question_type", "type", "category", "answerability"),
     "evidence": ("evidence",),
     "checks": ("checks",),
 }
@@ -61,7 +68,7 @@ _DESCRIPTIONS = {
 _EXTENSIONS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "jsonl",
                ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
 _WRAPPER_KEYS = ("results", "data", "samples", "examples")
-_CHUNK_ID_KEYS = ("doc_id", "id", "chunk_id")
+_CHUNK_ID_KEYS = ("doc_id", "id", "chunk_id", "document_id")
 _CHUNK_TEXT_KEYS = ("text", "content", "page_content")
 _CSV_DELIMITERS = (",", ";", "\t", "|")
 # Fits a C long on every platform; cells over MAX_CELL_CHARS get our own message instead of
@@ -423,6 +430,8 @@ def _parse_json(text: str, problems: _Problems):
             return ("jsonl", *_parse_jsonl(text, problems))  # JSON Lines saved as .json
         problems.stop(None, None, f"the file is not valid JSON: {err.msg} at line {err.lineno}, "
                       f"column {err.colno}; fix it there (or export the file again)")
+    if inspectorraget.is_inspectorraget(top):  # known by its keys, whatever the file's name
+        return ("json", *inspectorraget.records(top, problems))
     items = _unwrap(top, problems)
     return ("json", *_records(enumerate(items, 1), problems))
 
@@ -794,15 +803,40 @@ def _split_contexts(text: str, sep: str | None) -> Any:
         try:
             return json.loads(stripped)
         except json.JSONDecodeError as err:
+            chunks = _python_list(stripped) if stripped[0] == "[" else None
+            if chunks is not None:
+                return chunks
             if sep is None:
                 raise _Bad(f"contexts looks like a JSON list but is not valid JSON ({err.msg} at "
-                           f"character {err.pos}); fix the list, or name the separator if the "
-                           "chunks are joined text") from None
+                           f"character {err.pos}), nor a Python list of texts; fix the list, or "
+                           "name the separator if the chunks are joined text") from None
     if sep is None:
         raise _Bad("contexts is a single text, not a list of chunks; name the separator that "
                    "joins the chunks (context separator, for example '\\n\\n' or '|||'), or "
                    "store a JSON list of texts")
     return [part.strip() for part in text.split(sep) if part.strip()]
+
+
+# What ast.literal_eval raises on text that is no Python literal (or nests too deep for it).
+_NOT_A_LITERAL = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
+
+
+def _python_list(text: str) -> list[str] | None:
+    """A Python list literal of texts, as haystack's evaluation CSVs store contexts (str() of a
+    list: ['chunk one', "chunk's two"]), read by ast.literal_eval, which runs no code. None when
+    the text is no Python literal; _Bad when it is one but not a list of texts."""
+    try:
+        value = ast.literal_eval(text)
+    except _NOT_A_LITERAL:
+        return None
+    if not isinstance(value, list):
+        raise _Bad(f"contexts is a Python literal but {_kind(value)}, not a list of chunk texts "
+                   "like ['chunk 1', 'chunk 2']")
+    for rank, item in enumerate(value, 1):
+        if not isinstance(item, str):
+            raise _Bad(f"contexts is a Python list, but chunk {rank} is {_kind(item)}, not a "
+                       "text; every chunk must be a quoted text like ['chunk 1', 'chunk 2']")
+    return value
 
 
 def _chunk(item: Any, rank: int) -> Chunk:

@@ -1,10 +1,10 @@
 """Data: upload golden sets and RAG outputs, see what was read and every problem, store valid files.
 
 Each file is read by `evaluators.loaders` (format detected, columns recognised under the names of
-ragas, DeepEval, RAGChecker and GraphRAG-Bench). When a required column is not recognised, the
-user maps their columns to ours and the file is read again. Nothing is stored while any file has a
-problem; storing the same content twice is a no-op (content hash). Uploaded text is shown only
-through st.dataframe / st.text, never as markdown.
+ragas, DeepEval, RAGChecker, GraphRAG-Bench and haystack, InspectorRAGet's JSON by its keys). When a
+required column is not recognised, the user maps their columns to ours and the file is read again.
+Nothing is stored while any file has a problem; storing the same content twice is a no-op (content
+hash). Uploaded text is shown only through st.dataframe / st.text, never as markdown.
 """
 from __future__ import annotations
 
@@ -212,8 +212,8 @@ def as_golden(target) -> loaders.Dataset | None:
 
 st.title("Data")
 st.caption("Upload golden sets and the outputs of your RAG methods: CSV, JSON, JSONL or Parquet, with the column "
-           "names of RAGScope, ragas, DeepEval, RAGChecker or GraphRAG-Bench. Every file is checked before "
-           "anything is stored.")
+           "names of RAGScope, ragas, DeepEval, RAGChecker, GraphRAG-Bench or haystack's evaluation results, or an "
+           "InspectorRAGet experiment file as it is. Every file is checked before anything is stored.")
 
 uploads = st.file_uploader("Golden sets and RAG outputs", type=["csv", "tsv", "json", "jsonl", "ndjson", "parquet",
                                                                  "pq"],

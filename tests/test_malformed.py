@@ -71,6 +71,7 @@ EXPECTED = {
     "bad_contexts.parquet": (1, "contexts", ["must be a list", "a number (3)"], {}),
     "contexts_plain_string.csv": (1, "contexts", ["single text", "name the separator"], {}),
     "contexts_broken_json_list.csv": (1, "contexts", ["looks like a JSON list but is not valid JSON"], {}),
+    "contexts_python_not_texts.csv": (1, "contexts", ["Python list", "chunk 2 is a number (42)"], {}),
     "chunk_without_text.json": (1, "retrieved_context", ["chunk 1", "has no text", "keys found: doc_id, body"], {}),
     "chunk_null.jsonl": (1, "contexts", ["chunk 2 is empty"], {}),
     # checks

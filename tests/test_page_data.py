@@ -146,3 +146,45 @@ def test_answers_to_questions_the_golden_set_lacks_block_storing_until_unchecked
     at.selectbox(key="data-check").set_value(("none", None))
     at.run()
     assert not at.error and not at.button(key="data-save").disabled
+
+
+FOREIGN = ROOT / "tests" / "fixtures"  # excerpts of haystack's and InspectorRAGet's files, with LICENSE and SOURCE.md
+HAYSTACK = FOREIGN / "aragog_haystack" / "detailed_all-MiniLM-L6-v2__top_k1__chunk_size64.csv"
+CLAPNQ = FOREIGN / "inspectorraget_clapnq" / "clapnq_excerpt.json"
+
+
+def test_files_of_haystack_and_inspectorraget_are_read_as_they_are_and_stored(app_at):
+    at = _upload(app_at("pages/data.py"), _file(HAYSTACK), _file(CLAPNQ))
+    assert not at.error
+    captions = _captions(at)
+    assert any(c.startswith("Format: csv (detected)") and "golden set, 5 questions and RAG outputs, 5 answers" in c
+               for c in captions)
+    assert any(c.startswith("Format: json (detected)") and "golden set, 3 questions and RAG outputs, 9 answers" in c
+               for c in captions)
+    assert at.text_input(key=f"data-{HAYSTACK.name}-method").value == HAYSTACK.stem  # no method column: the name
+    methods = next(d.value for d in at.dataframe if list(d.value.columns) == ["method", "answers"])
+    assert methods.set_index("method")["answers"].to_dict() == {"GPT-3.5 (Turbo)": 3, "Llama (13b-chat)": 3,
+                                                                 "Mistral": 3}
+    answers = [d.value for d in at.dataframe if "first chunk" in d.value.columns]
+    assert list(answers[0]["chunks"]) == [1] * 5 and answers[0].iloc[0]["first chunk"].startswith("steps in our")
+
+    at.text_input(key=f"data-{HAYSTACK.name}-method").input("minilm_top1_chunk64")
+    at.run()
+    at.button(key="data-save").click()
+    at.run()
+    assert any("2 new datasets stored" in s.value for s in at.success)
+    stored = _stored(at)
+    assert stored.loc[HAYSTACK.name, "methods"] == "minilm_top1_chunk64"
+    assert stored.loc[CLAPNQ.name, "methods"] == "GPT-3.5 (Turbo), Llama (13b-chat), Mistral"
+    assert stored.loc[CLAPNQ.name, "golden questions"] == 3
+
+
+def test_a_bad_python_list_of_contexts_is_listed_with_its_row(app_at):
+    text = HAYSTACK.read_text(encoding="utf-8").replace("['steps in our", "['steps in our', 42, '", 1)
+    at = _upload(app_at("pages/data.py"), ("detailed_bad.csv", text.encode("utf-8")))
+    problems = next(d.value for d in at.dataframe if "message" in d.value.columns)
+    assert len(problems) == 1
+    problem = problems.iloc[0]
+    assert (problem["file"], problem["row"], problem["field"]) == ("detailed_bad.csv", 1, "contexts")
+    assert "chunk 2 is a number (42)" in problem["message"]
+    assert at.button(key="data-save").disabled

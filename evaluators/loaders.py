@@ -138,8 +138,7 @@ def _load(raw: bytes, file: str, role: str, method, context_sep, fmt, encoding,
           column_map: dict) -> Dataset:
     problems = _Problems(file)
     codec = _check_options(problems, method, context_sep, fmt, encoding)
-    if not raw.strip(b" \t\r\n\x0b\x0c\xef\xbb\xbf"):
-        problems.stop(None, None, "the file is empty; export the data again and upload that file")
+    _check_not_empty(raw, problems)
     fmt = fmt or _detect(file, raw[:_HEAD_BYTES], problems)
     fmt, keys, records = _parse(raw, fmt, codec, problems)
     found_in_records = len(problems.items)  # bad lines/rows: reported, the good records still read
@@ -170,6 +169,35 @@ def _load(raw: bytes, file: str, role: str, method, context_sep, fmt, encoding,
         columns={f: c for f, c in columns.items() if f in used},
         output_rows=output_rows,
     )
+
+
+@dataclass(frozen=True)
+class Records:
+    """A file parsed into records, before any column is given a meaning (for readers of other
+    tables than golden sets and outputs, such as human labels: `evaluators.labels`)."""
+
+    file: str  # file name shown in messages (basename)
+    format: str  # one of FORMATS, as detected
+    content_hash: str  # sha256 of the raw bytes
+    keys: list[str]  # every column / key seen, in first-seen order
+    rows: list[tuple[int, dict]]  # (row number as messages give it, record)
+    problems: list[Problem]  # records that could not be read (a broken line, a short row); not in rows
+
+
+def read_records(source, *, name=None, encoding="utf-8") -> Records:
+    """Any CSV / JSON / JSONL / Parquet file (a path, or bytes with `name`) as records, with the
+    same format detection, parsing and messages as `load`; LoadError when no record can be read
+    (unreadable, empty, undecodable, invalid JSON). InspectorRAGet's experiment JSON comes back as
+    its loader records (one per model result)."""
+    raw, file = _read_source(source, name)
+    problems = _Problems(file)
+    codec = _check_options(problems, None, None, None, encoding)
+    _check_not_empty(raw, problems)
+    fmt = _detect(file, raw[:_HEAD_BYTES], problems)
+    with _gc_paused():
+        fmt, keys, records = _parse(raw, fmt, codec, problems)
+    return Records(file, fmt, hashlib.sha256(raw).hexdigest(), [str(k) for k in keys], records,
+                   list(problems.items))
 
 
 def check_against_golden(outputs: Dataset | Sequence[Dataset], golden: Dataset) -> list[Problem]:
@@ -252,6 +280,11 @@ def _check_options(problems: _Problems, method, context_sep, fmt, encoding) -> s
     except LookupError:
         problems.stop(None, None, f"unknown encoding {encoding!r}; use a Python codec name "
                       "such as 'utf-8', 'cp1252' or 'latin-1'")
+
+
+def _check_not_empty(raw: bytes, problems: _Problems) -> None:
+    if not raw.strip(b" \t\r\n\x0b\x0c\xef\xbb\xbf"):
+        problems.stop(None, None, "the file is empty; export the data again and upload that file")
 
 
 def _content_hash(raw: bytes, options: dict) -> str:

@@ -176,6 +176,14 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE claims ADD COLUMN other_side_verdict VARCHAR;
     """,
+    # 6: human ratings imported from a file (evaluators.labels): the rated dimension ("faithfulness"),
+    # a number in `rating` or a class in `label`, the reason in `note`, and which file they came from
+    """
+    ALTER TABLE annotations ADD COLUMN dimension VARCHAR;
+    ALTER TABLE annotations ADD COLUMN rating DOUBLE;
+    ALTER TABLE annotations ADD COLUMN source VARCHAR;
+    ALTER TABLE annotations ADD COLUMN source_hash VARCHAR;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -191,6 +199,11 @@ _CHUNK_VERDICTS_SCHEMA = pa.schema(_KEY_FIELDS + [
     ("relevance_score", pa.float64()), ("used_by_answer", pa.bool_()), ("reason", pa.string()),
 ])
 _GENERATED_QUESTIONS_SCHEMA = pa.schema(_KEY_FIELDS + [("idx", pa.int32()), ("text", pa.string())])
+_RATINGS_SCHEMA = pa.schema([
+    ("annotation_id", pa.string()), ("run_id", pa.string()), ("question_id", pa.string()), ("method", pa.string()),
+    ("author", pa.string()), ("dimension", pa.string()), ("rating", pa.float64()), ("label", pa.string()),
+    ("note", pa.string()), ("source", pa.string()), ("source_hash", pa.string()), ("created_at", pa.timestamp("us")),
+])
 _CONTEXTS_TYPE = pa.list_(pa.struct([("chunk_id", pa.string()), ("text", pa.string())]))
 
 
@@ -403,6 +416,33 @@ class Store:
              tags, note, author, _now(), judge_label, judge_value, claim_text],
         )
         return annotation_id
+
+    def add_ratings(self, run_id: str, ratings: Sequence[dict], *, source: str, source_hash: str) -> bool:
+        """Append imported human ratings (dicts with question_id, method, author, dimension, rating
+        or label, note) of one source in one transaction: all or none, one bulk insert. False, and
+        nothing written, when a source with this content hash was imported into the run before (a
+        re-import is a no-op, not duplicates). Validation is the caller's (evaluators.labels)."""
+        now = _now()
+        rows = [{**r, "annotation_id": "ann-" + secrets.token_hex(8), "run_id": run_id, "source": source,
+                 "source_hash": source_hash, "created_at": now} for r in ratings]
+        table = pa.Table.from_pylist(rows, schema=_RATINGS_SCHEMA)
+        with self._transaction() as cur:
+            if cur.execute("SELECT 1 FROM annotations WHERE run_id = ? AND source_hash = ? LIMIT 1",
+                           [run_id, source_hash]).fetchall():
+                return False
+            self._append(cur, "annotations", table)
+        return True
+
+    def run_keys(self, run_id: str) -> tuple[set[str], set[str]]:
+        """The question ids of a run's golden set and the methods of its outputs (what a label may name)."""
+        cur = self.cursor()
+        questions = cur.execute(
+            "SELECT g.question_id FROM runs r JOIN golden_items g ON g.dataset_id = r.golden_dataset_id "
+            "WHERE r.run_id = ?", [run_id]).fetchall()
+        methods = cur.execute(
+            "SELECT DISTINCT o.method FROM runs r JOIN rag_outputs o ON list_contains(r.outputs_dataset_ids, "
+            "o.dataset_id) WHERE r.run_id = ?", [run_id]).fetchall()
+        return {q for q, in questions}, {m for m, in methods}
 
     def annotations(self, run_id: str) -> pd.DataFrame:
         """Every annotation of a run, oldest first."""

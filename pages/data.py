@@ -1,4 +1,5 @@
-"""Data: upload golden sets and RAG outputs, see what was read and every problem, store valid files.
+"""Data: upload golden sets and RAG outputs, see what was read and every problem, store valid files;
+import people's ratings of a run's answers (evaluators.labels).
 
 Each file is read by `evaluators.loaders` (format detected, columns recognised under the names of
 ragas, DeepEval, RAGChecker, GraphRAG-Bench and haystack, InspectorRAGet's JSON by its keys). When a
@@ -8,14 +9,13 @@ hash). Uploaded text is shown only through st.dataframe / st.text, never as mark
 """
 from __future__ import annotations
 
-import codecs
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from evaluators.queries import datasets as qd
-from evaluators import loaders
+from evaluators import labels, loaders
 from evaluators.schema import GoldenItem, LoadError, Problem
 from ui.common import md_escape, store
 
@@ -34,14 +34,11 @@ def problem_frame(problems: list[Problem]) -> pd.DataFrame:
 
 
 def file_columns(raw: bytes, name: str, encoding: str) -> list[str]:
-    """The file's own column names, for the mapping step. (loaders has no public call for this:
-    it is asked through its parser, which the mapping needs anyway.)"""
+    """The file's own column names, for the mapping step."""
     try:
-        fmt = loaders.detect_format(name, raw[:4096])
-        _, keys, _ = loaders._parse(raw, fmt, codecs.lookup(encoding).name, loaders._Problems(name))
-    except (LoadError, LookupError):
+        return loaders.read_records(raw, name=name, encoding=encoding).keys
+    except LoadError:
         return []
-    return [str(k) for k in keys]
 
 
 def read(raw: bytes, name: str, role: str, method: str | None, context_sep: str | None, encoding: str,
@@ -282,3 +279,40 @@ else:
     st.caption(f"{len(stored)} dataset{'s' if len(stored) != 1 else ''}" +
                (f" (the newest {qd.MAX_ROWS})" if len(stored) >= qd.MAX_ROWS else "") +
                ". The same content is stored once: uploading it again finds the stored copy.")
+
+
+def labels_import() -> None:
+    """Import a file of human ratings into a run: every problem listed, or a one-line summary."""
+    st.subheader("Import human labels")
+    st.caption("People's ratings (numbers) or labels (texts) of a run's answers: a CSV, JSON, JSONL or Parquet file "
+               "with question_id, method, annotator and one column per rated dimension (e.g. faithfulness, "
+               "correctness), optionally <dimension>_reason; or an InspectorRAGet experiment file as it is. They "
+               "are stored beside the judge's scores, never replacing them, and compared with the matching metrics "
+               "on **Error analysis**.")
+    runs = qd.recent_runs(store())
+    if runs.empty:
+        st.info("No run yet: evaluate the rated answers first (store them above, then run them on **Evaluate**).")
+        return
+    names = dict(zip(runs["run_id"], runs["name"]))
+    options = list(names)
+    picked = st.session_state.get("run_id")  # the run in view in the sidebar
+    run_id = st.selectbox("Run whose answers were rated", options, key="labels-run",
+                          index=options.index(picked) if picked in names else 0,
+                          format_func=lambda r: f"{names[r]} ({r})")
+    upload = st.file_uploader("Labels file", type=["csv", "tsv", "json", "jsonl", "ndjson", "parquet", "pq"],
+                              key="labels-upload")
+    if not st.button("Import labels", type="primary", disabled=upload is None, key="labels-import"):
+        return
+    try:
+        result = labels.import_file(store(), run_id, upload.getvalue(), name=upload.name)
+    except LoadError as exc:
+        st.error(f"{len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''} in this file: nothing was "
+                 "stored. Fix the file and upload it again.")
+        st.dataframe(problem_frame(exc.problems), hide_index=True, width="stretch", key="labels-problems")
+    except ValueError as exc:  # the run is gone
+        st.error(md_escape(str(exc)))
+    else:
+        (st.info if result.already_imported else st.success)(md_escape(result.summary()))
+
+
+labels_import()

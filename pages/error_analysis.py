@@ -12,6 +12,8 @@ from evaluators.claims import VERDICTS
 from evaluators.metrics import REGISTRY
 from evaluators.queries import claims as qc
 from evaluators.queries import errors as q
+from evaluators.queries import humans as qh
+from evaluators.queries.compare import selected_row
 from evaluators.queries.overview import question_types
 from evaluators.stats import cohen_kappa
 from ui import highlight as hl
@@ -283,6 +285,39 @@ if not overrides.empty:
     st.dataframe(overrides.round(3), hide_index=True, width="stretch")
     st.caption("Per metric over the overridden cells: n, the judge's and the humans' mean in the metric's own scale, "
                "and the mean difference human - judge.")
+
+# -- judge vs imported human ratings ------------------------------------------------------------------
+
+st.subheader("Judge vs humans")
+humans = qh.judge_vs_humans(store(), run_id, methods)
+if humans["agreement"].empty:
+    st.caption("No human ratings imported for this run: import a file of ratings on **Data** (Import human labels), "
+               "or with `python -m evaluators labels import FILE --run RUN_ID`.")
+else:
+    st.caption("Per human dimension and matching metric: n rated answers whose metric cell is ok (other cells are "
+               "left out, never counted as 0; the note says why), Spearman's rho of the metric against the mean human "
+               "rating, Cohen's kappa where both are labels (majority label), each with a 95% bootstrap CI over "
+               "questions, and the annotators' agreement among themselves (Krippendorff's alpha) as the ceiling. "
+               + ("Over the methods picked above." if methods else "Over every method."))
+    st.dataframe(humans["agreement"].round(3), hide_index=True, width="stretch", key="ea-humans",
+                 column_config={"note": st.column_config.TextColumn(width="large")})
+    downloads(humans["agreement"], f"{run_id}-judge-vs-humans", "ea-humans")
+    gaps = humans["disagreements"]
+    pairs = list(dict.fromkeys(zip(gaps["dimension"], gaps["metric"])))
+    if pairs:
+        picked = st.selectbox("Largest disagreements of", range(len(pairs)), key="ea-humans-pair",
+                              format_func=lambda i: f"{pairs[i][0]} vs {pairs[i][1]}")
+        dimension, metric = pairs[picked]
+        shown = gaps[(gaps["dimension"] == dimension) & (gaps["metric"] == metric)].reset_index(drop=True)
+        gap_event = st.dataframe(shown.drop(columns=["dimension", "metric"]).dropna(axis=1, how="all").round(3),
+                                 hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                                 key=f"ea-humans-gaps-{picked}",
+                                 column_config={"question": st.column_config.TextColumn(width="large")})
+        st.caption("Ratings: largest |rank difference| first (the item's percentile rank under the metric minus under "
+                   "the mean human rating; + means the judge ranks it higher than people do). Labels: the items "
+                   "whose judge label is not the humans' majority. Click a row to open the question on **Claims**.")
+        if (qid := selected_row(shown, gap_event.get("selection", {}).get("rows", []))) is not None:
+            open_question(qid)
 
 st.subheader("All labels of this run")
 every = q.annotations(store(), run_id, limit=None)

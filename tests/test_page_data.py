@@ -3,6 +3,8 @@ with file, row and field, the column-mapping step, storing once (content hash), 
 import json
 from pathlib import Path
 
+from tests.test_page_claims import app_on  # noqa: F401 (a fixture: the app on a database of its own)
+
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo"
 MALFORMED = ROOT / "tests" / "malformed"
@@ -188,3 +190,38 @@ def test_a_bad_python_list_of_contexts_is_listed_with_its_row(app_at):
     assert (problem["file"], problem["row"], problem["field"]) == ("detailed_bad.csv", 1, "contexts")
     assert "chunk 2 is a number (42)" in problem["message"]
     assert at.button(key="data-save").disabled
+
+
+def test_importing_human_labels_lists_problems_then_stores_once(tmp_path, app_on):
+    from evaluators.store import close_store, open_store
+    from tests.test_labels import HEADER, tiny_run
+    from tests.test_page_claims import _assert_page_is_inert
+
+    db = tmp_path / "labels.duckdb"
+    run_id = tiny_run(db, tmp_path)
+    close_store(db)
+    at = app_on(db, "pages/data.py")
+    assert "Import human labels" in [s.value for s in at.subheader]
+    assert at.selectbox(key="labels-run").value == run_id
+    assert at.button(key="labels-import").disabled  # nothing uploaded yet
+
+    evil = "<b>bold</b> [x](javascript:alert(1))"
+    bad = (HEADER + f"q1,local,ann,4,{evil},correct\nq9,local,ann,3,,wrong\n").encode()
+    at.file_uploader(key="labels-upload").set_value(("ratings.csv", bad, "text/csv")).run()
+    at.button(key="labels-import").click().run()
+    assert not at.exception, at.exception
+    assert at.error and at.error[0].value.startswith("1 problem in this file: nothing was stored")
+    problems = next(d.value for d in at.dataframe if "message" in d.value.columns)
+    assert list(zip(problems["file"], problems["row"], problems["field"])) == [("ratings.csv", 2, "question_id")]
+    count = lambda: open_store(db).cursor().execute("SELECT count(*) FROM annotations").fetchall()[0][0]  # noqa: E731
+    assert count() == 0
+
+    good = (HEADER.replace("correctness", evil) + f"q1,local,ann,4,{evil},correct\nq2,basic,bob,2,,wrong\n").encode()
+    at.file_uploader(key="labels-upload").set_value(("ratings.csv", good, "text/csv")).run()
+    at.button(key="labels-import").click().run()
+    assert at.success and "imported 4 ratings of 2 dimensions" in at.success[0].value
+    _assert_page_is_inert(at)  # the dimension named like markup is escaped in the summary
+    assert count() == 4
+    at.button(key="labels-import").click().run()
+    assert at.info and "same content" in at.info[-1].value and "nothing stored again" in at.info[-1].value
+    assert count() == 4

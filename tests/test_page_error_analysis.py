@@ -187,3 +187,39 @@ def test_uploaded_html_stays_inert_on_error_analysis(tmp_path, app_on):
     for row in range(len(_list(at)[0])):
         _select(at, row)
         _assert_page_is_inert(at)
+
+
+def test_judge_vs_humans_table_and_a_disagreement_one_click_from_claims(tmp_path, app_on):
+    from evaluators import labels
+    from evaluators.queries import humans as qh
+    from evaluators.store import close_store
+    from tests.test_labels import tiny_run
+    from tests.test_queries_humans import _cells, _records
+
+    db = tmp_path / "humans.duckdb"
+    run_id = tiny_run(db, tmp_path, list(_cells()), metrics=("faithfulness", "answer_class", "judge_clarity"))
+    labels.import_ratings(open_store(db), run_id, _records(), source="people.csv")
+    expected = qh.judge_vs_humans(open_store(db), run_id)
+    close_store(db)
+    at = app_on(db, PAGE)
+    assert "Judge vs humans" in [s.value for s in at.subheader]
+    table = next(d.value for d in at.dataframe if "human_alpha" in d.value.columns).set_index(["dimension", "metric"])
+    assert list(table.index) == list(zip(expected["agreement"]["dimension"], expected["agreement"]["metric"]))
+    faith = table.loc[("faithfulness", "faithfulness")]
+    assert faith["n"] == 6 and faith["spearman"] == round(
+        expected["agreement"].set_index(["dimension", "metric"]).loc[("faithfulness", "faithfulness"), "spearman"], 3)
+    assert table.loc[("correctness", "answer_class"), "kappa"] == round((3 / 5 - 9 / 25) / (1 - 9 / 25), 3)
+    assert table.loc[("Fluency", "judge_clarity"), "note"].startswith("judge_clarity is not ok for every rated item")
+
+    pair = at.selectbox(key="ea-humans-pair")
+    assert pair.options[0] == "correctness vs answer_class"  # shown as "dimension vs metric"
+    pair.set_value(pair.options.index("faithfulness vs faithfulness")).run()
+    gaps = at.dataframe(key=f"ea-humans-gaps-{pair.value}").value
+    assert list(gaps["question_id"][:2]) == ["q2", "q4"] and list(gaps["method"][:2]) == ["local", "local"]
+    at.session_state[f"ea-humans-gaps-{pair.value}"] = {"selection": {"rows": [1], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["question_id"] == "q4"  # ui.common.open_question, then st.switch_page
+    assert "Error analysis" not in [t.value for t in at.title]
+    at.switch_page("pages/claims.py").run()  # AppTest re-requests its last page: follow the switch
+    assert at.title[0].value == "Claims" and at.selectbox(key="claims-question").value == "q4"

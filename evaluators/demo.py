@@ -1,29 +1,217 @@
-"""The demo run the app opens on: GraphRAG-Bench Novel-44557 with two demo retrieval methods."""
+"""The demo runs, evaluated with the offline judge from the files in data/demo/ (data/demo/README.md):
+
+- ARAGOG retrieval settings (the app opens on it): real GPT-3.5-turbo answers of four haystack pipelines
+  that differ in embedder, top_k and chunk size, on ARAGOG's 107 questions;
+- ClapNQ, three LLMs vs three annotators: GPT-3.5, Llama-2 and Mistral on 100 ClapNQ questions (20
+  unanswerable), whose human ratings go to `annotations`;
+- GraphRAG-Bench Novel-44557: simulated outputs (an extractive stand-in, no LLM) of two retrievers.
+
+Every step is idempotent: datasets are stored once by content, a demo's run is found by its name and golden
+set, and only unfinished runs are computed (a killed build resumes). The app opens on the newest run, so the
+runs are created in reverse order of `DEMOS` (the default last, hence newest) and computed in order (the
+default first, hence ready first).
+"""
 from __future__ import annotations
 
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators import engine, loaders
+from evaluators import engine, labels, loaders
 from evaluators.store import Store
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
+ARAGOG_DIR = DEMO_DIR / "aragog"
+CLAPNQ_FILE = DEMO_DIR / "clapnq" / "rag_model_performance.json"
+# The GraphRAG-Bench files: the tests upload them as a user would.
 DEMO_GOLDEN = DEMO_DIR / "novel_44557_golden.csv"
 DEMO_OUTPUTS = DEMO_DIR / "novel_44557_outputs.jsonl"
-DEMO_RUN_NAME = "Demo: GraphRAG-Bench Novel-44557, basic_search vs local_search"
+DEMO_RUN_NAME = "Demo: GraphRAG-Bench Novel-44557, basic_search vs local_search (simulated outputs, no LLM)"
+QUEUED = "queued"  # a demo run waiting for the one before it (create_run marks every new run 'running')
 
 
-def ensure_demo(store: Store, progress: engine.Progress | None = None) -> str:
-    """The finished demo run, evaluating it first if the database has none (idempotent)."""
-    golden = store.save_dataset(loaders.load(DEMO_GOLDEN, role="golden")).dataset_id
-    outputs = store.save_dataset(loaders.load(DEMO_OUTPUTS, role="outputs")).dataset_id
-    existing = store.cursor().execute(
-        "SELECT run_id, status FROM runs WHERE name = ? AND golden_dataset_id = ? ORDER BY created_at DESC LIMIT 1",
-        [DEMO_RUN_NAME, golden],
-    ).fetchall()
-    if existing and existing[0][1] == "finished":
-        return existing[0][0]
-    run_id = existing[0][0] if existing else engine.create_run(
-        store, golden_dataset_id=golden, outputs_dataset_ids=[outputs], name=DEMO_RUN_NAME
-    )
-    engine.execute_run(store, run_id, progress=progress)
+@dataclass(frozen=True)
+class Demo:
+    key: str  # what `python -m evaluators demo KEY` calls it
+    name: str  # the run's name
+    description: str  # what the run shows and where its data come from (Overview shows it)
+    golden: Path
+    outputs: tuple[tuple[str | None, Path], ...]  # (method, file); None: the file names its methods
+    metrics: tuple[str, ...] | None = None  # None: every metric
+    after: Callable[[Store, str], None] | None = None  # once the run is finished (must be idempotent)
+    legacy_names: tuple[str, ...] = ()  # earlier names of the same run: renamed, not computed again
+
+
+@dataclass(frozen=True)
+class Built:
+    """One demo's run after `build_demos`: `seconds` spent on it, `computed` False when it was finished."""
+
+    name: str
+    run_id: str
+    seconds: float
+    computed: bool
+
+
+def _import_clapnq_ratings(store: Store, run_id: str) -> None:
+    """The ClapNQ file's 2,700 human ratings (three annotators x faithfulness, answer relevance, fluency) into
+    `annotations`, so Error analysis shows judge vs humans. Idempotent: a re-import of the same file stores
+    nothing (its content hash), so every build_demos may call it."""
+    labels.import_file(store, run_id, CLAPNQ_FILE)
+
+
+# The four retrieval settings of haystack's ARAGOG parameter search: the embedder, the chunks retrieved
+# (top_k) and the chunk size in words. Method names say all three.
+ARAGOG_SETTINGS = {
+    "minilm_top1_chunk64": "detailed_all-MiniLM-L6-v2__top_k1__chunk_size64.csv",
+    "minilm_top3_chunk128": "detailed_all-MiniLM-L6-v2__top_k3__chunk_size128.csv",
+    "mpnet_top2_chunk128": "detailed_all-mpnet-base-v2__top_k2__chunk_size128.csv",
+    "msmarco-distilroberta_top3_chunk256": "detailed_msmarco-distilroberta-base-v2__top_k3__chunk_size256.csv",
+}
+
+ARAGOG = Demo(
+    key="aragog",
+    name="Demo: ARAGOG retrieval settings (real GPT-3.5-turbo answers)",
+    description=(
+        "Real answers: GPT-3.5-turbo in four haystack RAG pipelines that differ only in retrieval, on ARAGOG's 107 "
+        "questions about AI papers with human-checked gold answers. A method is embedder_topK_chunkN: the "
+        "sentence-transformers embedder (all-MiniLM-L6-v2, all-mpnet-base-v2, msmarco-distilroberta-base-v2), how "
+        "many chunks were retrieved, and the chunk size in words. The pipelines were told to answer \"None\" when "
+        "the chunks do not hold the answer. No question types: the dataset has none. Source: deepset-ai/"
+        "haystack-evaluation (Apache-2.0), ARAGOG (Eibich et al., arXiv 2404.01037)."),
+    golden=ARAGOG_DIR / ARAGOG_SETTINGS["minilm_top1_chunk64"],  # every file holds the same questions and answers
+    outputs=tuple((method, ARAGOG_DIR / file) for method, file in ARAGOG_SETTINGS.items()),
+)
+CLAPNQ = Demo(
+    key="clapnq",
+    name="Demo: ClapNQ, three LLMs vs three annotators",
+    description=(
+        "Real answers: GPT-3.5, Llama-2-13b-chat and Mistral-7b-instruct on 100 ClapNQ questions, each with one "
+        "Wikipedia passage; 20 questions are UNANSWERABLE from their passage (the reference is then an "
+        "abstention: DON'T KNOW is the right answer). Three people rated every answer for faithfulness, answer "
+        "relevance and fluency (1-4, with reasons). Source: IBM/InspectorRAGet's \"RAG Model Performance\" "
+        "example (Apache-2.0), from ClapNQ (Rosenthal et al. 2024, github.com/primeqa/clapnq)."),
+    golden=CLAPNQ_FILE,
+    outputs=((None, CLAPNQ_FILE),),
+    after=_import_clapnq_ratings,
+)
+GRAPHRAG = Demo(
+    key="graphrag",
+    name=DEMO_RUN_NAME,
+    description=(
+        "Simulated outputs: no LLM wrote these answers. Both methods answer with sentences an extractive stand-in "
+        "picked from the chunks they retrieved from the book (dense MiniLM retrieval vs an entity-centred "
+        "retriever in the spirit of GraphRAG local search), so only retrieval differs. The golden set is "
+        "GraphRAG-Bench's (MIT). data/demo/README.md says how the outputs were made."),
+    golden=DEMO_GOLDEN,
+    outputs=((None, DEMO_OUTPUTS),),
+    legacy_names=("Demo: GraphRAG-Bench Novel-44557, basic_search vs local_search",),
+)
+DEMOS = (ARAGOG, CLAPNQ, GRAPHRAG)  # computed in this order; the first is the run the app opens on
+
+
+def _datasets(store: Store, demo: Demo) -> tuple[str, list[str]]:
+    """The demo's golden and outputs dataset ids (stored on first use)."""
+    golden = store.save_dataset(loaders.load(demo.golden, role="golden")).dataset_id
+    outputs = [store.save_dataset(loaders.load(path, role="outputs", method=method)).dataset_id
+               for method, path in demo.outputs]
+    return golden, outputs
+
+
+def _find_run(store: Store, demo: Demo, golden_id: str) -> str | None:
+    """The demo's newest run on this golden set; one under an earlier name is renamed (and described)."""
+    names = [demo.name, *demo.legacy_names]
+    rows = store.cursor().execute(
+        "SELECT run_id, name, config FROM runs WHERE list_contains(?, name) AND golden_dataset_id = ? "
+        "ORDER BY created_at DESC LIMIT 1", [names, golden_id]).fetchall()
+    if not rows:
+        return None
+    run_id, name, config = rows[0]
+    if name != demo.name:
+        config = {**json.loads(config or "{}"), "description": demo.description}
+        store.cursor().execute("UPDATE runs SET name = ?, config = ? WHERE run_id = ?",
+                               [demo.name, json.dumps(config), run_id])
     return run_id
+
+
+def demo_runs(store: Store, demos=None) -> list[tuple[Demo, str]]:
+    """(demo, run id) for each demo, creating the missing runs last demo first, so the first is the newest."""
+    demos = DEMOS if demos is None else demos
+    found = {}
+    for demo in reversed(demos):
+        golden, outputs = _datasets(store, demo)
+        found[demo] = _find_run(store, demo, golden) or engine.create_run(
+            store, golden_dataset_id=golden, outputs_dataset_ids=outputs, name=demo.name, metrics=demo.metrics,
+            config={"description": demo.description})
+    return [(demo, found[demo]) for demo in demos]
+
+
+def _finished(store: Store, run_id: str) -> bool:
+    return store.run(run_id)["status"] == "finished"
+
+
+def build_demos(store: Store, demos=None) -> Iterator[Built]:
+    """Compute every unfinished demo run, in order, yielding each as it is done (for per-demo timings)."""
+    runs = demo_runs(store, demos)
+    for demo, run_id in runs:
+        start = time.perf_counter()
+        computed = not _finished(store, run_id)
+        if computed:
+            engine.execute_run(store, run_id)
+        if demo.after:
+            demo.after(store, run_id)
+        yield Built(demo.name, run_id, time.perf_counter() - start, computed)
+
+
+def ensure_demo(store: Store, demos=None) -> str:
+    """Every demo run finished (computed where needed); the id of the first, the run the app opens on."""
+    return [built.run_id for built in build_demos(store, demos)][0]
+
+
+# --------------------------------------------------------------------------- the app's first start
+
+_builders: dict[str, threading.Thread] = {}  # store path -> the thread computing its demo runs
+
+
+def start_demos(store: Store, manager, demos=None) -> threading.Thread | None:
+    """At app start: on a database with no finished run (a first start) create the demo runs, then compute every
+    unfinished one in the background, one after another, the default first. The app opens at once on the
+    default run, whose pages fill in when it is done; `manager` (the app's `runner.RunManager`) computes each
+    run, so Evaluate shows its progress and can cancel it."""
+    demos = DEMOS if demos is None else demos
+    first_start = not store.cursor().execute("SELECT 1 FROM runs WHERE status = 'finished' LIMIT 1").fetchall()
+    if not first_start and not _unfinished_by_name(store, demos):
+        return None  # the usual start: nothing to load or compute
+    pending = [(demo, run_id) for demo, run_id in demo_runs(store, demos) if not _finished(store, run_id)]
+    if not pending:
+        return None
+    for _, run_id in pending:  # honest status while each waits for the one before it
+        store.cursor().execute("UPDATE runs SET status = ? WHERE run_id = ?", [QUEUED, run_id])
+    thread = threading.Thread(target=_compute_in_turn, args=(store, manager, pending), name="ragscope-demos",
+                              daemon=True)
+    _builders[store.path] = thread
+    thread.start()
+    return thread
+
+
+def _unfinished_by_name(store: Store, demos) -> bool:
+    names = [name for demo in demos for name in (demo.name, *demo.legacy_names)]
+    return bool(store.cursor().execute("SELECT 1 FROM runs WHERE list_contains(?, name) AND status <> 'finished' "
+                                       "LIMIT 1", [names]).fetchall())
+
+
+def _compute_in_turn(store: Store, manager, pending: list[tuple[Demo, str]]) -> None:
+    for demo, run_id in pending:
+        manager.start(store, run_id)
+        snapshot = manager.wait(run_id)
+        if snapshot is not None and snapshot.status == "finished" and demo.after:
+            demo.after(store, run_id)
+
+
+def wait_for_demos(store: Store, timeout: float | None = None) -> None:
+    """Block until the background demo build of `store` (if any) is over."""
+    thread = _builders.get(store.path)
+    if thread is not None:
+        thread.join(timeout)

@@ -247,12 +247,17 @@ if uploads:
     order = golden_now + [ds for ds in valid if ds not in golden_now]  # golden sets first
     if st.button(f"Store {len(order)} file{'s' if len(order) != 1 else ''}" if order else "Store", type="primary",
                  disabled=bool(blocked) or not order, key="data-save"):
-        saved = []
+        saved, golden_ids, output_ids = [], [], []
         for ds in order:
             result = store().save_dataset(ds)
+            for ids, holds in ((golden_ids, ds.golden), (output_ids, ds.outputs)):  # a file may hold both
+                if holds:
+                    ids.append(result.dataset_id)
             saved.append({"file": ds.source, "dataset": result.dataset_id,
                           "result": "stored" if result.created else "already stored (same content): not stored again"})
         st.session_state["data-saved"] = saved
+        if golden_ids:  # Evaluate opens on what was just stored (stored before or not), not on the newest datasets
+            st.session_state["eval-next"] = (golden_ids[0], output_ids)  # a plain key: widget keys of other pages are dropped
     if saved := st.session_state.get("data-saved"):
         new = sum(s["result"] == "stored" for s in saved)
         (st.success if new else st.info)(

@@ -15,11 +15,12 @@ import streamlit as st
 
 from evaluators.queries import datasets as qd
 from evaluators import engine
+from evaluators.demo import QUEUED
 from evaluators.judges.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import NEEDS
-from evaluators.runner import RunManager, Snapshot
-from ui.common import store
+from evaluators.runner import Snapshot
+from ui.common import run_manager, store
 
 POLL_SECONDS = 1.5
 FAMILIES = list(dict.fromkeys(m.family for m in REGISTRY.values()))
@@ -27,12 +28,6 @@ JUDGE_LABELS = {"offline": "Offline (no key, no network: a deterministic heurist
                 "openai": "OpenAI-compatible server (OpenAI, Azure, vLLM, Ollama, llama.cpp)"}
 KEY_STATE = "eval-api-key"  # the typed key: session memory only
 RESUMABLE = ("cancelled", "interrupted", "failed", "running")
-
-
-@st.cache_resource(show_spinner=False)
-def run_manager() -> RunManager:
-    """The process's background runs, shared by every session."""
-    return RunManager()
 
 
 def cost(metric, judge: str) -> str:
@@ -144,6 +139,9 @@ def run_panel(run_id: str, polling: bool) -> None:
     error = (snap.error if snap is not None else None) or run["error"]
     if status == "finished":
         st.success("Finished." + (f" {failed:,} cells failed: re-run them below." if failed else ""))
+    elif status == QUEUED:
+        st.info("Queued: the demo runs of a first start are computed one after another; this one starts when the "
+                "one before it has finished.")
     elif status == "running":
         st.warning("Marked running, but no worker of this app computes it: the app stopped while it ran. Resume it "
                    "to compute the rest.")
@@ -192,6 +190,9 @@ if goldens.empty:
 # -- what to evaluate ----------------------------------------------------------------------------
 st.subheader("What to evaluate")
 names = goldens.set_index("dataset_id")
+if (stored := st.session_state.pop("eval-next", None)) and stored[0] in names.index:  # just stored on Data
+    st.session_state["eval-golden"] = st.session_state["eval-outputs-of"] = stored[0]
+    st.session_state["eval-outputs"] = stored[1]
 golden_id = st.selectbox("Golden set", goldens["dataset_id"], key="eval-golden",
                          format_func=lambda d: f"{names.at[d, 'name']} · {names.at[d, 'n_golden']:,} questions ({d})")
 n_questions = int(names.at[golden_id, "n_golden"])

@@ -1,16 +1,21 @@
 """Overview: per method, every metric's mean with 95% CI and n, the label counts, by question type."""
+import json
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from evaluators.metrics import REGISTRY
 from evaluators.queries import overview as q
-from ui.common import (OWN, VIEWS, current_run, downloads, how_computed, in_view, plotly_config, run_header,
-                       stop_without_scores, store)
+from ui.common import (OWN, VIEWS, current_run, downloads, how_computed, in_view, md_escape, plotly_config,
+                       run_header, stop_without_scores, store)
 
 run = current_run()
 run_id = run["run_id"]
 run_header("Overview", run)
+description = json.loads(run["config"] or "{}").get("description")  # what a demo run shows and where from
+if description:
+    st.info(md_escape(description), icon=":material/info:")
 
 means = q.metric_means(store(), run_id, by_type=True)
 if means.empty:

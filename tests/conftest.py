@@ -16,16 +16,29 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-@pytest.fixture(scope="session")
-def demo_db_file(tmp_path_factory) -> Path:
-    """A database with the evaluated demo run, built once per test session (about 30 s)."""
+def _demo_db(path: Path, demos=None) -> Path:
     from evaluators.demo import ensure_demo
     from evaluators.store import close_store, open_store
 
-    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    ensure_demo(open_store(path))
+    ensure_demo(open_store(path), demos)
     close_store(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def demo_db_file(tmp_path_factory) -> Path:
+    """A database with the evaluated GraphRAG-Bench demo run only, built once per test session (about a minute):
+    the screens' tests know its numbers (103 questions, basic_search vs local_search)."""
+    from evaluators.demo import GRAPHRAG
+
+    return _demo_db(tmp_path_factory.mktemp("demo") / "demo.duckdb", [GRAPHRAG])
+
+
+@pytest.fixture(scope="session")
+def all_demos_db_file(tmp_path_factory) -> Path:
+    """A database with every demo run evaluated, as `make app` opens it (the ARAGOG run in view): the browser
+    test walks it. Built once per session, it takes minutes (python -m evaluators demo prints each run's time)."""
+    return _demo_db(tmp_path_factory.mktemp("demos") / "demos.duckdb")
 
 
 @pytest.fixture

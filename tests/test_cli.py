@@ -82,11 +82,12 @@ def test_unknown_metric_and_missing_run_are_usage_errors(tmp_path):
 @pytest.fixture(scope="module")
 def demo_db(tmp_path_factory):
     db = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    out = cli("demo", db=db)
+    out = cli("demo", "graphrag", db=db)  # the one demo these tests know (all of them take minutes)
     assert out.returncode == 0, out.stderr
-    run_id = out.stdout.split()[2]
-    again = cli("demo", db=db)  # idempotent: the finished demo run is reused
-    assert again.returncode == 0 and again.stdout.split()[2] == run_id
+    run_id = out.stdout.split()[0]
+    assert "simulated outputs" in out.stdout and "computed in" in out.stdout
+    again = cli("demo", "graphrag", db=db)  # idempotent: the finished demo run is reused
+    assert again.returncode == 0 and again.stdout.split()[0] == run_id and "already finished" in again.stdout
     return db, run_id
 
 
@@ -152,3 +153,39 @@ def test_the_same_method_answering_in_two_files_is_refused(tmp_path):
     assert out.returncode == 2
     assert "two.jsonl, row 1" in out.stderr and "already has an answer from method 'local' in one.jsonl" in out.stderr
     assert not db.exists()
+
+
+def test_labels_import_end_to_end(tmp_path):
+    from evaluators.store import close_store
+    from tests.test_labels import GOOD_ROWS, HEADER, tiny_run
+
+    db = tmp_path / "labels.duckdb"
+    run_id = tiny_run(db, tmp_path)
+    close_store(db)  # the CLI is another process: DuckDB lets one hold the file
+    bad = tmp_path / "bad.csv"
+    bad.write_text(HEADER + "\n".join(GOOD_ROWS) + "\nq9,local,ann,3,,wrong\nq1,local,,x,,\n")
+    out = cli("labels", "import", str(bad), "--run", run_id, db=db)
+    assert out.returncode == 2, out.stderr
+    assert "bad.csv, row 4, field 'question_id': question id 'q9'" in out.stderr
+    assert "bad.csv, row 5, field 'annotator': the annotator is empty" in out.stderr
+    assert "bad.csv, row 5, field 'faithfulness': rating 'x' is not a number" in out.stderr
+
+    def n_annotations():
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            return con.execute("SELECT count(*) FROM annotations").fetchall()[0][0]
+        finally:
+            con.close()
+
+    assert n_annotations() == 0
+    good = tmp_path / "ratings.csv"
+    good.write_text(HEADER + "\n".join(GOOD_ROWS) + "\n")
+    out = cli("labels", "import", str(good), "--run", run_id, db=db)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (f"imported 6 ratings of 2 dimensions (correctness, faithfulness) by 2 annotators "
+                                  f"from ratings.csv into run {run_id}")
+    again = cli("labels", "import", str(good), "--run", run_id, db=db)
+    assert again.returncode == 0 and "imported into run" in again.stdout and "nothing stored again" in again.stdout
+    assert n_annotations() == 6
+    unknown = cli("labels", "import", str(good), "--run", "run-nope", db=db)
+    assert unknown.returncode == 2 and "no run 'run-nope'" in unknown.stderr

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
-from evaluators.demo import DEMO_GOLDEN, DEMO_OUTPUTS
+from evaluators.demo import ARAGOG, CLAPNQ, DEMO_GOLDEN, DEMO_OUTPUTS
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "tests" / "e2e" / "screenshots"
@@ -36,10 +36,10 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, demo_db_file):
-    """The real app on loopback, on a private copy of the evaluated demo database."""
+def server(tmp_path_factory, all_demos_db_file):
+    """The real app on loopback, on a private copy of the database with every demo run evaluated."""
     db = tmp_path_factory.mktemp("e2e") / "e2e.duckdb"
-    shutil.copy(demo_db_file, db)
+    shutil.copy(all_demos_db_file, db)
     port = _free_port()
     env = {**os.environ, "RAGSCOPE_DB": str(db)}
     log = open(db.with_suffix(".log"), "w")
@@ -98,8 +98,40 @@ def test_opens_on_the_evaluated_demo(page, server):
     _open(page, server)
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
     expect(page.get_by_text("Every metric, per method")).to_be_visible()
-    expect(page.get_by_text("Demo: GraphRAG-Bench").first).to_be_visible()
+    expect(page.get_by_text(ARAGOG.name).first).to_be_visible()  # the default run: real answers
+    expect(page.get_by_text("GPT-3.5-turbo in four haystack RAG pipelines").first).to_be_visible()
     page.screenshot(path=str(SHOTS / "01-overview.png"), full_page=True)
+
+
+def _default_comparison(db: Path) -> tuple[str, str, int, int, int]:
+    """(A, baseline, metrics where A is significantly better, ... worse, metrics compared) of the pair Compare
+    opens on in the newest run, computed from the stored scores as the page computes them."""
+    from evaluators import queries
+    from evaluators.queries import compare as q
+    from evaluators.store import close_store, open_store
+
+    store = open_store(db)
+    try:
+        run_id = queries.runs(store)["run_id"].iloc[0]
+        chosen, baseline = q.default_methods(q.run_methods(store, run_id))
+        table = q.comparison_table(store, run_id, baseline, chosen, metrics=q.run_metrics(store, run_id))
+    finally:
+        close_store(db)
+    (a,) = [m for m in chosen if m != baseline]
+    significant = table[table["significant"]]
+    return a, baseline, int((significant["better"] == a).sum()), int((significant["better"] == baseline).sum()), \
+        len(table)
+
+
+def test_compare_shows_significant_differences_between_two_retrieval_settings(page, server, all_demos_db_file):
+    a, baseline, better, worse, n = _default_comparison(all_demos_db_file)
+    assert better + worse > 0, "the ARAGOG demo should show at least one tested difference between two settings"
+    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Compare", exact=True).click()
+    page.wait_for_url(f"{server}/compare")
+    _settle(page)
+    expect(page.get_by_text(f"{a} is significantly better than {baseline} on {better} of {n} metrics and worse "
+                            f"on {worse} (Holm-adjusted p < 0.05)")).to_be_visible()
+    page.screenshot(path=str(SHOTS / "02-compare-retrieval-settings.png"), full_page=True)
 
 
 @pytest.mark.parametrize("title, path", [("Compare", "compare"), ("Claims", "claims"), ("Correlations", "correlations"),
@@ -135,13 +167,16 @@ def test_upload_the_demo_files_and_evaluate_them_with_the_offline_judge(page, se
     page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Data", exact=True).click()
     page.wait_for_url(f"{server}/data")
     _settle(page)
-    page.locator("[data-testid='stFileUploader'] input[type='file']").set_input_files([str(DEMO_GOLDEN),
-                                                                                      str(DEMO_OUTPUTS)])
+    uploader = page.locator("[data-testid='stFileUploader']").filter(has_text="Golden sets and RAG outputs")
+    uploader.locator("input[type='file']").set_input_files([str(DEMO_GOLDEN), str(DEMO_OUTPUTS)])
     _settle(page)
     expect(page.get_by_text(DEMO_GOLDEN.name).first).to_be_visible()
     expect(page.get_by_text(DEMO_OUTPUTS.name).first).to_be_visible()
     page.screenshot(path=str(SHOTS / "03-data-upload.png"), full_page=True)
     assert page.locator("[data-testid='stException']").count() == 0
+    page.get_by_role("button", name="Store 2 files").click()  # already stored: a no-op that Evaluate then opens on
+    _settle(page)
+    expect(page.get_by_text("0 new datasets stored, 2 already stored before")).to_be_visible()
 
     page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Evaluate", exact=True).click()
     page.wait_for_url(f"{server}/evaluate")
@@ -167,3 +202,20 @@ def test_upload_the_demo_files_and_evaluate_them_with_the_offline_judge(page, se
     expect(page.get_by_text("e2e offline run").first).to_be_visible()  # the new run is the one in view
     assert page.locator("[data-testid='stException']").count() == 0
     page.screenshot(path=str(SHOTS / "05-overview-new-run.png"), full_page=True)
+
+
+def test_error_analysis_shows_judge_vs_humans_on_the_clapnq_demo(page, server):
+    """The ClapNQ demo's human ratings beside the judge (last: it changes the run in view)."""
+    page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").filter(has_text="Run").click()
+    page.get_by_role("option", name=re.compile(re.escape(CLAPNQ.name))).click()
+    _settle(page)
+    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Error analysis", exact=True).click()
+    page.wait_for_url(f"{server}/error_analysis")
+    _settle(page)
+    heading = page.get_by_role("heading", name="Judge vs humans")
+    heading.scroll_into_view_if_needed()
+    expect(heading).to_be_visible()
+    # The caption is drawn only over a non-empty agreement table (else: "No human ratings imported").
+    expect(page.get_by_text("Per human dimension and matching metric")).to_be_visible()
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.screenshot(path=str(SHOTS / "06-judge-vs-humans.png"), full_page=True)

@@ -66,6 +66,8 @@ def test_uploading_the_demo_files_previews_them_and_finds_them_already_stored(ap
     assert list(saved["result"]) == ["already stored (same content): not stored again"] * 2
     assert any("0 new datasets stored, 2 already stored" in i.value for i in at.info)
     assert len(_stored(at)) == 2
+    # Evaluate opens on what was just stored, even though newer datasets exist
+    assert at.session_state["eval-next"] == (saved["dataset"].iloc[0], [saved["dataset"].iloc[1]])
 
 
 def test_a_new_outputs_file_takes_its_method_from_its_name_and_is_stored_once(app_at):

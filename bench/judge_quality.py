@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import hashlib
 import json
 import platform
 import sys
@@ -33,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.baselines import BASELINES  # noqa: E402
 from bench.engine_scores import Scored, score_items  # noqa: E402
-from calibration.sets import CONTRADICTED, DEV, NOT_FOUND, SUPPORTED, TEST, Item, load  # noqa: E402
+from calibration.sets import CONTRADICTED, DEV, NOT_FOUND, SUPPORTED, TEST, Item, load, subsample  # noqa: E402
 from evaluators import stats  # noqa: E402
 from evaluators.text import is_dont_know  # noqa: E402
 
@@ -145,16 +144,19 @@ TASKS = (
          lambda i: i.label, ("faithfulness",), (Ours("claim verdict", response_verdict, metric_id="faithfulness"),), passage_vs_answer,
          keep=lambda i: i.label in VERDICTS),
     Task("fool_me_twice", "people: evidence supports (vs refutes) the claim", "binary",
-         lambda i: i.label == SUPPORTED, ("faithfulness",),
-         (Ours("faithfulness", metric("faithfulness"), 1.0), Ours("claim verdict = supported", verdict_is_supported, 0.5, "faithfulness")),
+         lambda i: i.label == SUPPORTED, ("faithfulness", "judge_faithfulness"),
+         (Ours("faithfulness", metric("faithfulness"), 1.0), Ours("claim verdict = supported", verdict_is_supported, 0.5, "faithfulness"),
+          Ours("judge_faithfulness", metric("judge_faithfulness"), 4.0)),
          passage_vs_answer),
     Task("begin", "people: response fully attributable to the passage", "binary", lambda i: bool(i.label),
-         ("faithfulness",),
-         (Ours("faithfulness", metric("faithfulness"), 1.0), Ours("claim verdict = supported", verdict_is_supported, 0.5, "faithfulness")),
+         ("faithfulness", "judge_faithfulness"),
+         (Ours("faithfulness", metric("faithfulness"), 1.0), Ours("claim verdict = supported", verdict_is_supported, 0.5, "faithfulness"),
+          Ours("judge_faithfulness", metric("judge_faithfulness"), 4.0)),
          passage_vs_answer),
     Task("summedits", "people: summary consistent with the document", "binary", lambda i: bool(i.label),
-         ("faithfulness",),
-         (Ours("faithfulness", metric("faithfulness"), 1.0), Ours("claim verdict = supported", verdict_is_supported, 0.5, "faithfulness")),
+         ("faithfulness", "judge_faithfulness"),
+         (Ours("faithfulness", metric("faithfulness"), 1.0), Ours("claim verdict = supported", verdict_is_supported, 0.5, "faithfulness"),
+          Ours("judge_faithfulness", metric("judge_faithfulness"), 4.0)),
          passage_vs_answer),
     Task("inspectorraget", "people: faithfulness 1-4 (mean of 3)", "graded", lambda i: float(i.label),
          ("faithfulness", "judge_faithfulness"),
@@ -214,14 +216,6 @@ def best_three_way(scores: np.ndarray, truth: np.ndarray) -> tuple[float, float]
     qs = np.quantile(scores, np.linspace(0, 1, 21))
     return max(((lo, hi) for lo in qs for hi in qs if lo <= hi),
                key=lambda c: stats.macro_f1(three_way(scores, *c), truth, VERDICTS))
-
-
-def subsample(items: Sequence[Item], max_items: int) -> list[Item]:
-    """At most `max_items`, chosen by a hash of the item id (fixed, whole groups not needed here)."""
-    if len(items) <= max_items:
-        return list(items)
-    ranked = sorted(items, key=lambda i: hashlib.sha256(i.item_id.encode()).hexdigest())
-    return sorted(ranked[:max_items], key=lambda i: i.item_id)
 
 
 def evaluate(task: Task, max_items: int, workdir: Path) -> dict:

@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -438,3 +438,11 @@ def load(name: str, split: str | None = None) -> tuple[Item, ...]:
         raise ValueError(f"split must be None, {DEV!r} or {TEST!r}, not {split!r}")
     items = SETS[name]()
     return items if split is None else tuple(item for item in items if item.split == split)
+
+
+def subsample(items: Sequence[Item], max_items: int) -> list[Item]:
+    """At most `max_items`, chosen by a hash of the item id (fixed, whole groups not needed here)."""
+    if len(items) <= max_items:
+        return list(items)
+    ranked = sorted(items, key=lambda i: hashlib.sha256(i.item_id.encode()).hexdigest())
+    return sorted(ranked[:max_items], key=lambda i: i.item_id)

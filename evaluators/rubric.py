@@ -13,7 +13,8 @@ Inputs (one sample)
 -------------------
 * claims: the `evaluators.claims.claim_metrics` results (ratios in [0, 1]) plus
   `CONTRADICTED` = `answer_contradicted_by_reference(matrix)`, the share of answer claims the
-  reference contradicts.
+  reference contradicts, and `GROUNDED` = `judges/grounding.grounded`, faithfulness blended with the
+  share of the answer's words found in the chunks (w fitted on dev data; faithfulness alone without context).
 * relevance: the semantic family's `answer_relevance` (0-100; offline it is the direct
   question-answer cosine x 100, so it runs lower than an LLM's relevance rating).
 * dont_know: why the answer abstains (`evaluators.abstention.abstains`: seed 003's uncertainty phrases
@@ -29,7 +30,7 @@ Mapping (L(x) = formulas.scale_to_likert(x) = 1 + 4x, seed 000's projection)
 |--------------------|------------------------------------------|---------------------------------------------------|-----|
 | judge_correctness  | correct                                  | round(L(P(correct)), 1)                           | seed 001 "match the ground truth factually", as people judge it (EVOUNA) |
 | judge_completeness | completeness                             | round(L(completeness), 1)                         | seed 001 "cover all key points" = reference claims the answer covers |
-| judge_faithfulness | faithfulness                             | round(L(faithfulness), 1)                         | seed 001 "grounded in the retrieved context" = supported answer claims (seed 000 projects it the same way) |
+| judge_faithfulness | GROUNDED                                 | round(L(GROUNDED), 1)                             | seed 001 "grounded in the retrieved context": supported answer claims agreed with people less than the answer's words found in the chunks; the blend beats both on dev data |
 | judge_relevance    | answer_relevance                         | round(L(answer_relevance / 100), 1)               | seed 001 "directly addresses the question"; the only offline signal is the question-answer cosine |
 | judge_clarity      | -                                        | not_applicable                                    | nothing offline measures writing quality; inventing a score would mislead |
 | judge_overall      | the four judge_* above (unrounded)       | round(mean(C, Comp, F, Rel), 1)                   | seed 001's holistic score, as the plain mean of the dimensions we can measure (clarity excluded) |
@@ -63,6 +64,7 @@ from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, SKIPPED, Result, 
 
 # Key of the extra claims input: the share of answer claims the reference contradicts.
 CONTRADICTED = "answer_contradicted_by_reference"
+GROUNDED = "grounded"  # the offline faithfulness rating's input in [0, 1] (judges/grounding.py)
 # answer_class offline: CORRECT from this P(correct) of the correctness scorer on (judge_correctness 3.0);
 # the scorer weighs correct and incorrect answers equally, so 0.5 is "as likely correct as not".
 CORRECT_P = 0.5
@@ -151,13 +153,13 @@ def offline_rubric(claims: Mapping[str, Result], relevance: Result, dont_know: s
     """Every rubric id of one sample, from its claim metrics, answer relevance, abstention and the
     correctness scorer's P(correct) (`correct`, in [0, 1]; the table in the module docstring)."""
     comp = _input(claims, "completeness")
-    faith = _input(claims, "faithfulness")
+    faith = _input(claims, GROUNDED)
     contradicted = _input(claims, CONTRADICTED)
 
     out: dict[str, Result] = {
         "judge_correctness": _likert("judge_correctness", "P(correct)", correct),
         "judge_completeness": _likert("judge_completeness", "completeness", comp),
-        "judge_faithfulness": _likert("judge_faithfulness", "faithfulness", faith),
+        "judge_faithfulness": _likert("judge_faithfulness", GROUNDED, faith),
         "judge_relevance": _likert("judge_relevance", "answer_relevance", relevance, 100.0),
         "judge_clarity": not_applicable(NO_CLARITY),
         "wp_correctness": _likert("wp_correctness", "P(correct)", correct),

@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 
 from bench.engine_scores import Scored, score_items
-from bench.judge_quality import best_threshold, response_verdict, subsample, three_way
+from bench.judge_quality import best_threshold, response_verdict, three_way
+from calibration.sets import subsample
 from calibration.sets import CONTRADICTED, NOT_FOUND, SUPPORTED, Item
 
 

@@ -7,7 +7,7 @@ from evaluators.claims import CONTRADICTED as C, NOT_FOUND as N, SUPPORTED as S,
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.composite import ragas_from_results
 from evaluators.claims import JudgeFailure
-from evaluators.rubric import (CONTRADICTED, RUBRIC_IDS, Holistic, answer_contradicted_by_reference, judged_rubric,
+from evaluators.rubric import (CONTRADICTED, GROUNDED, RUBRIC_IDS, Holistic, answer_contradicted_by_reference, judged_rubric,
                                offline_rubric)
 from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Result, not_applicable
 from evaluators.store import close_store, open_store
@@ -33,8 +33,10 @@ REL = Result(60.0, detail="offline: direct question-answer cosine")
 
 def rubric(claims_: dict, relevance: Result, dont_know: str | None) -> dict:
     """offline_rubric, with the correctness scorer's P(correct) played by the claims'
-    answer_correctness_f1 entry (the mapping treats both as a ratio in [0, 1])."""
+    answer_correctness_f1 entry (the mapping treats both as a ratio in [0, 1]) and, unless given,
+    the faithfulness rating's input by faithfulness."""
     claims_ = dict(claims_)
+    claims_.setdefault(GROUNDED, claims_["faithfulness"])
     return offline_rubric(claims_, relevance, dont_know, claims_.pop("answer_correctness_f1"))
 
 

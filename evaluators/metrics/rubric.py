@@ -15,10 +15,10 @@ from typing import Any
 
 from evaluators.abstention import abstains
 from evaluators.claims import claim_metrics
-from evaluators.judges import HOLISTIC, correctness, offline
+from evaluators.judges import HOLISTIC, correctness, grounding, offline
 from evaluators.metrics.registry import metric
 from evaluators.metrics.semantic import answer_relevance, bert_score_f1, semantic_similarity
-from evaluators.rubric import CONTRADICTED, CORRECT_P, answer_contradicted_by_reference, judged_rubric, offline_rubric
+from evaluators.rubric import CONTRADICTED, CORRECT_P, GROUNDED, answer_contradicted_by_reference, judged_rubric, offline_rubric
 from evaluators.schema import OK, Result, Sample, not_applicable
 
 
@@ -38,6 +38,8 @@ def _rubric_rows(samples: Sequence[Sample], context: Any) -> list[dict[str, Resu
     for sample, matrix, rel, dk, similar in zip(samples, matrices, relevance, dont_know, similarities(samples, context)):
         claims = dict(claim_metrics(matrix))
         claims[CONTRADICTED] = answer_contradicted_by_reference(matrix)
+        claims[GROUNDED] = grounding.grounded(claims["faithfulness"], grounding.word_support(
+            sample.output.answer, [c.text for c in sample.output.contexts]))
         rows.append(offline_rubric(claims, rel, dk, correct(sample, *similar, claims[CONTRADICTED],
                                                             claims["completeness"])))
     return rows
@@ -83,7 +85,7 @@ _LLM = "LLM judge: its 1-5 rating by seed 001's rubric, in the holistic call"
 _P = ("P(correct) is the offline correctness scorer (evaluators/judges/correctness.py): a logistic model over "
       "reference recall, reference containment, token F1, MiniLM cosine, BERTScore, abstention, contradicted claims and "
       "answer length, fitted on the dev part of EVOUNA's human correct/incorrect verdicts; a reference longer than a "
-      "short answer (an alternative of more than 5 words) also needs its key points: P x completeness")
+      "short answer (no alias of at most 5 words, parentheses aside) also needs its key points: P x completeness")
 
 # id, scale, seed, needs, formula
 RUBRIC_METRICS = [
@@ -95,7 +97,10 @@ RUBRIC_METRICS = [
      "round(1 + 4 x completeness, 1)."),
     ("judge_faithfulness", "likert", "001", ("judge", "contexts"),
      f"Seed 001: is the answer grounded in the retrieved context (1-5)? {_LLM}. Offline mapping: "
-     "round(1 + 4 x faithfulness, 1); no context -> 5.0 with 'No context to verify.' (seed 000)."),
+     "round(1 + 4 x (w x faithfulness + (1 - w) x word support), 1), word support = the share of the answer's "
+     "SQuAD tokens found in the chunks, w chosen on the dev parts of four human-labelled sets "
+     "(evaluators/judges/grounding.py, weights/grounding.json); no context -> 5.0 with 'No context to verify.' "
+     "(seed 000)."),
     ("judge_relevance", "likert", "001", ("judge", "embeddings"),
      f"Seed 001: does the answer directly address the question (1-5)? {_LLM}. Offline mapping: "
      f"round(1 + 4 x answer_relevance / 100, 1); {_RELEVANCE}."),
@@ -104,7 +109,7 @@ RUBRIC_METRICS = [
      "no signal for writing quality."),
     ("judge_overall", "likert", "001", ("judge", "reference", "contexts", "embeddings"),
      f"Seed 001: holistic quality (1-5). {_LLM} (overall_score). Offline mapping: round(mean of the unrounded "
-     "correctness (1 + 4 P(correct)), completeness, faithfulness and relevance projections, 1); clarity is not "
+     "correctness (1 + 4 P(correct)), completeness, faithfulness (as judge_faithfulness) and relevance projections, 1); clarity is not "
      "rated offline."),
     ("verdict", "label", "001", ("judge", "reference", "contexts", "embeddings"),
      "Seed 001: pass when overall >= 4, partial when >= 3, else fail, always recomputed from judge_overall "

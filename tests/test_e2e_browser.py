@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
-from evaluators.demo import ARAGOG, DEMO_GOLDEN, DEMO_OUTPUTS
+from evaluators.demo import ARAGOG, CLAPNQ, DEMO_GOLDEN, DEMO_OUTPUTS
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "tests" / "e2e" / "screenshots"
@@ -203,3 +203,19 @@ def test_upload_the_demo_files_and_evaluate_them_with_the_offline_judge(page, se
     assert page.locator("[data-testid='stException']").count() == 0
     page.screenshot(path=str(SHOTS / "05-overview-new-run.png"), full_page=True)
 
+
+def test_error_analysis_shows_judge_vs_humans_on_the_clapnq_demo(page, server):
+    """The ClapNQ demo's human ratings beside the judge (last: it changes the run in view)."""
+    page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").filter(has_text="Run").click()
+    page.get_by_role("option", name=re.compile(re.escape(CLAPNQ.name))).click()
+    _settle(page)
+    page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Error analysis", exact=True).click()
+    page.wait_for_url(f"{server}/error_analysis")
+    _settle(page)
+    heading = page.get_by_role("heading", name="Judge vs humans")
+    heading.scroll_into_view_if_needed()
+    expect(heading).to_be_visible()
+    # The caption is drawn only over a non-empty agreement table (else: "No human ratings imported").
+    expect(page.get_by_text("Per human dimension and matching metric")).to_be_visible()
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.screenshot(path=str(SHOTS / "06-judge-vs-humans.png"), full_page=True)

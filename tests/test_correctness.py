@@ -65,6 +65,10 @@ def test_short_answers_are_names_phrases_and_alias_lists():
     assert correctness.is_short_answer("Internal exile/Exiles/Transported for life/Voluntary exile")
     assert correctness.is_short_answer("TCP/IP")
     assert not correctness.is_short_answer("Whitesand Bay is located in Cornwall.")
+    # One short alias is enough; a parenthesis is a note to the grader (EVOUNA references).
+    assert correctness.is_short_answer("We don't wake up for less than $10,000 a day/Linda Evangelista")
+    assert correctness.is_short_answer("PRINCE WILLIAM (accept DUKE OF CAMBRIDGE or the heir's heir)")
+    assert not correctness.is_short_answer("Trying to steal the Crown Jewels from the Tower of London")
 
 
 def _p_correct(answer: str, reference: str) -> Result:

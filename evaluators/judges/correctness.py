@@ -26,13 +26,17 @@ Domain: EVOUNA's references are short answers (TriviaQA: a name, date or phrase,
 whatever the facts, so on a sentence reference ("Whitesand Bay is located in Cornwall.") the scorer
 alone called "Yes, we would go to Whitesand Bay." correct (P 0.83). A reference that is not a short
 answer (`is_short_answer`) is judged by its key points too: P(correct) = the scorer's P x completeness,
-the share of the reference's claims the answer states (seed 002's claim verdicts). On EVOUNA's dev part
-this changes 170 of 4,820 answers and moves AUROC from 0.898 to 0.902.
+the share of the reference's claims the answer states (seed 002's claim verdicts). A list of aliases is a
+short answer if one alias is ("Linda Evangelista/We don't wake up for less than $10,000 a day"), and
+a parenthesis is a note to the grader ("PRINCE WILLIAM (accept DUKE OF CAMBRIDGE)"). On 1,500 EVOUNA dev
+answers (judge_correctness through the engine) AUROC is 0.889 with this rule, 0.892 with no rule at all
+and 0.833 when every alias had to be short (274 references "not short" instead of 45).
 """
 from __future__ import annotations
 
 import json
 import math
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -47,11 +51,13 @@ SIGNALS = ("reference_recall", "reference_in_answer", "token_f1", "cosine", "ber
 _LONG_ANSWER_WORDS = 200
 # A short answer: every "/"-separated alternative has at most this many words (EVOUNA's alias lists).
 SHORT_ANSWER_WORDS = 5
+_PARENTHESES = re.compile(r"\([^)]*\)")
 
 
 def is_short_answer(reference: str) -> bool:
-    """The reference is a short answer, or a list of them, as the scorer was fitted on (module doc)."""
-    return all(len(alternative.split()) <= SHORT_ANSWER_WORDS for alternative in reference.split("/"))
+    """The reference is a short answer, or a list of aliases one of which is, as the scorer was fitted on
+    (module doc); words in parentheses do not count."""
+    return any(len(_PARENTHESES.sub(" ", alternative).split()) <= SHORT_ANSWER_WORDS for alternative in reference.split("/"))
 
 
 def signals(answer: str, reference: str, cosine: float, bertscore: float, contradicted: float) -> np.ndarray:

@@ -88,9 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
                                   description="Evaluate the demo runs (data/demo/README.md) with the offline judge, "
                                               "one after another, printing each run's time: aragog (ARAGOG "
                                               "retrieval settings, the run the app opens on), clapnq (three LLMs vs "
-                                              "three annotators), graphrag (GraphRAG-Bench, simulated outputs). "
+                                              "three annotators), graphrag (GraphRAG-Bench, simulated outputs), hyde "
+                                              "(ARAGOG baseline RAG vs HyDE, judged without chunks). "
                                               "Finished runs are kept: running it again computes nothing."))
-    demo.add_argument("demos", nargs="*", metavar="DEMO", help="only these demos: aragog, clapnq, graphrag "
+    demo.add_argument("demos", nargs="*", metavar="DEMO", help="only these demos: aragog, clapnq, graphrag, hyde "
                       "(default: all)")
 
     with_db(sub.add_parser("runs", help="list the runs in the database"))

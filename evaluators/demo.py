@@ -4,7 +4,9 @@
   that differ in embedder, top_k and chunk size, on ARAGOG's 107 questions;
 - ClapNQ, three LLMs vs three annotators: GPT-3.5, Llama-2 and Mistral on 100 ClapNQ questions (20
   unanswerable), whose human ratings go to `annotations`;
-- GraphRAG-Bench Novel-44557: simulated outputs (an extractive stand-in, no LLM) of two retrievers.
+- GraphRAG-Bench Novel-44557: simulated outputs (an extractive stand-in, no LLM) of two retrievers;
+- ARAGOG baseline RAG vs HyDE: the same questions answered by a plain and a HyDE pipeline, judged on the
+  answers alone (the source keeps no HyDE chunks).
 
 Every step is idempotent: datasets are stored once by content, a demo's run is found by its name and golden
 set, and only unfinished runs are computed (a killed build resumes). The app opens on the newest run, so the
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaluators import engine, labels, loaders
+from evaluators.metrics import REGISTRY
 from evaluators.store import Store
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
@@ -34,12 +37,21 @@ QUEUED = "queued"  # a demo run waiting for the one before it (create_run marks 
 
 
 @dataclass(frozen=True)
+class Source:
+    """One file of a demo, read by the normal loaders as the Data screen would read it."""
+
+    path: Path
+    method: str | None = None  # None: the file names its methods (or the loader names one from the file)
+    columns: tuple[tuple[str, str | None], ...] = ()  # loaders.load's column_map, as (field, column) pairs
+
+
+@dataclass(frozen=True)
 class Demo:
     key: str  # what `python -m evaluators demo KEY` calls it
     name: str  # the run's name
     description: str  # what the run shows and where its data come from (Overview shows it)
-    golden: Path
-    outputs: tuple[tuple[str | None, Path], ...]  # (method, file); None: the file names its methods
+    golden: Source
+    outputs: tuple[Source, ...]
     metrics: tuple[str, ...] | None = None  # None: every metric
     after: Callable[[Store, str], None] | None = None  # once the run is finished (must be idempotent)
     legacy_names: tuple[str, ...] = ()  # earlier names of the same run: renamed, not computed again
@@ -81,8 +93,8 @@ ARAGOG = Demo(
         "many chunks were retrieved, and the chunk size in words. The pipelines were told to answer \"None\" when "
         "the chunks do not hold the answer. No question types: the dataset has none. Source: deepset-ai/"
         "haystack-evaluation (Apache-2.0), ARAGOG (Eibich et al., arXiv 2404.01037)."),
-    golden=ARAGOG_DIR / ARAGOG_SETTINGS["minilm_top1_chunk64"],  # every file holds the same questions and answers
-    outputs=tuple((method, ARAGOG_DIR / file) for method, file in ARAGOG_SETTINGS.items()),
+    golden=Source(ARAGOG_DIR / ARAGOG_SETTINGS["minilm_top1_chunk64"]),  # every file holds the same questions and answers
+    outputs=tuple(Source(ARAGOG_DIR / file, method) for method, file in ARAGOG_SETTINGS.items()),
 )
 CLAPNQ = Demo(
     key="clapnq",
@@ -93,8 +105,8 @@ CLAPNQ = Demo(
         "abstention: DON'T KNOW is the right answer). Three people rated every answer for faithfulness, answer "
         "relevance and fluency (1-4, with reasons). Source: IBM/InspectorRAGet's \"RAG Model Performance\" "
         "example (Apache-2.0), from ClapNQ (Rosenthal et al. 2024, github.com/primeqa/clapnq)."),
-    golden=CLAPNQ_FILE,
-    outputs=((None, CLAPNQ_FILE),),
+    golden=Source(CLAPNQ_FILE),
+    outputs=(Source(CLAPNQ_FILE),),
     after=_import_clapnq_ratings,
 )
 GRAPHRAG = Demo(
@@ -105,19 +117,42 @@ GRAPHRAG = Demo(
         "picked from the chunks they retrieved from the book (dense MiniLM retrieval vs an entity-centred "
         "retriever in the spirit of GraphRAG local search), so only retrieval differs. The golden set is "
         "GraphRAG-Bench's (MIT). data/demo/README.md says how the outputs were made."),
-    golden=DEMO_GOLDEN,
-    outputs=((None, DEMO_OUTPUTS),),
+    golden=Source(DEMO_GOLDEN),
+    outputs=(Source(DEMO_OUTPUTS),),
     legacy_names=("Demo: GraphRAG-Bench Novel-44557, basic_search vs local_search",),
 )
-DEMOS = (ARAGOG, CLAPNQ, GRAPHRAG)  # computed in this order; the first is the run the app opens on
+# haystack's comparative report of the two pipelines: one row per question, each pipeline's answer in its own
+# column, and one contexts column that holds the baseline's chunks only (haystack-evaluation keeps the first
+# run's inputs). So both are judged without chunks, on what needs none: an answer against the gold answer.
+HYDE_FILE = ARAGOG_DIR / "baseline_rag_vs_hyde.csv"
+ARAGOG_HYDE = Demo(
+    key="hyde",
+    name="Demo: ARAGOG baseline RAG vs HyDE (real GPT-3.5-turbo answers, judged without chunks)",
+    description=(
+        "Real answers: GPT-3.5-turbo in a plain vector-RAG pipeline (baseline_rag) and in one that retrieves with a "
+        "hypothetical answer first (HyDE, hyde_rag), on ARAGOG's 107 questions. The source keeps only the "
+        "baseline's retrieved chunks, so both are judged on the answers alone: the metrics that need no chunks "
+        "(correctness against the gold answer, similarity, relevance, rubric scores). Source: deepset-ai/"
+        "haystack-evaluation (Apache-2.0), ARAGOG (Eibich et al., arXiv 2404.01037)."),
+    golden=Source(HYDE_FILE, columns=(("reference", "baseline_rag_ground_truth_answers"), ("answer", None),
+                                      ("contexts", None))),
+    outputs=tuple(Source(HYDE_FILE, method, (("answer", f"{method}_responses"), ("reference", None), ("contexts", None)))
+                  for method in ("baseline_rag", "hyde_rag")),
+    metrics=tuple(m for m, spec in REGISTRY.items() if "contexts" not in spec.needs),
+)
+DEMOS = (ARAGOG, CLAPNQ, GRAPHRAG, ARAGOG_HYDE)  # computed in this order; the first is the run the app opens on
 
 
 def _datasets(store: Store, demo: Demo) -> tuple[str, list[str]]:
     """The demo's golden and outputs dataset ids (stored on first use)."""
-    golden = store.save_dataset(loaders.load(demo.golden, role="golden")).dataset_id
-    outputs = [store.save_dataset(loaders.load(path, role="outputs", method=method)).dataset_id
-               for method, path in demo.outputs]
+    golden = store.save_dataset(read_source(demo.golden, "golden")).dataset_id
+    outputs = [store.save_dataset(read_source(source, "outputs")).dataset_id for source in demo.outputs]
     return golden, outputs
+
+
+def read_source(source: Source, role: str) -> loaders.Dataset:
+    """A demo file as the normal loaders read it."""
+    return loaders.load(source.path, role=role, method=source.method, column_map=dict(source.columns))
 
 
 def _find_run(store: Store, demo: Demo, golden_id: str) -> str | None:

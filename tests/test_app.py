@@ -42,7 +42,7 @@ def test_first_start_opens_at_once_on_the_aragog_demo_while_the_demos_wait_their
     app.run()
     assert not app.exception, app.exception
     runs = _run_ids(tmp_path / "app.duckdb")
-    assert order == ["aragog", "clapnq", "graphrag"]  # the default first
+    assert order == ["aragog", "clapnq", "graphrag", "hyde"]  # the default first
     assert app.sidebar.selectbox[0].value == runs["aragog"]  # the newest run: the one the app opens on
     assert app.title[0].value == "Overview" and any("Demo\\: ARAGOG retrieval settings" in c.value for c in app.caption)
     assert any("GPT\\-3\\.5\\-turbo in four haystack RAG pipelines" in i.value for i in app.info)  # the description

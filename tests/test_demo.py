@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from evaluators import demo, engine, loaders, queries
+from evaluators.metrics import REGISTRY
 from evaluators.store import open_store
 
 CHEAP = ("exact_match",)
@@ -76,6 +77,20 @@ def test_graphrag_demo_says_its_outputs_are_simulated(built):
     assert {m: len(q) for m, q in _samples(store, run["run_id"]).items()} == {"basic_search": 103, "local_search": 103}
 
 
+def test_hyde_compares_two_pipelines_on_their_answers_alone(built):
+    """The source keeps only the baseline's chunks: both methods are read without chunks and judged by the
+    metrics that need none, so neither is scored against chunks it did not retrieve."""
+    store, runs = built
+    samples = _samples(store, runs[demo.ARAGOG_HYDE.name].run_id)
+    assert {m: len(q) for m, q in samples.items()} == {"baseline_rag": 107, "hyde_rag": 107}
+    outputs = [demo.read_source(source, "outputs") for source in demo.ARAGOG_HYDE.outputs]
+    assert all(o.contexts == () for dataset in outputs for o in dataset.outputs)
+    assert outputs[0].outputs[0].answer != outputs[1].outputs[0].answer
+    assert {"judge_correctness", "semantic_similarity", "answer_class"} <= set(demo.ARAGOG_HYDE.metrics)
+    assert not any("contexts" in REGISTRY[m].needs for m in demo.ARAGOG_HYDE.metrics)
+    assert "faithfulness" not in demo.ARAGOG_HYDE.metrics
+
+
 def test_the_aragog_run_is_the_newest_so_the_app_opens_on_it(built):
     store, runs = built
     assert queries.runs(store)["name"].iloc[0] == demo.ARAGOG.name
@@ -115,7 +130,7 @@ def test_the_demo_files_are_unchanged_copies_of_the_shared_data(shared_data):
             assert filecmp.cmp(shared_data / source / name, demo.DEMO_DIR / folder / name, shallow=False), name
         assert (demo.DEMO_DIR / folder / "SOURCE.md").read_text().startswith(
             (shared_data / source / "SOURCE.md").read_text().rstrip("\n"))
-    assert {p for _, p in demo.ARAGOG.outputs} <= set((demo.DEMO_DIR / "aragog").iterdir())
+    assert {s.path for d in (demo.ARAGOG, demo.ARAGOG_HYDE) for s in d.outputs} <= set((demo.DEMO_DIR / "aragog").iterdir())
     assert demo.CLAPNQ_FILE.exists()
 
 
@@ -123,4 +138,4 @@ def test_the_demo_command_names_the_demos_it_knows(capsys):
     from evaluators.cli import main
 
     assert main(["demo", "aragog", "bogus", "--db", ":memory:"]) == 2
-    assert "unknown demo bogus; the demos are aragog, clapnq, graphrag" in capsys.readouterr().err
+    assert "unknown demo bogus; the demos are aragog, clapnq, graphrag, hyde" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """Copy the real-answer demo sources from ../shared/data into data/demo/, unchanged, with their licence.
 
-- data/demo/aragog/: haystack's evaluation CSVs of four ARAGOG retrieval settings (deepset-ai/haystack-evaluation)
+- data/demo/aragog/: haystack's evaluation CSVs of four ARAGOG retrieval settings and its baseline RAG vs HyDE report
+  (deepset-ai/haystack-evaluation)
 - data/demo/clapnq/: InspectorRAGet's ClapNQ experiment file with its human ratings (IBM/InspectorRAGet)
 
 Both sources are Apache-2.0: each folder gets the LICENSE, the source's SOURCE.md (provenance) and a note
@@ -25,13 +26,14 @@ SOURCES = {
         "detailed_all-MiniLM-L6-v2__top_k3__chunk_size128.csv",
         "detailed_all-mpnet-base-v2__top_k2__chunk_size128.csv",
         "detailed_msmarco-distilroberta-base-v2__top_k3__chunk_size256.csv",
+        "baseline_rag_vs_hyde.csv",
         "LICENSE",
     )),
     "clapnq": ("inspectorraget_clapnq", ("rag_model_performance.json", "LICENSE")),
 }
 NOTES = {
-    "aragog": "baseline_rag_vs_hyde.csv is not copied: its one contexts column holds the baseline's chunks only, "
-              "so HyDE's answers could not be checked against what HyDE retrieved (data/demo/README.md).",
+    "aragog": "baseline_rag_vs_hyde.csv's one contexts column holds the baseline's chunks only, so the baseline vs "
+              "HyDE demo judges both pipelines' answers without chunks (data/demo/README.md).",
     "clapnq": "The file is copied whole (3.5 MB); the demo reads the 100 tasks that have results.",
 }
 

@@ -37,7 +37,8 @@ SETS = {  # set -> (human label as a number, statistic)
 def signals(items) -> tuple[np.ndarray, np.ndarray]:
     """(faithfulness, word support) of every item, as the engine computes them."""
     samples = [Sample(GoldenItem(i.item_id, i.question, i.reference),
-                      RagOutput(i.item_id, "answer", i.answer, tuple(Chunk(str(k), t) for k, t in enumerate(i.contexts))))
+                      RagOutput(i.item_id, "answer", i.answer,
+                                tuple(Chunk(str(k), t) for k, t in enumerate(i.contexts))))
                for i in items]
     faithfulness = [claim_metrics(m)["faithfulness"].value for m in offline.build_matrices(samples)]
     support = [word_support(i.answer, i.contexts) for i in items]

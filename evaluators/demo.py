@@ -93,7 +93,8 @@ ARAGOG = Demo(
         "many chunks were retrieved, and the chunk size in words. The pipelines were told to answer \"None\" when "
         "the chunks do not hold the answer. No question types: the dataset has none. Source: deepset-ai/"
         "haystack-evaluation (Apache-2.0), ARAGOG (Eibich et al., arXiv 2404.01037)."),
-    golden=Source(ARAGOG_DIR / ARAGOG_SETTINGS["minilm_top1_chunk64"]),  # every file holds the same questions and answers
+    # every file holds the same questions and answers
+    golden=Source(ARAGOG_DIR / ARAGOG_SETTINGS["minilm_top1_chunk64"]),
     outputs=tuple(Source(ARAGOG_DIR / file, method) for method, file in ARAGOG_SETTINGS.items()),
 )
 CLAPNQ = Demo(
@@ -136,7 +137,8 @@ ARAGOG_HYDE = Demo(
         "haystack-evaluation (Apache-2.0), ARAGOG (Eibich et al., arXiv 2404.01037)."),
     golden=Source(HYDE_FILE, columns=(("reference", "baseline_rag_ground_truth_answers"), ("answer", None),
                                       ("contexts", None))),
-    outputs=tuple(Source(HYDE_FILE, method, (("answer", f"{method}_responses"), ("reference", None), ("contexts", None)))
+    outputs=tuple(Source(HYDE_FILE, method, (("answer", f"{method}_responses"), ("reference", None),
+                                             ("contexts", None)))
                   for method in ("baseline_rag", "hyde_rag")),
     metrics=tuple(m for m, spec in REGISTRY.items() if "contexts" not in spec.needs),
 )

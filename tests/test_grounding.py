@@ -33,7 +33,8 @@ def test_the_blend_uses_the_fitted_weight_and_passes_other_results_through():
 
 
 @pytest.mark.parametrize("answer, chunks", [
-    ("The Eiffel Tower is in Paris. It was finished in 1889.", ["The Eiffel Tower, finished in 1889, stands in Paris."]),
+    ("The Eiffel Tower is in Paris. It was finished in 1889.",
+     ["The Eiffel Tower, finished in 1889, stands in Paris."]),
     ("The Eiffel Tower is in Rome.", ["The Eiffel Tower stands in Paris."]),
 ])
 def test_the_engine_stores_the_rating_of_the_blend(tmp_path, answer, chunks):

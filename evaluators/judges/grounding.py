@@ -50,4 +50,5 @@ def grounded(faithfulness: Result, support: float | None) -> Result:
         return faithfulness
     w = claims_weight()
     value = round(w * faithfulness.value + (1 - w) * support, 4)
-    return Result(value, detail=f"{w:g} x faithfulness {faithfulness.value:.3f} + {1 - w:g} x word support {support:.3f}")
+    return Result(value, detail=f"{w:g} x faithfulness {faithfulness.value:.3f} + "
+                                f"{1 - w:g} x word support {support:.3f}")

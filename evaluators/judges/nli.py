@@ -9,8 +9,8 @@ matrix, which comes from the package) are laid over it as fp32.
 Loaded lazily, once per process; one re-entrant lock serialises loading and inference (Hugging
 Face's fast tokenizers are not safe to share between threads, and 2 cores gain nothing from
 parallel forward passes). The model runs as `embeddings.fast` makes it: int8 (bar `_ffn_output`),
-traced, one pair per forward pass, so a pair's numbers never depend on what else is evaluated with it (and can be cached:
-recent pairs are); they are rounded to 4 decimals.
+traced, one pair per forward pass, so a pair's numbers never depend on what else is evaluated with
+it (and can be cached: recent pairs are); they are rounded to 4 decimals.
 
 Speed and accuracy on this machine's 2 cores (torch 2.13, max 128 tokens), on 600 pairs of the
 training's validation slice: fp32 in batches of 16 4.0 s, 75.5% of verdicts as people's; as run here

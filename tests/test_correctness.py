@@ -14,21 +14,22 @@ from evaluators.schema import GoldenItem, RagOutput, Result, Sample
 
 def test_signals_of_a_sentence_around_a_short_reference():
     x = correctness.signals("The Chipmunks were created by Ross Bagdasarian Sr., known as David Seville.",
-                            "David Seville", cosine=0.52, bertscore=0.61, contradicted=0.0)
+                            "David Seville", cosine=0.52, bertscore=(0.55, 0.7, 0.61), contradicted=0.0)
     named = dict(zip(correctness.SIGNALS, x))
     assert named["reference_recall"] == 1.0 and named["reference_in_answer"] == 1.0
     assert named["token_f1"] == pytest.approx(2 * 2 / (11 + 2))  # 11 SQuAD tokens ("the" dropped), 2 shared
     assert named["cosine"] == 0.52 and named["bertscore"] == 0.61
+    assert named["bertscore_precision"] == 0.55 and named["bertscore_recall"] == 0.7
     assert named["abstains"] == 0.0 and named["contradicted"] == 0.0
     assert named["answer_length"] == pytest.approx(math.log1p(12) / math.log1p(200))  # 12 words
 
 
 def test_containment_is_on_whole_tokens_and_abstention_is_a_signal():
-    x = dict(zip(correctness.SIGNALS, correctness.signals("Parisian cafes", "Paris", 0.6, 0.7, 0.0)))
+    x = dict(zip(correctness.SIGNALS, correctness.signals("Parisian cafes", "Paris", 0.6, (0.7, 0.7, 0.7), 0.0)))
     assert x["reference_in_answer"] == 0.0 and x["reference_recall"] == 0.0
-    x = dict(zip(correctness.SIGNALS, correctness.signals("I'm sorry, I couldn't find that.", "Paris", 0.1, 0.3, 0.0)))
+    x = dict(zip(correctness.SIGNALS, correctness.signals("I'm sorry, I couldn't find that.", "Paris", 0.1, (0.3, 0.3, 0.3), 0.0)))
     assert x["abstains"] == 1.0
-    assert correctness.signals("", "Paris", -0.2, 0.0, 0.0)[3] == 0.0  # a negative cosine counts as 0
+    assert correctness.signals("", "Paris", -0.2, (0.0, 0.0, 0.0), 0.0)[3] == 0.0  # a negative cosine counts as 0
 
 
 def test_the_shipped_fit_orders_answers_as_people_would():

@@ -17,7 +17,7 @@ from evaluators.abstention import abstains
 from evaluators.claims import claim_metrics
 from evaluators.judges import HOLISTIC, correctness, grounding, offline
 from evaluators.metrics.registry import metric
-from evaluators.metrics.semantic import answer_relevance, bert_score_f1, semantic_similarity
+from evaluators.metrics.semantic import answer_relevance, bertscores, semantic_similarity
 from evaluators.rubric import CONTRADICTED, CORRECT_P, GROUNDED, answer_contradicted_by_reference, judged_rubric, offline_rubric
 from evaluators.schema import OK, Result, Sample, not_applicable
 
@@ -45,14 +45,17 @@ def _rubric_rows(samples: Sequence[Sample], context: Any) -> list[dict[str, Resu
     return rows
 
 
-def similarities(samples: Sequence[Sample], context: Any = None) -> list[tuple[float, float]]:
-    """Per sample, (semantic_similarity, bert_score_f1) / 100 of answer and reference: the semantic
-    family's own numbers (cached vectors; BERTScore shared within the batch), as the correctness scorer reads them."""
-    cosine, bertscore = semantic_similarity(samples), bert_score_f1(samples, context)
-    return [((c.value or 0.0) / 100.0, (b.value or 0.0) / 100.0) for c, b in zip(cosine, bertscore)]
+def similarities(samples: Sequence[Sample], context: Any = None) -> list[tuple[float, tuple[float, float, float]]]:
+    """Per sample, semantic_similarity / 100 and BERTScore's (P, R, F1) of answer and reference: the semantic
+    family's own numbers (cached vectors; BERTScore shared within the batch), as the correctness scorer reads
+    them; a pair the family scores 0 (an empty side) reads 0."""
+    cosine, bertscore = semantic_similarity(samples), bertscores(samples, context)
+    return [((c.value or 0.0) / 100.0, (0.0, 0.0, 0.0) if isinstance(b, Result) else b)
+            for c, b in zip(cosine, bertscore)]
 
 
-def correct(sample: Sample, cosine: float, bertscore: float, contradicted: Result, completeness: Result) -> Result:
+def correct(sample: Sample, cosine: float, bertscore: tuple[float, float, float], contradicted: Result,
+            completeness: Result) -> Result:
     """The correctness scorer's P(correct) of one sample (judges/correctness.py); beyond a short reference,
     times the completeness (the share of the reference's claims the answer states)."""
     reference = sample.golden.reference
@@ -83,8 +86,9 @@ _RELEVANCE = ("answer_relevance there is the offline direct question-answer cosi
               "an LLM's relevance rating")
 _LLM = "LLM judge: its 1-5 rating by seed 001's rubric, in the holistic call"
 _P = ("P(correct) is the offline correctness scorer (evaluators/judges/correctness.py): a logistic model over "
-      "reference recall, reference containment, token F1, MiniLM cosine, BERTScore, abstention, contradicted claims and "
-      "answer length, fitted on the dev part of EVOUNA's human correct/incorrect verdicts; a reference longer than a "
+      "reference recall, reference containment, token F1, MiniLM cosine, BERTScore (F1, P and R), abstention, "
+      "contradicted claims and answer length, fitted on the dev part of EVOUNA's human correct/incorrect verdicts; "
+      "a reference longer than a "
       "short answer (no alias of at most 5 words, parentheses aside) also needs its key points: P x completeness")
 
 # id, scale, seed, needs, formula

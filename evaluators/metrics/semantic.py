@@ -90,14 +90,21 @@ def bertscore_prf(cand_vecs: np.ndarray, ref_vecs: np.ndarray) -> tuple[float, f
             f"or reference scores 0.",
 )
 def bert_score_f1(samples: Sequence[Sample], context: Any = None) -> list[Result]:
-    # Once per batch: the offline rubric's correctness scorer reads it too (a token pass is not cached).
+    return [r if isinstance(r, Result) else Result(r[2] * 100.0, detail=f"P {r[0] * 100:.2f}, R {r[1] * 100:.2f} "
+                                                                         f"({MODEL_NAME} token embeddings)")
+            for r in bertscores(samples, context)]
+
+
+def bertscores(samples: Sequence[Sample], context: Any = None) -> list[tuple[float, float, float] | Result]:
+    """Per sample, BERTScore's (P, R, F1) of answer and reference, or the 0.0 Result of a pair with no token.
+    Once per batch: the offline rubric's correctness scorer reads them too (a token pass is not cached)."""
     if context is None:
-        return _bert_score_f1(samples)
-    return context.per_batch("bert_score_f1", samples, _bert_score_f1)
+        return _bertscores(samples)
+    return context.per_batch("bertscores", samples, _bertscores)
 
 
-def _bert_score_f1(samples: Sequence[Sample]) -> list[Result]:
-    out = [_empty_pair(s) for s in samples]
+def _bertscores(samples: Sequence[Sample]) -> list[tuple[float, float, float] | Result]:
+    out: list = [_empty_pair(s) for s in samples]
     todo = [i for i, r in enumerate(out) if r is None]
     answers = [samples[i].output.answer for i in todo]
     tokens = embeddings.token_embeddings(answers + [samples[i].golden.reference for i in todo]) if todo else []
@@ -107,9 +114,7 @@ def _bert_score_f1(samples: Sequence[Sample]) -> list[Result]:
             side = "answer" if not len(cand) else "reference"
             out[i] = Result(0.0, detail=f"the {side} has no token the model reads: {_EMPTY_RULE}")
             continue
-        precision, recall, f1 = bertscore_prf(cand, ref)
-        out[i] = Result(f1 * 100.0, detail=f"P {precision * 100:.2f}, R {recall * 100:.2f} "
-                                           f"({MODEL_NAME} token embeddings)")
+        out[i] = bertscore_prf(cand, ref)
     return out
 
 

@@ -32,8 +32,8 @@ answer (`is_short_answer`) is judged by its key points too: P(correct) = the sco
 the share of the reference's claims the answer states (seed 002's claim verdicts). A list of aliases is a
 short answer if one alias is ("Linda Evangelista/We don't wake up for less than $10,000 a day"), and
 a parenthesis is a note to the grader ("PRINCE WILLIAM (accept DUKE OF CAMBRIDGE)"). On 1,500 EVOUNA dev
-answers (judge_correctness through the engine) AUROC is 0.889 with this rule, 0.892 with no rule at all
-and 0.833 when every alias had to be short (274 references "not short" instead of 45).
+answers (judge_correctness through the engine) AUROC is 0.907 with this rule, 0.911 with no rule at all
+and 0.850 when every alias had to be short (274 references "not short" instead of 45).
 """
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ _PARENTHESES = re.compile(r"\([^)]*\)")
 def is_short_answer(reference: str) -> bool:
     """The reference is a short answer, or a list of aliases one of which is, as the scorer was fitted on
     (module doc); words in parentheses do not count."""
-    return any(len(_PARENTHESES.sub(" ", alternative).split()) <= SHORT_ANSWER_WORDS for alternative in reference.split("/"))
+    return any(len(_PARENTHESES.sub(" ", alias).split()) <= SHORT_ANSWER_WORDS for alias in reference.split("/"))
 
 
 def signals(answer: str, reference: str, cosine: float, bertscore: tuple[float, float, float],

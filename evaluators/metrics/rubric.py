@@ -18,7 +18,8 @@ from evaluators.claims import claim_metrics
 from evaluators.judges import HOLISTIC, correctness, grounding, offline
 from evaluators.metrics.registry import metric
 from evaluators.metrics.semantic import answer_relevance, bertscores, semantic_similarity
-from evaluators.rubric import CONTRADICTED, CORRECT_P, GROUNDED, answer_contradicted_by_reference, judged_rubric, offline_rubric
+from evaluators.rubric import (CONTRADICTED, CORRECT_P, GROUNDED, answer_contradicted_by_reference, judged_rubric,
+                               offline_rubric)
 from evaluators.schema import OK, Result, Sample, not_applicable
 
 
@@ -88,8 +89,8 @@ _LLM = "LLM judge: its 1-5 rating by seed 001's rubric, in the holistic call"
 _P = ("P(correct) is the offline correctness scorer (evaluators/judges/correctness.py): a logistic model over "
       "reference recall, reference containment, token F1, MiniLM cosine, BERTScore (F1, P and R), abstention, "
       "contradicted claims and answer length, fitted on the dev part of EVOUNA's human correct/incorrect verdicts; "
-      "a reference longer than a "
-      "short answer (no alias of at most 5 words, parentheses aside) also needs its key points: P x completeness")
+      "a reference longer than a short answer (no alias of at most 5 words, parentheses aside) also needs its key "
+      "points: P x completeness")
 
 # id, scale, seed, needs, formula
 RUBRIC_METRICS = [
@@ -113,8 +114,8 @@ RUBRIC_METRICS = [
      "no signal for writing quality."),
     ("judge_overall", "likert", "001", ("judge", "reference", "contexts", "embeddings"),
      f"Seed 001: holistic quality (1-5). {_LLM} (overall_score). Offline mapping: round(mean of the unrounded "
-     "correctness (1 + 4 P(correct)), completeness, faithfulness (as judge_faithfulness) and relevance projections, 1); clarity is not "
-     "rated offline."),
+     "correctness (1 + 4 P(correct)), completeness, faithfulness (as judge_faithfulness) and relevance "
+     "projections, 1); clarity is not rated offline."),
     ("verdict", "label", "001", ("judge", "reference", "contexts", "embeddings"),
      "Seed 001: pass when overall >= 4, partial when >= 3, else fail, always recomputed from judge_overall "
      "(a judge whose own verdict disagrees is noted in detail); value pass 1, partial 0.5, fail 0, the label "

@@ -20,6 +20,7 @@ import pandas as pd
 
 from evaluators.claims import ClaimMatrix, JudgeFailure, chunk_rows, claim_rows
 from evaluators.judges import CLAIMS, JUDGES, Judged, judge_samples
+from evaluators.judges.estimate import needed_parts
 from evaluators.metrics import Metric, resolve
 from evaluators.schema import GoldenItem, RagOutput, Sample
 from evaluators.store import SCORE_COLUMNS, Store
@@ -50,19 +51,24 @@ class RunContext:
     judge_model: str | None = None
     config: dict = field(default_factory=dict)
     store: Store | None = field(default=None, repr=False)  # given: the judge answers repeats from its cache
+    parts: frozenset[str] = frozenset()  # the parts the run's metrics need: asked for together
+    on_sample: Callable[[], None] | None = field(default=None, repr=False)  # a sample judged (LLM judge)
     _judged: dict[tuple[str, str], Judged] = field(default_factory=dict, repr=False)
     _asked: set[tuple[tuple[str, str], str]] = field(default_factory=set, repr=False)
     _shared: dict[str, tuple[tuple, Any]] = field(default_factory=dict, repr=False)
 
     def judged(self, samples: Sequence[Sample], part: str = CLAIMS) -> list[Judged]:
-        """The judge's output for `samples`, asking it for `part` (judges.CLAIMS or HOLISTIC) once."""
+        """The judge's output for `samples`, asking it once for `part` (judges.CLAIMS or HOLISTIC)
+        and, in the same request, for the run's other parts: an LLM judge then needs 2 rounds per
+        sample, not 3 (the holistic call goes out with the extraction)."""
         todo = [s for s in samples if (s.key, part) not in self._asked]
         if todo:
-            new = judge_samples(self.judge, todo, part, model=self.judge_model, config=self.config, store=self.store,
-                                run_id=self.run_id)
+            parts = sorted({part} | self.parts)
+            new = judge_samples(self.judge, todo, parts, model=self.judge_model, config=self.config, store=self.store,
+                                run_id=self.run_id, on_sample=self.on_sample)
             for s, j in zip(todo, new):
                 self._judged[s.key] = self._judged[s.key].merged(j) if s.key in self._judged else j
-                self._asked.add((s.key, part))
+                self._asked.update((s.key, p) for p in parts)
         return [self._judged[s.key] for s in samples]
 
     def matrices(self, samples: Sequence[Sample]) -> list[ClaimMatrix | JudgeFailure]:
@@ -125,14 +131,16 @@ def _chosen_methods(samples: list[Sample], methods: Sequence[str] | None) -> lis
 
 
 def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, progress: Progress | None = None,
-                on_metric: MetricProgress | None = None, cancel: threading.Event | None = None) -> str:
+                on_metric: MetricProgress | None = None, cancel: threading.Event | None = None,
+                on_sample: Callable[[], None] | None = None) -> str:
     """Compute every cell of the run that is missing or failed, committing after each batch; returns
     the run's final status, "finished" or "cancelled".
 
     Batch-major: every metric runs over one batch of samples before the next batch, so a batch's
     text extractions (and, for judged families, its judge calls) are shared by all its metrics.
     `cancel`, when set, stops the run between two metrics or batches: what was computed is kept and
-    the run ends "cancelled", resumable like an interrupted one.
+    the run ends "cancelled", resumable like an interrupted one. `on_sample()` is called each time an
+    LLM judge has judged a sample (its parts the batch needs), for progress within a batch.
     """
     run = store.run(run_id)
     if run is None:
@@ -142,7 +150,8 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
     outputs = store.rag_outputs(list(run["outputs_dataset_ids"]))
     samples = plan(store.golden_items(run["golden_dataset_id"]), outputs).samples
     samples = _chosen_methods(samples, config.get("methods"))
-    context = RunContext(run_id, run["judge"], run["judge_model"], config, store=store)
+    context = RunContext(run_id, run["judge"], run["judge_model"], config, store=store,
+                         parts=frozenset(needed_parts(metrics)), on_sample=on_sample)
     store.mark_running(run_id)
     finished = store.finished_cells(run_id)
     todo = [(s, [m for m in metrics if (*s.key, m.id) not in finished]) for s in samples]

@@ -54,7 +54,7 @@ whatever the claim metrics say, as the uncertainty check comes before any judgin
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evaluators import formulas
@@ -93,6 +93,30 @@ class Holistic:
     question_relevance: tuple[float, str]  # seed 000 relevance, 1-5, with reasoning
     geval: Mapping[str, tuple[float, str]]  # seed 003: correctness, completeness, consistency -> (0-100, reasoning)
     classification: str  # CORRECT or WRONG (seed 003; DON'T KNOW is decided before, by the uncertainty check)
+    repeats: tuple[Holistic, ...] = ()  # when the judge was asked several times: every reply (see `aggregate`)
+
+
+def aggregate(replies: Sequence[Holistic]) -> Holistic:
+    """Several holistic replies to one answer as one: every score the mean of the replies', the
+    verdict and the classification the majority's (a tie goes to the earlier reply's), the first
+    reply's texts; `repeats` keeps every reply, so the spread can be shown. One reply is itself."""
+    if len(replies) == 1:
+        return replies[0]
+    first = replies[0]
+
+    def mean(values) -> float:
+        return math.fsum(values) / len(replies)
+
+    def majority(labels: list[str]) -> str:
+        return max(labels, key=lambda label: (labels.count(label), -labels.index(label)))
+
+    return Holistic(
+        ratings={k: mean(r.ratings[k] for r in replies) for k in first.ratings},
+        verdict=majority([r.verdict for r in replies]), explanation=first.explanation,
+        alignment=(mean(r.alignment[0] for r in replies), first.alignment[1]),
+        question_relevance=(mean(r.question_relevance[0] for r in replies), first.question_relevance[1]),
+        geval={k: (mean(r.geval[k][0] for r in replies), first.geval[k][1]) for k in first.geval},
+        classification=majority([r.classification for r in replies]), repeats=tuple(replies))
 
 
 # The seed 001 dimension behind each judge_* id.

@@ -20,6 +20,7 @@ Replies for POST /v1/chat/completions come from the queue first (consumed in ord
     Reply.json_schema_unsupported()       HTTP 400, as servers without structured outputs answer
     Reply.not_json()                      HTTP 200 whose body is not JSON at all
     Reply.delay(5, then=Reply.json(...))  answers late: a timeout for a client with timeout < 5
+    Reply.choices(Reply.json(a), Reply.json(b))  several choices, as for a request with n = 2
 
 A fallback from json_schema to json_object is scripted with a responder:
 
@@ -60,6 +61,7 @@ class Reply:
     raw_body: bytes | None = None
     content_type: str = "application/json"
     delay_seconds: float = 0.0
+    more: tuple[Reply, ...] = ()  # further choices of the completion (a request with n > 1)
 
     @classmethod
     def text(cls, content: str, finish_reason: str = "stop") -> Reply:
@@ -68,6 +70,11 @@ class Reply:
     @classmethod
     def json(cls, obj: Any) -> Reply:
         return cls.text(json.dumps(obj))
+
+    @classmethod
+    def choices(cls, first: Reply, *others: Reply) -> Reply:
+        """One completion with several choices, as a server that honours `n` answers."""
+        return dataclasses.replace(first, more=others)
 
     @classmethod
     def truncated(cls, obj_or_text: Any) -> Reply:
@@ -183,7 +190,8 @@ class FakeOpenAI:
 
     def _completion(self, body: dict, reply: Reply) -> dict:
         prompt_tokens = count_tokens(_prompt_text(body))
-        completion_tokens = count_tokens(reply.content)
+        choices = (reply, *reply.more)
+        completion_tokens = sum(count_tokens(c.content) for c in choices)
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
             "object": "chat.completion",
@@ -191,11 +199,12 @@ class FakeOpenAI:
             "model": body.get("model") or self.model,
             "choices": [
                 {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": reply.content, "refusal": None},
+                    "index": i,
+                    "message": {"role": "assistant", "content": c.content, "refusal": None},
                     "logprobs": None,
-                    "finish_reason": reply.finish_reason,
+                    "finish_reason": c.finish_reason,
                 }
+                for i, c in enumerate(choices)
             ],
             "usage": {
                 "prompt_tokens": prompt_tokens,
@@ -209,6 +218,9 @@ def _handler_for(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         # HTTP/1.1 keeps connections alive as real servers do, so the client's pool is exercised.
         protocol_version = "HTTP/1.1"
+        # TCP_NODELAY, as real servers set it: headers and body go out in two writes, and with Nagle's
+        # algorithm on the body would wait ~40 ms for the client's delayed ACK of the headers.
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # keep pytest output clean
             pass

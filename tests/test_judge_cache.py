@@ -9,8 +9,8 @@ from evaluators.judges import prompts
 from evaluators.judges.openai_judge import cache_key
 from evaluators.store import MIGRATIONS, SCHEMA_VERSION, Store
 from tests.openai_server import Reply, start_server
-from tests.test_openai_judge import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_VERIFICATION,
-                                     make_judge, seed_000_sample)
+from tests.test_openai_judge import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_REPLIES,
+                                     SEED_000_VERIFICATION, make_judge, seed_000_sample)
 from tests.test_openai_run import BROKEN_QUESTION, _cli, _files, _responder
 
 METRICS = "faithfulness,wp_precision,context_precision,exact_match"
@@ -137,8 +137,8 @@ def test_only_each_requests_own_validated_complete_reply_is_cached(tmp_path):
             ("extraction", "invalid"), ("extraction_repair", "ok"), ("verification", "incomplete")]
         # only the repair's own reply, under the repair request's own key
         repair_request = json.loads(first.calls[1].request)
-        assert list(cache.entries) == [cache_key(repair_request)]
-        assert cache.entries[cache_key(repair_request)]["purpose"] == "extraction_repair"
+        assert list(cache.entries) == [cache_key(repair_request, server.base_url)]
+        assert cache.entries[cache_key(repair_request, server.base_url)]["purpose"] == "extraction_repair"
 
         # again: the original extraction and the incomplete verification go out, the repair does not
         before = server.request_count
@@ -150,14 +150,31 @@ def test_only_each_requests_own_validated_complete_reply_is_cached(tmp_path):
         assert second.matrix is not None and second.status == "ok"
 
 
-def test_cache_key_covers_model_seed_format_and_messages():
+def test_cache_key_covers_server_model_seed_format_and_messages_not_the_output_limit():
     body = {"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": 0, "seed": 0,
             "response_format": {"type": "json_object"}}
-    key = cache_key(body)
-    assert cache_key(json.loads(json.dumps(body))) == key
+    url = "http://127.0.0.1:8000/v1"
+    key = cache_key(body, url)
+    assert cache_key(json.loads(json.dumps(body)), url) == key
     for change in ({"model": "n"}, {"seed": 1}, {"temperature": 0.5}, {"response_format": {"type": "text"}},
                    {"messages": [{"role": "user", "content": "y"}]}):
-        assert cache_key({**body, **change}) != key
+        assert cache_key({**body, **change}, url) != key
+    # the same model name on another server is another judge
+    assert cache_key(body, "http://127.0.0.1:9000/v1") != key and cache_key(body, None) != key
+    # a raised output limit asks the same question: a complete reply to it answers both
+    assert cache_key({**body, "max_tokens": 4096}, url) == cache_key({**body, "max_completion_tokens": 99}, url) == key
+
+
+def test_the_same_model_on_two_servers_does_not_share_replies(tmp_path):
+    cache = DictCache()
+    with start_server() as one, start_server() as two:
+        one.enqueue(*SEED_000_REPLIES)
+        two.enqueue(*SEED_000_REPLIES)
+        make_judge(one, cache=cache).judge_sync([seed_000_sample()])
+        second = make_judge(two, cache=cache).judge_sync([seed_000_sample()])[0]
+        assert two.request_count == 2 and not any(c.cached for c in second.calls)
+        third = make_judge(one, cache=cache).judge_sync([seed_000_sample()])[0]
+        assert one.request_count == 2 and all(c.cached for c in third.calls)
 
 
 def test_migration_from_version_1_to_the_latest_keeps_the_data(tmp_path):

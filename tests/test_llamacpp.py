@@ -12,8 +12,8 @@ fault (timeout, HTTP error, connection error) or a crash is not.
 The server runs in a child process (a crash in native code cannot take pytest down, and it always
 dies with its stdin). Settings for a small shared CPU: one thread (llama.cpp's spinning thread
 pool collapses to ~1 token/s when its 2 threads share 2 cores with anything else), a default
-`n_predict` that caps every reply (the judge sends no max_tokens; a cut-off reply goes through the
-judge's repair path), 2 slots of 4096 tokens.
+`n_predict` that caps every reply (the judge sends no max_tokens at first; a cut-off reply is asked
+again with a raised max_tokens, which this server caps at its n_predict), 2 slots of 4096 tokens.
 
 Needs the dev requirements: pip install -r requirements-dev.txt
 """
@@ -28,7 +28,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -173,28 +172,27 @@ def _schema_of(purpose: str, request: dict) -> dict:
 
 
 def check_calls(calls, model: str) -> list[str]:
-    """Every attempt went over HTTP to the real server with a strict json_schema (or, once refused,
-    json_object), came back as a chat completion with usage and latency, and the judge read it as
-    the server sent it. Returns one summary line per attempt."""
+    """Every attempt went over HTTP to the real server with a strict json_schema with bounds (or, once
+    refused, without them, then json_object), came back as a chat completion with usage and latency,
+    and the judge read it as the server sent it. Returns one summary line per attempt."""
     assert calls, "no HTTP attempt recorded"
-    lines, refused = [], False
+    lines, level = [], 2  # 2: the bounded schema, 1: the plain schema, 0: JSON mode
     for record in calls:
         request = json.loads(record.request)
         assert (request["model"], request["temperature"], request["seed"]) == (model, 0, 0)
         assert record.model == model and not record.cached
         fmt = request["response_format"]
-        if record.status == SCHEMA_UNSUPPORTED:  # the server refused the schema: JSON mode from here on
-            assert fmt["type"] == "json_schema" and not refused
-            refused = True
+        schema = _schema_of(record.purpose, request)
+        sent = [{"type": "json_object"}, {"type": "json_schema", "json_schema": prompts.plain(schema)},
+                {"type": "json_schema", "json_schema": schema}].index(fmt)
+        assert sent <= level  # levels only go down
+        level = sent
+        if record.status == SCHEMA_UNSUPPORTED:  # the server refused this level: the next one from here on
+            assert sent > 0
+            level = sent - 1
             lines.append(f"{record.purpose}: schema_unsupported ({record.error})")
             continue
         assert record.status in ANSWERED, (record.purpose, record.status, record.error)
-        schema = _schema_of(record.purpose, request)
-        if refused:
-            assert fmt == {"type": "json_object"}
-        else:
-            assert fmt == {"type": "json_schema", "json_schema": schema}
-            assert '"json_schema"' in record.request
         assert record.latency_ms > 0
         body = json.loads(record.response)  # the server's own body, stored raw
         usage, choice = body["usage"], body["choices"][0]
@@ -206,7 +204,7 @@ def check_calls(calls, model: str) -> list[str]:
             assert record.status == INVALID and record.error  # "cut off" (or "empty")
         else:
             assert finish == "stop"
-            if not refused:  # the grammar held: a complete reply is JSON with exactly the schema's keys
+            if level:  # the grammar held: a complete reply is JSON with exactly the schema's keys
                 assert set(json.loads(content)) == set(schema["schema"]["required"]), content
         lines.append(f"{record.purpose}: {record.status}, {fmt['type']}, finish {finish}, "
                      f"{record.input_tokens}+{record.output_tokens} tokens, {record.latency_ms / 1000:.1f} s"
@@ -224,14 +222,13 @@ def test_server_is_llama_cpp_on_loopback(llama):
 
 @pytest.fixture(scope="module")
 def judged(llama):
-    """judge_sync and rate_sync on one sample, at the same time (each in its own thread and event
-    loop, as the Streamlit worker would call them): the server's 2 slots decode both at once."""
+    """The claims and the holistic ratings of one sample, asked for together as the engine asks: the
+    extraction and the holistic call go out at once (the server's 2 slots decode both), then the
+    verification."""
     judge = _judge(llama)
     started = time.monotonic()
-    with ThreadPoolExecutor(2) as pool:
-        judgments, ratings = pool.submit(judge.judge_sync, [_sample()]), pool.submit(judge.rate_sync, [_sample()])
-        judgments, ratings = judgments.result(), ratings.result()
-    return judgments, ratings, time.monotonic() - started
+    (judgment, rating), = judge.assess_sync([_sample()])
+    return [judgment], [rating], time.monotonic() - started
 
 
 def test_judge_builds_the_claim_matrix_over_real_http(llama, judged):
@@ -240,7 +237,7 @@ def test_judge_builds_the_claim_matrix_over_real_http(llama, judged):
     judgment = judgments[0]
     lines = check_calls(judgment.calls, llama.model)
     m = judgment.matrix
-    print(f"judge_sync: {judgment.status} (judge_sync + rate_sync took {elapsed:.1f} s); error: {judgment.error}",
+    print(f"claims: {judgment.status} (claims and ratings took {elapsed:.1f} s); error: {judgment.error}",
           *lines, f"claims: {m and m.answer_claims} / {m and m.reference_claims}; "
           f"questions: {judgment.generated_questions}", sep="\n  ")
     assert judgment.status in (OK, JUDGE_ERROR), (judgment.status, judgment.error, llama.log_tail())
@@ -265,7 +262,7 @@ def test_judge_rates_holistically_over_real_http(llama, judged):
     assert len(ratings) == 1
     rating = ratings[0]
     lines = check_calls(rating.calls, llama.model)
-    print(f"rate_sync: {rating.status}; error: {rating.error}", *lines, sep="\n  ")
+    print(f"ratings: {rating.status}; error: {rating.error}", *lines, sep="\n  ")
     assert rating.status in (OK, JUDGE_ERROR), (rating.status, rating.error, llama.log_tail())
     assert {c.purpose for c in rating.calls} <= {"holistic", "holistic_repair"}
     if rating.status == OK:

@@ -93,7 +93,7 @@ def sample_with_chunks(n: int, qid: str = "q1") -> Sample:
                   RagOutput(qid, "basic_search", "The answer.", contexts))
 
 
-_ID = re.compile(r"^\[([ARC]\d+)\]", re.MULTILINE)
+_ID = re.compile(r'^<(?:claim|chunk) id="([ARC]\d+)">$', re.MULTILINE)
 
 
 def all_supported(body: dict) -> Reply:
@@ -182,10 +182,11 @@ def test_requests_carry_the_schema_temperature_seed_and_static_instructions_firs
         assert system["content"] in (prompts.EXTRACTION_SYSTEM, prompts.VERIFICATION_SYSTEM)
     extraction = next(b for b in bodies if SEED_000_ANSWER in b["messages"][1]["content"])
     assert extraction["response_format"]["json_schema"] == prompts.EXTRACTION_SCHEMA
-    verification = next(b for b in bodies if "[C3]" in b["messages"][1]["content"])
+    verification = next(b for b in bodies if '<chunk id="C3">' in b["messages"][1]["content"])
     assert verification["response_format"]["json_schema"] == prompts.verification_schema(True)
     user = verification["messages"][1]["content"]
-    assert "[A1] The answer." in user and "[R1] The reference." in user and "[C1]\n" in user
+    assert '<claim id="A1">\nThe answer.\n</claim>' in user and '<claim id="R1">\nThe reference.\n</claim>' in user
+    assert f'<chunk id="C1">\n{SEED_000_CHUNKS[0]}\n</chunk>' in user
 
 
 @pytest.mark.parametrize("n_chunks, n_calls", [(0, 2), (16, 2), (17, 3), (32, 3), (33, 4)])
@@ -202,7 +203,7 @@ def test_one_verification_call_per_16_chunks_merged_by_id(server, n_chunks, n_ca
     users = [r.body["messages"][1]["content"] for r in server.requests[1:]]
     assert sum("COMPARE CLAIMS: yes" in u for u in users) == 1
     if n_chunks > 16:
-        assert any("[C17]" in u and "[C16]" not in u for u in users)
+        assert any('<chunk id="C17">' in u and '<chunk id="C16">' not in u for u in users)
 
 
 # -- transient faults: retried ----------------------------------------------------------------------
@@ -340,16 +341,35 @@ def test_placeholder_claims_copied_from_the_prompt_are_repaired(server):
     assert "placeholder" in judgment.calls[0].error and judgment.calls[0].status == "invalid"
 
 
-def test_truncated_reply_is_repaired_or_a_judge_error(server):
+def test_a_reply_cut_off_is_asked_again_with_a_raised_output_limit(server):
     server.enqueue(Reply.json(SEED_000_EXTRACTION), Reply.truncated(SEED_000_VERIFICATION),
                    Reply.json(SEED_000_VERIFICATION))
-    repaired = judge_one(server)
-    assert repaired.status == OK and [c.status for c in repaired.calls] == [OK, "invalid", OK]
-    assert "cut off" in server.requests[2].body["messages"][3]["content"]
+    judgment = judge_one(server)
+    assert judgment.status == OK and [c.status for c in judgment.calls] == [OK, "invalid", OK]
+    assert "cut off" in judgment.calls[1].error
+    cut, again = server.requests[1].body, server.requests[2].body
+    assert "max_tokens" not in cut  # the server's own limit at first
+    assert again["max_tokens"] >= 1024 and again["messages"] == cut["messages"]  # the same request, not a repair
 
-    server.enqueue(Reply.truncated(SEED_000_EXTRACTION), Reply.truncated(SEED_000_EXTRACTION))
-    failed = judge_one(server)
-    assert failed.status == JUDGE_ERROR and "cut off" in failed.error
+
+def test_replies_cut_off_every_time_end_as_a_judge_error_with_growing_limits(server):
+    server.enqueue(*[Reply.truncated(SEED_000_EXTRACTION)] * 3)
+    judgment = judge_one(server)
+    assert judgment.status == JUDGE_ERROR and "cut off" in judgment.error and judgment.matrix is None
+    limits = [r.body.get("max_tokens") for r in server.requests]
+    assert limits[0] is None and 1024 <= limits[1] < limits[2] <= openai_judge.MAX_OUTPUT_TOKENS
+    assert [c.status for c in judgment.calls] == ["invalid"] * 3
+
+
+def test_a_server_that_wants_max_completion_tokens_gets_it(server):
+    refusal = Reply.status(400, "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                                "Use 'max_completion_tokens' instead.")
+    server.enqueue(Reply.truncated(SEED_000_EXTRACTION), refusal, Reply.json(SEED_000_EXTRACTION),
+                   Reply.json(SEED_000_VERIFICATION))
+    judgment = judge_one(server)
+    assert judgment.status == OK
+    resent = server.requests[2].body
+    assert "max_tokens" not in resent and resent["max_completion_tokens"] >= 1024
 
 
 def test_empty_reply_is_a_judge_error(server):
@@ -384,12 +404,42 @@ def test_json_schema_refusal_falls_back_to_json_mode_for_good(server):
     judge = make_judge(server)
     first = judge.judge_sync([sample_with_chunks(2)])[0]
     assert first.status == OK
-    assert [c.status for c in first.calls] == ["schema_unsupported", OK, OK]
-    assert judge.json_schema_supported is False
+    assert [c.status for c in first.calls] == ["schema_unsupported", "schema_unsupported", OK, OK]
+    assert judge.schema_level == openai_judge.JSON_MODE
 
     again = judge.judge_sync([sample_with_chunks(2, "q2")])[0]
     assert again.status == OK and len(again.calls) == 2
-    assert [r.body["response_format"]["type"] for r in server.requests] == ["json_schema"] + ["json_object"] * 4
+    assert [r.body["response_format"]["type"] for r in server.requests] == ["json_schema"] * 2 + ["json_object"] * 4
+
+
+def test_a_server_that_rejects_schema_bounds_gets_the_plain_schema(server):
+    def without_bounds(body):
+        if "minimum" in json.dumps(body["response_format"]) or "minItems" in json.dumps(body["response_format"]):
+            return Reply.status(400, "Invalid schema for response_format: 'minItems' is not permitted")
+        return all_supported(body)
+
+    server.responder = without_bounds
+    judge = make_judge(server)
+    judgment = judge.judge_sync([sample_with_chunks(2)])[0]
+    assert judgment.status == OK and judge.schema_level == openai_judge.PLAIN
+    sent = [r.body["response_format"]["json_schema"] for r in server.requests]
+    assert sent == [prompts.EXTRACTION_SCHEMA, prompts.plain(prompts.EXTRACTION_SCHEMA),
+                    prompts.plain(prompts.verification_schema(True))]
+
+
+def test_schemas_carry_their_bounds_and_plain_drops_every_one():
+    holistic = prompts.HOLISTIC_SCHEMA["schema"]["properties"]
+    assert holistic["overall_score"] == {"type": "integer", "minimum": 1, "maximum": 5}
+    assert holistic["alignment"]["properties"]["score"] == {"type": "integer", "minimum": 1, "maximum": 5}
+    assert holistic["step1_correctness"]["properties"]["score"] == {"type": "number", "minimum": 0, "maximum": 100}
+    questions = prompts.EXTRACTION_SCHEMA["schema"]["properties"]["generated_questions"]
+    assert questions["minItems"] == questions["maxItems"] == prompts.N_GENERATED_QUESTIONS
+    chunk = prompts.verification_schema(False)["schema"]["properties"]["chunks"]["items"]["properties"]
+    assert chunk["relevance_score"] == {"type": "number", "minimum": 0, "maximum": 100}
+    for schema in (prompts.HOLISTIC_SCHEMA, prompts.EXTRACTION_SCHEMA, prompts.verification_schema(True)):
+        text = json.dumps(prompts.plain(schema))
+        assert not any(f'"{bound}"' in text for bound in prompts.BOUNDS)
+        assert prompts.plain(schema)["schema"]["required"] == schema["schema"]["required"]
 
 
 # -- the holistic call ---------------------------------------------------------------------------------
@@ -480,3 +530,63 @@ def test_a_missing_key_is_a_clear_error(monkeypatch):
         OpenAIJudge("http://127.0.0.1:1/v1", "m")
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     assert KEY not in repr(OpenAIJudge("http://127.0.0.1:1/v1", "m"))
+
+
+# -- repeats ---------------------------------------------------------------------------------------------
+
+def _rated(overall: int, classification: str = "CORRECT") -> Reply:
+    return Reply.json({**SEED_000_HOLISTIC, "overall_score": overall, "correctness": overall,
+                       "classification": classification})
+
+
+def test_repeats_come_as_the_choices_of_one_request_where_the_server_gives_them(server):
+    server.responder = lambda body: Reply.choices(_rated(3, "WRONG"), _rated(4), _rated(5))
+    rated = make_judge(server, repeats=3).rate_sync([seed_000_sample()])[0]
+
+    assert rated.status == OK and server.request_count == 1 and server.requests[0].body["n"] == 3
+    h = rated.holistic
+    assert h.ratings["overall"] == 4 and h.ratings["correctness"] == 4  # the mean of 3, 4, 5
+    assert h.classification == "CORRECT"  # two of three
+    assert [r.ratings["overall"] for r in h.repeats] == [3, 4, 5]
+
+
+def test_repeats_go_one_request_each_with_their_own_seed_where_n_is_ignored(server):
+    overall = {0: 2, 1: 3, 2: 3}
+    server.responder = lambda body: _rated(overall[body["seed"]])  # one choice whatever n says
+    judge = make_judge(server, repeats=3)
+    rated = judge.rate_sync([seed_000_sample()])[0]
+
+    assert rated.status == OK and judge.n_supported is False
+    assert [(r.body["seed"], r.body.get("n")) for r in server.requests] == [(0, 3), (1, None), (2, None)]
+    assert rated.holistic.ratings["overall"] == pytest.approx(8 / 3)
+    again = judge.rate_sync([sample_with_chunks(1)])[0]
+    assert again.status == OK and [r.body.get("n") for r in server.requests[3:]] == [None] * 3
+
+
+def test_a_refused_n_falls_back_to_one_request_per_reply(server):
+    def refuse_n(body):
+        return Reply.status(400, "Invalid 'n': only 1 is supported") if body.get("n") else _rated(4)
+    server.responder = refuse_n
+    judge = make_judge(server, repeats=2)
+    rated = judge.rate_sync([seed_000_sample()])[0]
+    assert rated.status == OK and judge.n_supported is False and server.request_count == 3
+    assert [c.status for c in rated.calls] == ["bad_request", OK, OK]
+
+
+def test_one_failed_repeat_fails_the_sample_so_a_retry_asks_again(server):
+    server.responder = lambda body: Reply.status(401, "no") if body["seed"] == 1 else _rated(4)
+    rated = make_judge(server, repeats=3, max_attempts=1).rate_sync([seed_000_sample()])[0]
+    assert rated.status == JUDGE_ERROR and rated.holistic is None
+    assert rated.error.startswith("1 of 3 replies failed")
+
+
+def test_unusable_choices_are_asked_again_one_by_one(server):
+    def reply(body):
+        if body.get("n"):
+            return Reply.choices(_rated(5), Reply.text("{not json"))
+        return _rated(3)
+    server.responder = reply
+    rated = make_judge(server, repeats=2).rate_sync([seed_000_sample()])[0]
+    assert rated.status == OK and rated.holistic.ratings["overall"] == 4
+    assert "1 of 2 choices unusable" in rated.calls[0].error
+    assert server.requests[1].body["seed"] == 1

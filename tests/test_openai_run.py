@@ -139,3 +139,38 @@ def test_the_whole_catalogue_under_the_llm_judge(tmp_path):
     assert relevance[1:3] == ("ok", "openai") and "generated questions" in relevance[3] and 0 < relevance[0] <= 100
     assert matched == [(0, [0]), (1, [1])]
     assert cells["exact_match"][2] == "deterministic"
+
+
+def test_a_run_needing_both_parts_judges_each_sample_in_two_rounds(tmp_path, monkeypatch):
+    """The engine asks for the claims and the holistic part together: the holistic request goes out
+    before the extraction's reply is back, the verification after it."""
+    from evaluators import engine, loaders
+    from evaluators.store import close_store, open_store
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    golden, outputs = _files(tmp_path)
+    path = tmp_path / "rounds.duckdb"
+    store = open_store(path)
+    try:
+        golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
+        outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
+        latency = 0.4
+        with start_server(latency=latency) as server:
+            server.responder = _responder(refuse_q2=False)
+            run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
+                                       metrics=["faithfulness", "judge_overall"], judge="openai",
+                                       judge_model="m", config={"base_url": server.base_url})
+            judged = []
+            assert engine.execute_run(store, run_id, on_sample=lambda: judged.append(1)) == "finished"
+            requests = server.requests
+        assert len(judged) == 2  # each sample reported once, claims and holistic together
+        for question in (SEED_000_QUESTION, BROKEN_QUESTION):
+            mine = {r.body["response_format"]["json_schema"]["name"]: r.arrived
+                    for r in requests if question in json.dumps(r.body)}
+            assert set(mine) == {"claim_extraction", "holistic_rating", "claim_verification"}
+            assert mine["holistic_rating"] < mine["claim_extraction"] + latency  # round 1, with the extraction
+            assert mine["claim_verification"] >= mine["claim_extraction"] + latency  # round 2
+        statuses = store.cursor().execute("SELECT DISTINCT status FROM scores WHERE run_id = ?", [run_id]).fetchall()
+        assert statuses == [("ok",)]
+    finally:
+        close_store(path)

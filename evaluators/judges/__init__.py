@@ -4,13 +4,13 @@
 `openai` is any OpenAI-compatible server (its key comes from OPENAI_API_KEY, or for one run from
 `lent_api_key`; never from the run's stored config). `judge_samples` is the one entry point the
 engine calls per batch; given the run's store, the openai judge answers repeated requests from its
-`judge_cache` table (`StoreCache`). A judge is asked for two parts separately, each only when a
-metric of the run needs it: the claim matrix (with the questions generated from the answer) and the
-holistic rubric ratings.
+`judge_cache` table (`StoreCache`). A judge has two parts, each asked for only when a metric of the
+run needs it: the claim matrix (with the questions generated from the answer) and the holistic
+rubric ratings; the engine asks for a batch's parts together.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -20,7 +20,7 @@ from evaluators.rubric import Holistic
 from evaluators.schema import Sample
 
 JUDGES = (offline.JUDGE, "openai")
-CLAIMS, HOLISTIC = "claims", "holistic"  # the two parts a judge is asked for, separately and lazily
+CLAIMS, HOLISTIC = "claims", "holistic"  # the two parts a judge is asked for
 
 
 @dataclass(frozen=True)
@@ -70,14 +70,17 @@ def lent_api_key(run_id: str, api_key: str | None) -> Iterator[None]:
         _lent_keys.pop(run_id, None)
 
 
-def judge_samples(judge: str, samples: Sequence[Sample], part: str = CLAIMS, *, model: str | None = None,
-                  config: dict | None = None, store=None, run_id: str | None = None) -> list[Judged]:
-    """`part` (CLAIMS: the claim matrix and generated questions; HOLISTIC: the rubric ratings) of
-    every sample, in order. `run_id` picks the key lent for that run, if any."""
-    if part not in (CLAIMS, HOLISTIC):
-        raise ValueError(f"unknown judge part {part!r}")
+def judge_samples(judge: str, samples: Sequence[Sample], parts: Collection[str] = (CLAIMS,), *,
+                  model: str | None = None, config: dict | None = None, store=None, run_id: str | None = None,
+                  on_sample: Callable[[], None] | None = None) -> list[Judged]:
+    """The `parts` (CLAIMS: the claim matrix and generated questions; HOLISTIC: the rubric ratings) of
+    every sample, in order; an LLM judge asks for all of them at once (2 rounds per sample, see
+    openai_judge). `run_id` picks the key lent for that run, if any; `on_sample()` is called as each
+    sample is judged (the LLM judge only: the offline judge takes milliseconds)."""
+    if unknown := set(parts) - {CLAIMS, HOLISTIC}:
+        raise ValueError(f"unknown judge part(s) {sorted(unknown)}")
     if judge == offline.JUDGE:
-        if part == HOLISTIC:
+        if CLAIMS not in parts:
             return [Judged() for _ in samples]  # the rubric ids come from the offline mapping instead
         return [Judged(m) for m in offline.build_matrices(samples)]
     if judge == "openai":
@@ -87,16 +90,21 @@ def judge_samples(judge: str, samples: Sequence[Sample], part: str = CLAIMS, *, 
         client = OpenAIJudge(config.get("base_url"), model, api_key=_lent_keys.get(run_id),
                              concurrency=config.get("concurrency", 8),
                              cache=StoreCache(store) if store is not None else None,
-                             **{k: config[k] for k in ("timeout", "max_attempts") if k in config})
-        if part == HOLISTIC:
-            return [Judged(holistic=r.holistic or JudgeFailure(r.status, r.error or r.status), calls=tuple(r.calls))
-                    for r in client.rate_sync(samples)]
-        out = []
-        for j in client.judge_sync(samples):
-            if j.matrix is None:  # the extraction failed: no claims and no questions
-                failure = JudgeFailure(j.status, j.error or j.status)
-                out.append(Judged(failure, failure, calls=tuple(j.calls)))
-            else:
-                out.append(Judged(j.matrix, j.generated_questions, calls=tuple(j.calls)))
-        return out
+                             **{k: config[k] for k in ("timeout", "max_attempts", "repeats") if k in config})
+        return [_judged(j, r) for j, r in client.assess_sync(samples, CLAIMS in parts, HOLISTIC in parts, on_sample)]
     raise ValueError(f"unknown judge {judge!r}; available: {', '.join(JUDGES)}")
+
+
+def _judged(judgment, rating) -> Judged:
+    """An LLM judge's parts of one sample (openai_judge.Judgment, HolisticJudgment; None: not asked)."""
+    out = Judged()
+    if judgment is not None:
+        if judgment.matrix is None:  # the extraction failed: no claims and no questions
+            failure = JudgeFailure(judgment.status, judgment.error or judgment.status)
+            out = Judged(failure, failure, calls=tuple(judgment.calls))
+        else:
+            out = Judged(judgment.matrix, judgment.generated_questions, calls=tuple(judgment.calls))
+    if rating is not None:
+        holistic = rating.holistic or JudgeFailure(rating.status, rating.error or rating.status)
+        out = out.merged(Judged(holistic=holistic, calls=tuple(rating.calls)))
+    return out

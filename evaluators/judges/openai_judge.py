@@ -1,15 +1,22 @@
 """The OpenAI-compatible LLM judge, through the `openai` package, against OpenAI, Azure, vLLM, Ollama
 or llama.cpp: each sample's claim matrix in 2 calls (1 + one more per further 16 chunks) and its
-holistic rubric ratings in 1 more.
+holistic rubric ratings in 1 more, in 2 rounds: the holistic call goes out with the extraction
+(it needs no claims), the verification calls follow the extraction.
 
     judge = OpenAIJudge(base_url="http://localhost:8000/v1", model="qwen2.5-7b-instruct")
-    judgments = judge.judge_sync(samples)          # claim matrices; or: await judge.judge(samples)
-    ratings = judge.rate_sync(samples)             # holistic ratings; or: await judge.rate(samples)
+    both = judge.assess_sync(samples, claims=True, holistic=True)   # [(Judgment, HolisticJudgment)]
+    judgments = judge.judge_sync(samples)          # claim matrices only; or: await judge.judge(samples)
+    ratings = judge.rate_sync(samples)             # holistic ratings only; or: await judge.rate(samples)
 
 Policy (the issue's, and why):
-* Requests: structured outputs with a strict JSON schema (`prompts`), temperature 0 and a seed.
-  A server that rejects `json_schema` with HTTP 400 switches the judge to JSON mode
-  (`{"type": "json_object"}`) for the rest of its life; the prompts describe the shape anyway.
+* Requests: structured outputs with a strict JSON schema (`prompts`) that carries its bounds,
+  temperature 0 and a seed. A server that rejects the schema with HTTP 400 gets the same schema
+  without bounds (`prompts.plain`), and if it rejects that too, JSON mode (`{"type": "json_object"}`),
+  for the rest of the judge's life; the prompts describe the shape anyway.
+* No output limit is sent at first (the server's default applies). A reply cut off by it
+  (finish_reason "length") is asked again with `max_tokens` raised to twice what it had produced
+  (at least 1,024, at most `MAX_OUTPUT_TOKENS`), up to `LENGTH_RETRIES` times; a server that wants
+  `max_completion_tokens` instead (OpenAI's reasoning models) gets that.
 * Retries are ours (`AsyncOpenAI(max_retries=0)`), so every HTTP attempt is recorded: 408, 409,
   429, 5xx, timeouts, connection errors and non-completion 200 bodies are retried up to
   `max_attempts` times with exponential backoff and full-range jitter (base `backoff_base`,
@@ -17,18 +24,22 @@ Policy (the issue's, and why):
   the openai client's own 120 s limit, up to `max_retry_after` (default 600 s): a server asking
   for longer is not waited for, and the call ends as judge_error with the reason.
   Other 4xx (bad key, unknown model) are not retried.
-* Replies that do not parse, do not validate, are empty or truncated (finish_reason "length") get
-  one repair call: the bad output goes back with the error and a request for corrected JSON.
+* Replies that do not parse, do not validate or are empty get one repair call: the bad output goes back with the error and a request for corrected JSON.
 * A verification reply that misses verdicts keeps the matrix: the missing cells are None, so
   `evaluators.claims` gives judge_error on exactly the metrics that need them; the call's status
   is "incomplete". A failed verification call leaves its chunks' cells None and sets the
   Judgment's status; a failed extraction leaves no matrix.
 * A semaphore bounds concurrent HTTP requests (not samples); backoff sleeps do not hold it.
 * With a `cache` (get(key) -> dict | None, put(key, **fields); `judges.StoreCache` keeps it in
-  DuckDB), a request whose key (`cache_key`: PROMPT_VERSION and the whole request body: model,
-  messages, temperature, seed, response_format) was answered before makes no HTTP request: its
+  DuckDB), a request whose key (`cache_key`: the server's base URL, PROMPT_VERSION and the request
+  body: model, messages, temperature, seed, response_format; not the output limit) was answered before makes no HTTP request: its
   record says cached=True, latency 0. Only replies whose record ends "ok" are kept (validated and
   complete; never an error, an invalid or an incomplete reply), each under its own request's key.
+* Repeats (`repeats` N > 1): the holistic call is asked N times per sample, as N choices of one
+  request (`n`; input tokens paid once) where the server gives them, else one request per reply,
+  reply k with seed + k (so each is its own cache entry). The ratings are averaged and the labels go
+  by majority (`rubric.aggregate`, which keeps every reply for the spread). The temperature stays 0:
+  the spread is the judge's own variation at the run's settings.
 * Every attempt becomes a `CallRecord` (the `judge_calls` row without run/sample keys); the API key
   is only ever passed to the client, never into a record, a message or repr().
 """
@@ -38,6 +49,7 @@ import asyncio
 import email.utils
 import hashlib
 import json
+import math
 import os
 import random
 import re
@@ -50,7 +62,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from evaluators.claims import UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Verdict
 from evaluators.judges import prompts
-from evaluators.rubric import Holistic
+from evaluators.rubric import Holistic, aggregate
 from evaluators.schema import JUDGE_ERROR, OK, TIMEOUT, Sample
 
 JUDGE = "openai"  # the judge name scores carry (the twin of offline.JUDGE), for the registry
@@ -63,8 +75,16 @@ CONNECTION_ERROR, BAD_RESPONSE = "connection_error", "bad_response"  # bad_respo
 BAD_REQUEST, SCHEMA_UNSUPPORTED = "bad_request", "schema_unsupported"
 
 RETRYABLE_STATUS_CODES = frozenset({408, 409, 429})  # and every 5xx
-# How servers without structured outputs word their 400 (OpenAI, vLLM, llama.cpp, Ollama).
-_SCHEMA_REFUSAL = re.compile(r"json_schema|response_format|structured output", re.IGNORECASE)
+# How servers without structured outputs, or without a schema keyword, word their 400 (OpenAI, vLLM,
+# llama.cpp, Ollama).
+_SCHEMA_REFUSAL = re.compile(r"json_schema|response_format|structured output|minimum|maximum|minItems|maxItems",
+                             re.IGNORECASE)
+# How servers refuse several choices per request (`n`): "Invalid 'n'", "Only one completion choice is allowed".
+_N_REFUSAL = re.compile(r"\bn\b|choice", re.IGNORECASE)
+# The schema levels a judge steps down through on refusals (see the module doc).
+BOUNDED, PLAIN, JSON_MODE = 2, 1, 0
+LENGTH_RETRIES = 2
+MAX_OUTPUT_TOKENS = 32_768
 
 
 @dataclass(frozen=True)
@@ -224,12 +244,14 @@ class _Attempt:
     finish_reason: str | None = None
     retry: bool = False
     retry_after: float | None = None
+    resend: bool = False  # a fallback (schema level, limit parameter): the same request again, not a retry
+    choices: tuple[tuple[str | None, str | None], ...] = ()  # (content, finish_reason) of every choice
 
 
 class OpenAIJudge:
     def __init__(self, base_url: str | None, model: str, api_key: str | None = None, concurrency: int = 8,
                  timeout: float = 60, max_attempts: int = 4, seed: int = 0, backoff_base: float = 1.0,
-                 backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None):
+                 backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None, repeats: int = 1):
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not self._api_key:
             raise ValueError("no API key: pass api_key or set OPENAI_API_KEY "
@@ -243,36 +265,53 @@ class OpenAIJudge:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.max_retry_after = max_retry_after
-        self.json_schema_supported = True  # cleared by the first json_schema refusal
+        self.schema_level = BOUNDED  # lowered by refusals (module doc)
+        self.limit_field = "max_tokens"  # or max_completion_tokens, for servers that want that name
         self.cache = cache  # get(key) -> dict | None and put(key, **fields); None: every request goes out
+        if repeats < 1:
+            raise ValueError(f"repeats must be 1 or more, not {repeats}")
+        self.repeats = repeats  # holistic replies per sample (module doc)
+        self.n_supported = True  # cleared when a server refuses or ignores `n` (several choices per request)
 
     def __repr__(self) -> str:  # the key stays out of logs
         return f"OpenAIJudge(base_url={self.base_url!r}, model={self.model!r})"
 
     # -- public API ---------------------------------------------------------------------------------
 
-    async def judge(self, samples: Sequence[Sample]) -> list[Judgment]:
-        """One Judgment per sample (its claim matrix), in order; never raises for a judge fault."""
-        return await self._each(samples, _Session.judge_sample)
-
-    def judge_sync(self, samples: Sequence[Sample]) -> list[Judgment]:
-        """`judge` for synchronous callers (CLI, a Streamlit worker thread); not inside a running loop."""
-        return asyncio.run(self.judge(samples))
-
-    async def rate(self, samples: Sequence[Sample]) -> list[HolisticJudgment]:
-        """The holistic ratings of every sample, in order (one call each); never raises for a judge fault."""
-        return await self._each(samples, _Session.rate_sample)
-
-    def rate_sync(self, samples: Sequence[Sample]) -> list[HolisticJudgment]:
-        return asyncio.run(self.rate(samples))
-
-    async def _each(self, samples: Sequence[Sample], work: Callable) -> list:
+    async def assess(self, samples: Sequence[Sample], claims: bool = True, holistic: bool = True,
+                     on_sample: Callable[[], None] | None = None
+                     ) -> list[tuple[Judgment | None, HolisticJudgment | None]]:
+        """Per sample, in order, its claim matrix (when `claims`) and its holistic ratings (when
+        `holistic`), both started at once; None for a part not asked for. `on_sample()` is called as
+        each sample is done. Never raises for a judge fault."""
         semaphore = asyncio.Semaphore(self.concurrency)
         # One client per event loop: asyncio.run() in the *_sync methods makes a new loop each time.
         async with openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
                                       max_retries=0) as client:
             session = _Session(self, client, semaphore)
-            return list(await asyncio.gather(*(work(session, s) for s in samples)))
+
+            async def one(sample: Sample):
+                parts = await asyncio.gather(session.judge_sample(sample) if claims else _nothing(),
+                                             session.rate_sample(sample) if holistic else _nothing())
+                if on_sample is not None:
+                    on_sample()
+                return tuple(parts)
+
+            return list(await asyncio.gather(*(one(s) for s in samples)))
+
+    def assess_sync(self, samples: Sequence[Sample], claims: bool = True, holistic: bool = True,
+                    on_sample: Callable[[], None] | None = None
+                    ) -> list[tuple[Judgment | None, HolisticJudgment | None]]:
+        """`assess` for synchronous callers (CLI, a Streamlit worker thread); not inside a running loop."""
+        return asyncio.run(self.assess(samples, claims, holistic, on_sample))
+
+    def judge_sync(self, samples: Sequence[Sample]) -> list[Judgment]:
+        """The claim matrix of every sample, in order."""
+        return [j for j, _ in self.assess_sync(samples, holistic=False)]
+
+    def rate_sync(self, samples: Sequence[Sample]) -> list[HolisticJudgment]:
+        """The holistic ratings of every sample, in order (one call each)."""
+        return [r for _, r in self.assess_sync(samples, claims=False)]
 
     # -- retry policy -------------------------------------------------------------------------------
 
@@ -284,10 +323,16 @@ class OpenAIJudge:
         ceiling = min(self.backoff_max, self.backoff_base * 2 ** (retry - 1))
         return random.uniform(ceiling / 2, ceiling)  # jitter spreads out clients that failed together
 
-    def response_format(self, schema: dict) -> dict:
-        if self.json_schema_supported:
+    def response_format(self, schema: dict, level: int) -> dict:
+        if level == BOUNDED:
             return {"type": "json_schema", "json_schema": schema}
+        if level == PLAIN:
+            return {"type": "json_schema", "json_schema": prompts.plain(schema)}
         return {"type": "json_object"}
+
+
+async def _nothing() -> None:
+    return None
 
 
 class _Session:
@@ -305,24 +350,66 @@ class _Session:
         return judgment
 
     async def rate_sample(self, sample: Sample) -> HolisticJudgment:
+        """`judge.repeats` holistic replies, aggregated (`rubric.aggregate`): first as the choices of
+        one request (`n`), then one request per missing reply, reply k with seed + k. A sample with a
+        failed reply fails as a whole: a retry asks again, and the replies that came are cached."""
         golden, output = sample.golden, sample.output
         calls: list[CallRecord] = []
         messages = prompts.holistic_messages(golden.question, golden.reference, [c.text for c in output.contexts],
                                              output.answer)
-        try:
-            reply = await self.call("holistic", messages, prompts.HOLISTIC_SCHEMA, _parse_holistic, calls)
-            judgment = HolisticJudgment(reply.holistic(), OK, None, calls)
-        except CallFailed as failed:
-            judgment = HolisticJudgment(None, failed.status, str(failed), calls)
+        n = self.judge.repeats
+        replies = await self.choices(messages, n, calls) if n > 1 and self.judge.n_supported else []
+        outcomes = await asyncio.gather(*(self.rate_once(messages, k) for k in range(len(replies), n)))
+        replies += [reply for reply, _, _ in outcomes if reply is not None]
+        calls += [record for _, records, _ in outcomes for record in records]
+        failures = [failed for _, _, failed in outcomes if failed is not None]
+        if failures:
+            status = TIMEOUT if all(f.status == TIMEOUT for f in failures) else JUDGE_ERROR
+            reason = str(failures[0]) if n == 1 else f"{len(failures)} of {n} replies failed: {failures[0]}"
+            judgment = HolisticJudgment(None, status, reason, calls)
+        else:
+            judgment = HolisticJudgment(aggregate([r.holistic() for r in replies]), OK, None, calls)
         if self.judge.cache is not None:
             self.remember(calls)
         return judgment
+
+    async def rate_once(self, messages: prompts.Messages, k: int):
+        """Reply k (with seed + k) -> (reply or None, its records, None or why it failed)."""
+        records: list[CallRecord] = []
+        try:
+            reply = await self.call("holistic", messages, prompts.HOLISTIC_SCHEMA, _parse_holistic, records,
+                                    seed_offset=k)
+            return reply, records, None
+        except CallFailed as failed:
+            return None, records, failed
+
+    async def choices(self, messages: prompts.Messages, n: int, calls: list[CallRecord]) -> list[_HolisticReply]:
+        """The usable replies among the `n` choices of one request (none on any failure: the missing
+        replies are asked one by one). A server that answers with fewer choices ignores `n`."""
+        try:
+            attempt = await self.request("holistic", messages, prompts.HOLISTIC_SCHEMA, calls, n=n)
+        except CallFailed:
+            return []
+        if len(attempt.choices) < n:
+            self.judge.n_supported = False
+        usable, errors = [], []
+        for content, finish_reason in attempt.choices:
+            try:
+                if finish_reason == "length":
+                    raise ValueError("cut off (finish_reason 'length')")
+                usable.append(_checked(content, _parse_holistic))
+            except ValueError as bad:
+                errors.append(str(bad))
+        if errors:  # the request is kept (and cached) for its usable choices; the others are asked again
+            calls[-1] = _replace_status(calls[-1], OK, f"{len(errors)} of {len(attempt.choices)} choices unusable: "
+                                                       f"{errors[0]}")
+        return usable
 
     def remember(self, calls: list[CallRecord]) -> None:
         """Cache the replies that came over HTTP and ended "ok": parsed, validated and complete."""
         for record in calls:
             if record.status == OK and not record.cached and record.response is not None:
-                self.judge.cache.put(cache_key(json.loads(record.request)), model=record.model,
+                self.judge.cache.put(cache_key(json.loads(record.request), self.judge.base_url), model=record.model,
                                      prompt_version=prompts.PROMPT_VERSION, purpose=record.purpose,
                                      response=record.response, input_tokens=record.input_tokens,
                                      output_tokens=record.output_tokens)
@@ -381,31 +468,51 @@ class _Session:
     # -- one logical call: retries, schema fallback, one repair --------------------------------------
 
     async def call(self, purpose: str, messages: prompts.Messages, schema: dict,
-                   parse: Callable[[str], BaseModel], records: list[CallRecord]):
-        content, finish_reason = await self.request(purpose, messages, schema, records)
+                   parse: Callable[[str], BaseModel], records: list[CallRecord], seed_offset: int = 0):
+        content, limit = await self.complete(purpose, messages, schema, records, seed_offset=seed_offset)
         try:
-            return _checked(content, finish_reason, parse)
+            return _checked(content, parse)
         except ValueError as bad:
             records[-1] = _replace_status(records[-1], INVALID, str(bad))
             repair = prompts.repair_messages(messages, content or "", str(bad))
-            content, finish_reason = await self.request(f"{purpose}_repair", repair, schema, records)
+            content, _ = await self.complete(f"{purpose}_repair", repair, schema, records, limit, seed_offset)
             try:
-                return _checked(content, finish_reason, parse)
+                return _checked(content, parse)
             except ValueError as still_bad:
                 records[-1] = _replace_status(records[-1], INVALID, str(still_bad))
                 raise CallFailed(JUDGE_ERROR, f"unusable reply after one repair: {still_bad}") from None
 
-    async def request(self, purpose: str, messages: prompts.Messages, schema: dict,
-                      records: list[CallRecord]) -> tuple[str | None, str | None]:
-        """The reply's (content, finish_reason), retrying transient faults; raises CallFailed."""
+    async def complete(self, purpose: str, messages: prompts.Messages, schema: dict, records: list[CallRecord],
+                       limit: int | None = None, seed_offset: int = 0) -> tuple[str | None, int | None]:
+        """(content, the output limit it was produced under) of a reply that was not cut off: one cut
+        off is asked again with a raised limit (module doc); raises CallFailed."""
+        for _ in range(LENGTH_RETRIES + 1):
+            attempt = await self.request(purpose, messages, schema, records, limit, seed_offset)
+            content = attempt.content
+            if attempt.finish_reason != "length":
+                return content, limit
+            produced = records[-1].output_tokens or math.ceil(len(content or "") / 4)
+            if limit is not None and limit >= MAX_OUTPUT_TOKENS:
+                break
+            limit = min(MAX_OUTPUT_TOKENS, max(1024, 2 * produced, 2 * (limit or 0)))
+            records[-1] = _replace_status(records[-1], INVALID, f"the reply was cut off after {produced} tokens "
+                                                                f"(finish_reason 'length'); asking again with "
+                                                                f"{self.judge.limit_field} {limit}")
+        records[-1] = _replace_status(records[-1], INVALID, "the reply was cut off (finish_reason 'length')")
+        raise CallFailed(JUDGE_ERROR, f"the reply was cut off (finish_reason 'length') "
+                                      f"at {self.judge.limit_field} {limit}")
+
+    async def request(self, purpose: str, messages: prompts.Messages, schema: dict, records: list[CallRecord],
+                      limit: int | None = None, seed_offset: int = 0, n: int = 1) -> _Attempt:
+        """The attempt that got a reply, retrying transient faults; raises CallFailed."""
         retries = 0
         while True:
-            attempt = await self.attempt(purpose, messages, schema)
+            attempt = await self.attempt(purpose, messages, schema, limit, seed_offset, n)
             records.append(attempt.record)
             if attempt.record.status == OK:
-                return attempt.content, attempt.finish_reason
-            if attempt.record.status == SCHEMA_UNSUPPORTED:
-                continue  # the fallback is not a retry: the same request in JSON mode
+                return attempt
+            if attempt.resend:
+                continue  # a fallback is not a retry: the same request, as the server wants it
             if not attempt.retry:
                 raise CallFailed(JUDGE_ERROR, attempt.record.error or attempt.record.status)
             retries += 1
@@ -419,10 +526,16 @@ class _Session:
                                               f"more than {cap:.0f} s")
             await asyncio.sleep(delay)
 
-    async def attempt(self, purpose: str, messages: prompts.Messages, schema: dict) -> _Attempt:
+    async def attempt(self, purpose: str, messages: prompts.Messages, schema: dict, limit: int | None,
+                      seed_offset: int = 0, n: int = 1) -> _Attempt:
         judge = self.judge
-        body = {"model": judge.model, "messages": messages, "temperature": 0, "seed": judge.seed,
-                "response_format": judge.response_format(schema)}
+        level = judge.schema_level
+        body = {"model": judge.model, "messages": messages, "temperature": 0, "seed": judge.seed + seed_offset,
+                "response_format": judge.response_format(schema, level)}
+        if limit is not None:
+            body[judge.limit_field] = limit
+        if n > 1:
+            body["n"] = n
         record = _RecordBuilder(purpose, judge.model, messages, body)
         if judge.cache is not None and (hit := self.cached(body, record)) is not None:
             return hit
@@ -435,12 +548,12 @@ class _Session:
             except openai.APIConnectionError as e:
                 return _Attempt(record.failed(CONNECTION_ERROR, f"connection error: {e}"), retry=True)
             except openai.APIStatusError as e:
-                return self.status_error(record, e, body)
+                return self.status_error(record, e, level, limit, n)
         text = raw.http_response.text
         try:
             completion = raw.parse()
-            choice = completion.choices[0]
-            content, finish_reason = choice.message.content, choice.finish_reason
+            choices = tuple((c.message.content, c.finish_reason) for c in completion.choices)
+            content, finish_reason = choices[0]
         except (ValueError, ValidationError, AttributeError, IndexError, TypeError) as e:
             # openai 3.x hands non-JSON bodies back as str or lets the decoder's error escape.
             return _Attempt(record.failed(BAD_RESPONSE, f"not a chat completion: {type(e).__name__}", text),
@@ -448,28 +561,41 @@ class _Session:
         usage = completion.usage
         return _Attempt(record.done(OK, None, text, usage.prompt_tokens if usage else None,
                                     usage.completion_tokens if usage else None),
-                        content=content, finish_reason=finish_reason)
+                        content=content, finish_reason=finish_reason, choices=choices)
 
     def cached(self, body: dict, record: _RecordBuilder) -> _Attempt | None:
         """The cached reply to `body` as an attempt that made no request, or None (a miss)."""
-        reply = self.judge.cache.get(cache_key(body))
+        reply = self.judge.cache.get(cache_key(body, self.judge.base_url))
         if reply is None:
             return None
         try:
-            choice = json.loads(reply["response"])["choices"][0]
-            content, finish_reason = choice["message"]["content"], choice.get("finish_reason")
+            choices = tuple((c["message"]["content"], c.get("finish_reason"))
+                            for c in json.loads(reply["response"])["choices"])
+            content, finish_reason = choices[0]
         except (ValueError, KeyError, IndexError, TypeError):
             return None  # an unreadable entry is a miss: the request goes out and replaces nothing
         return _Attempt(CallRecord(**record.fields, response=reply["response"], input_tokens=reply["input_tokens"],
                                    output_tokens=reply["output_tokens"], latency_ms=0.0, status=OK, error=None,
                                    cached=True),
-                        content=content, finish_reason=finish_reason)
+                        content=content, finish_reason=finish_reason, choices=choices)
 
-    def status_error(self, record: _RecordBuilder, e: openai.APIStatusError, body: dict) -> _Attempt:
-        code, text = e.status_code, e.response.text
-        if code == 400 and body["response_format"]["type"] == "json_schema" and _SCHEMA_REFUSAL.search(text):
-            self.judge.json_schema_supported = False
-            return _Attempt(record.failed(SCHEMA_UNSUPPORTED, f"HTTP 400: {e.message}; switching to JSON mode", text))
+    def status_error(self, record: _RecordBuilder, e: openai.APIStatusError, level: int,
+                     limit: int | None, n: int) -> _Attempt:
+        code, text, judge = e.status_code, e.response.text, self.judge
+        if code == 400 and n > 1 and judge.n_supported and _N_REFUSAL.search(text):  # one choice per request now
+            judge.n_supported = False
+            return _Attempt(record.failed(BAD_REQUEST, f"HTTP 400: {e.message}; asking for one choice per request",
+                                          text))
+        if code == 400 and level > JSON_MODE and _SCHEMA_REFUSAL.search(text):
+            # Concurrent refusals of one level step down once, not once each.
+            judge.schema_level = min(judge.schema_level, level - 1)
+            then = "the schema without bounds" if level == BOUNDED else "JSON mode"
+            return _Attempt(record.failed(SCHEMA_UNSUPPORTED, f"HTTP 400: {e.message}; switching to {then}", text),
+                            resend=True)
+        if code == 400 and limit is not None and judge.limit_field == "max_tokens" and "max_completion_tokens" in text:
+            judge.limit_field = "max_completion_tokens"
+            return _Attempt(record.failed(BAD_REQUEST, f"HTTP 400: {e.message}; sending max_completion_tokens",
+                                          text), resend=True)
         if code in RETRYABLE_STATUS_CODES or code >= 500:
             status = RATE_LIMITED if code == 429 else SERVER_ERROR
             return _Attempt(record.failed(status, f"HTTP {code}: {e.message}", text), retry=True,
@@ -498,10 +624,13 @@ class _RecordBuilder:
         return self.done(status, error, response)
 
 
-def cache_key(body: dict) -> str:
-    """sha256 over the prompt version and the whole request body (model, messages, temperature,
-    seed, response_format): anything that could change the reply changes the key."""
-    text = json.dumps({"prompt_version": prompts.PROMPT_VERSION, "request": body}, ensure_ascii=False, sort_keys=True)
+def cache_key(body: dict, base_url: str | None) -> str:
+    """sha256 over the server's base URL, the prompt version and the request body (model, messages,
+    temperature, seed, response_format): anything that could change the reply changes the key. The
+    output limit is left out: only complete replies are cached, and a limit does not change those."""
+    request = {k: v for k, v in body.items() if k not in ("max_tokens", "max_completion_tokens")}
+    text = json.dumps({"base_url": base_url, "prompt_version": prompts.PROMPT_VERSION, "request": request},
+                      ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -535,12 +664,10 @@ def _retry_after(headers) -> float | None:
 
 # -- reply checking ----------------------------------------------------------------------------------
 
-def _checked(content: str | None, finish_reason: str | None, parse: Callable[[str], BaseModel]):
+def _checked(content: str | None, parse: Callable[[str], BaseModel]):
     """The parsed reply; ValueError (with what to tell the model in a repair) when unusable."""
     if not content or not content.strip():
         raise ValueError("the reply was empty")
-    if finish_reason == "length":
-        raise ValueError("the reply was cut off (finish_reason 'length'); answer more compactly")
     try:
         return parse(content)
     except json.JSONDecodeError as e:

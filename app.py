@@ -6,7 +6,7 @@ import streamlit as st
 from evaluators import queries
 from evaluators.demo import start_demos
 from evaluators.store import open_store
-from ui.common import md_escape, run_manager
+from ui.common import md_escape, run_cost_caption, run_manager
 
 st.set_page_config(page_title="RAGScope", layout="wide")
 
@@ -61,6 +61,7 @@ with st.sidebar:
         if calls["calls"] or calls["cached"]:
             st.caption(f"judge calls {calls['calls']} (+{calls['cached']} cached, {calls['failed']} failed) · "
                        f"tokens {calls['input_tokens']:,} in, {calls['output_tokens']:,} out")
+        run_cost_caption(st.session_state["run_id"])
     else:
         st.caption("No run yet: add data on **Data**, then start a run on **Evaluate**.")
     st.caption(f"Database: `{db_path}`")

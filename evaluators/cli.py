@@ -10,10 +10,11 @@ from pathlib import Path
 import pandas as pd
 
 from evaluators import engine, loaders, queries
-from evaluators.judges import JUDGES
-from evaluators.judges.estimate import estimate
+from evaluators.judges import JUDGES, prices
+from evaluators.judges.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import NEEDS, SCALES
+from evaluators.runner import batch_size_for
 from evaluators.schema import LoadError
 from evaluators.store import StoreLocked, open_store
 
@@ -68,8 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics", help="comma-separated metric ids (default: all; see `metrics`)")
     run.add_argument("--name", help="a name for the run")
     run.add_argument("--concurrency", type=int, default=8, help="judge calls in flight at once (default: 8)")
+    run.add_argument("--price-in", type=float, metavar="USD",
+                     help="the judge model's price per 1M input tokens (openai judge; default: its list "
+                          f"price, known for {', '.join(prices.LIST_PRICES)}); recorded with the run")
+    run.add_argument("--price-out", type=float, metavar="USD",
+                     help="the judge model's price per 1M output tokens (openai judge; default: its list price)")
     run.add_argument("--estimate", action="store_true",
-                     help="print the judge calls and tokens the run would take, and stop (nothing is stored)")
+                     help="print the judge calls, tokens and cost the run would take, and stop (nothing is stored)")
     again = run.add_mutually_exclusive_group()
     again.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run; finished cells are kept")
     again.add_argument("--retry-failed", metavar="RUN_ID", help="re-score only the cells of a run that ended in an error")
@@ -169,13 +175,18 @@ def cmd_run(args) -> int:
         if missing:
             return _fail(f"--judge openai needs {' and '.join(missing)} (the key is never stored)", EXIT_BAD_INPUT)
     run_id = args.resume or args.retry_failed
+    priced = args.price_in is not None or args.price_out is not None
+    if priced and (run_id or args.judge == "offline"):
+        return _fail("--price-in/--price-out apply to a new run of --judge openai (a run keeps the prices it was "
+                     "started with; the offline judge costs nothing)", EXIT_BAD_INPUT)
     if run_id is None:
         if not args.golden:
             return _fail("--golden is required (or --resume / --retry-failed RUN_ID)", EXIT_BAD_INPUT)
         metric_ids = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
         resolve(metric_ids)  # unknown ids fail before any file is read
+        price = prices.choose(args.model, args.price_in, args.price_out) if args.judge != "offline" else None
         golden, outputs = _load_inputs(args)
-        samples = _print_plan(golden, outputs, metric_ids, args.judge)
+        samples = _print_plan(golden, outputs, metric_ids, args.judge, args, price)
         if args.estimate:
             return EXIT_OK if samples else EXIT_BAD_INPUT
         store = open_store(args.db)
@@ -185,7 +196,8 @@ def cmd_run(args) -> int:
             store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids, metrics=metric_ids,
             judge=args.judge, judge_model=args.model, name=args.name,
             config={"context_sep": args.context_sep, "concurrency": args.concurrency,
-                    "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")},
+                    "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")}
+                   | (prices.to_config(price) if price else {}),
         )
         print(f"run {run_id}", file=sys.stderr)
     else:
@@ -194,7 +206,7 @@ def cmd_run(args) -> int:
     return _report(store, run_id)
 
 
-def _print_plan(golden, outputs, metric_ids: list[str] | None, judge: str) -> list:
+def _print_plan(golden, outputs, metric_ids: list[str] | None, judge: str, args, price) -> list:
     """Print what the run will do and what it will cost the judge; return its samples."""
     metrics = resolve(metric_ids)
     p = engine.plan(golden.golden, [o for ds in outputs for o in ds.outputs])
@@ -202,20 +214,66 @@ def _print_plan(golden, outputs, metric_ids: list[str] | None, judge: str) -> li
     for method, qids in p.missing.items():
         print(f"  note: {method} has no answer for {len(qids)} golden question(s), e.g. {qids[0]}", file=sys.stderr)
     if judge != "offline" and p.samples:
-        print(estimate(p.samples, judge, metrics).summary(), file=sys.stderr)
+        est = estimate(p.samples, judge, metrics)
+        print(est.summary(), file=sys.stderr)
+        if est.total_calls:
+            print(_estimated_cost(est, price, args), file=sys.stderr)
     return p.samples
 
 
+def _estimated_cost(est: Estimate, price: prices.Price | None, args) -> str:
+    if price is None:
+        model = f"for model {args.model!r}" if args.model else "without --model"
+        return f"cost: unknown, no list price {model}: give --price-in and --price-out (USD per 1M tokens)"
+    given = args.price_in is not None and args.price_out is not None
+    basis = "" if given else f" (list price of {args.model} as of {prices.AS_OF})"
+    return f"cost, estimated: ~{prices.usd(est.cost(price))} at {price.describe()}{basis}"
+
+
+class MetricBar:
+    """`engine.execute_run`'s progress as one tqdm bar over the run's cells, labelled with the metric
+    being scored (the engine reports a metric as it starts on a batch and when it is done with it) and,
+    for an LLM judge, the samples judged so far (`sample_judged`, the engine's on_sample)."""
+
+    def __init__(self, file=sys.stderr, **tqdm_options):
+        self.file, self.options = file, tqdm_options
+        self.bar = None
+        self.judged = 0
+
+    def __call__(self, metric_id: str, metric_done: int, metric_total: int, done: int, total: int) -> None:
+        from tqdm import tqdm
+
+        label = f"{metric_id} {metric_done:,}/{metric_total:,}" if done < total else "every metric scored"
+        if self.bar is None:
+            # initial: cells of an earlier session do not count into the rate (a resume's ETA holds);
+            # smoothing 0: the rate is the mean since the start, as metrics differ a lot in pace
+            self.bar = tqdm(total=total, initial=done, desc=label, unit="cell", file=self.file,
+                            smoothing=0, dynamic_ncols=True, **self.options)
+        self.bar.n = done
+        self.bar.set_description_str(label)  # redraws: a slow metric must not show the one before
+
+    def sample_judged(self) -> None:
+        self.judged += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{self.judged:,} samples judged")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 def _execute_with_bar(store, run_id: str) -> None:
-    from tqdm import tqdm
-
-    with tqdm(total=0, unit="cell", desc="scoring", file=sys.stderr, dynamic_ncols=True) as bar:
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
-
-        engine.execute_run(store, run_id, progress=progress)
+    run = store.run(run_id)
+    if run is None:
+        raise KeyError(f"no run {run_id!r} in {store.path} (see `python -m evaluators runs`)")
+    # An LLM judge's batches as small as the app's (runner.batch_size_for), so the bar moves and commits are frequent.
+    concurrency = json.loads(run["config"] or "{}").get("concurrency")
+    bar = MetricBar()
+    try:
+        engine.execute_run(store, run_id, batch_size=batch_size_for(run["judge"], concurrency), on_metric=bar,
+                           on_sample=bar.sample_judged)
+    finally:
+        bar.close()
 
 
 def _report(store, run_id: str) -> int:
@@ -224,6 +282,11 @@ def _report(store, run_id: str) -> int:
     failed = int(summary["n_failed"].sum())
     scored = int(summary["n_scored"].sum() + summary["n_not_applicable"].sum())
     print(f"\nrun {run_id} in {store.path}: {scored} cells scored or not applicable, {failed} failed")
+    spent = queries.run_cost(store, run_id)  # None for the offline judge: it costs nothing
+    if spent is not None:
+        print(f"judge calls {spent['calls']:,} (+{spent['cached']:,} cached, {spent['failed']:,} failed), tokens "
+              f"{spent['input_tokens']:,} in, {spent['output_tokens']:,} out; "
+              + prices.spent_text(spent["usd"], spent["price"], spent["model"], spent["recorded"]))
     if failed:
         print(f"re-score the failed cells with: python -m evaluators run --db {store.path} --retry-failed {run_id}")
     return EXIT_OK if scored else EXIT_FAILED

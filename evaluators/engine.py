@@ -30,7 +30,8 @@ DETERMINISTIC = "deterministic"  # the `judge` of scores no judge took part in
 BATCH_SIZE = 1000  # samples scored and committed together
 Progress = Callable[[int, int], None]  # (cells done, cells total): at the start and after each batch
 # (metric id, its cells done, its cells total, all cells done, all cells total): at the start for
-# every metric, then each time a metric has scored a batch (scores are committed per batch)
+# every metric, then as a metric starts on a batch and when it has scored it (scores are committed per
+# batch); so the metric reported last is the one being scored
 MetricProgress = Callable[[str, int, int, int, int], None]
 
 
@@ -176,6 +177,8 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
                     break
                 pending = [s for s, ms in batch if m in ms]
                 if pending:
+                    if on_metric:
+                        on_metric(m.id, metric_done[m.id], len(samples), done, total)
                     frames.append(score_frame(run_id, m, pending, m.compute(pending, context), context.judge))
                     metric_done[m.id] += len(pending)
                     done += len(pending)

@@ -16,11 +16,12 @@ import streamlit as st
 from evaluators.queries import datasets as qd
 from evaluators import engine
 from evaluators.demo import QUEUED
+from evaluators.judges import prices
 from evaluators.judges.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import NEEDS
 from evaluators.runner import Snapshot
-from ui.common import run_manager, store
+from ui.common import md_escape, run_cost_caption, run_manager, store
 
 POLL_SECONDS = 1.5
 FAMILIES = list(dict.fromkeys(m.family for m in REGISTRY.values()))
@@ -72,6 +73,33 @@ def key_input(widget: str, label: str = "API key") -> str | None:
                   help="Kept in this browser session's memory only: never written to the database, the run's "
                        "config or a log. Empty: the server's OPENAI_API_KEY is used, if set.")
     return st.session_state.get(widget) or st.session_state.get(KEY_STATE) or None
+
+
+def price_fields(model: str | None) -> prices.Price | None:
+    """The judge's prices per 1M tokens, prefilled with the model's list price whenever the model changes
+    and editable (a contract price, another server); None until both are set."""
+    # A widget's state is dropped while it is not drawn (offline judge chosen): prefill again then too.
+    if st.session_state.get("eval-price-of") != model or "eval-price-in" not in st.session_state:
+        listed = prices.list_price(model)
+        st.session_state["eval-price-in"] = listed.input if listed else None
+        st.session_state["eval-price-out"] = listed.output if listed else None
+        st.session_state["eval-price-of"] = model
+    left, right = st.columns(2)
+    # value=None: the field may be empty (no price known); the session state holds the prefilled one
+    price_in = left.number_input("Input price (USD per 1M tokens)", min_value=0.0, value=None, step=0.05,
+                                 format="%.3f", key="eval-price-in", placeholder="unknown")
+    price_out = right.number_input("Output price (USD per 1M tokens)", min_value=0.0, value=None, step=0.05,
+                                   format="%.3f", key="eval-price-out", placeholder="unknown")
+    listed = prices.list_price(model)
+    if listed is None:
+        st.caption(md_escape(f"No list price known for model {model or '(none named yet)'}: enter its prices to "
+                             "see the cost (0 for a server of your own)."))
+    elif listed == prices.Price(price_in, price_out):
+        st.caption(md_escape(f"List price of {model} as of {prices.AS_OF} ({prices.SOURCE}); edit for another "
+                             "contract or server. Recorded with the run."))
+    if price_in is None or price_out is None:
+        return None
+    return prices.Price(price_in, price_out)
 
 
 def set_metrics(pick) -> None:
@@ -171,6 +199,7 @@ def run_panel(run_id: str, polling: bool) -> None:
                                                   help="Shows this run on Overview (and picks it in the sidebar)."):
         st.session_state["run_id"] = run_id  # the run in view (app.py's sidebar shows it)
         st.switch_page("pages/overview.py")
+    run_cost_caption(run_id)
     with st.expander("Cells per metric", expanded=bool(failed)):
         st.dataframe(cells.rename(columns={"n_ok": "ok", "n_not_applicable": "not applicable", "n_failed": "failed",
                                            "n_total": "samples", "n_missing": "not computed"}),
@@ -270,7 +299,7 @@ with st.expander("What each metric needs and costs"):
 st.subheader("Judge")
 judge = st.radio("Judge", list(JUDGE_LABELS), format_func=JUDGE_LABELS.get, key="eval-judge",
                  label_visibility="collapsed")
-model = base_url = api_key = None
+model = base_url = api_key = price = None
 concurrency = 8
 if judge == "openai":
     left, right = st.columns(2)
@@ -284,6 +313,7 @@ if judge == "openai":
                                          key="eval-concurrency"))
     if not api_key and os.environ.get("OPENAI_API_KEY"):
         st.caption("No key entered: the server's OPENAI_API_KEY will be used.")
+    price = price_fields(model)
 
 # -- cost and start ------------------------------------------------------------------------------
 st.subheader("Start")
@@ -292,10 +322,14 @@ st.caption(f"{n_samples:,} samples ({len(methods)} method{'s' if len(methods) !=
            f"{n_questions:,} questions) x {len(metric_ids)} metrics = {n_samples * len(metric_ids):,} cells")
 if judge == "openai" and n_samples and metric_ids and not twice:
     est = judge_estimate(store().path, golden_id, tuple(outputs_ids), tuple(methods), tuple(metric_ids))
-    cols = st.columns(3)
+    cols = st.columns(4)
     cols[0].metric("Judge calls", f"{est.total_calls:,}")
     cols[1].metric("Input tokens (estimate)", f"{est.total_input_tokens:,}")
     cols[2].metric("Output tokens (estimate)", f"{est.total_output_tokens:,}")
+    # No price, no amount: "unknown" rather than a $0 that reads as free (no call at all is free, though)
+    cols[3].metric("Cost (estimate)", prices.usd(est.cost(price)) if price or not est.total_calls else "unknown",
+                   help="The estimated tokens at the prices above, in USD." if price else
+                   "No price for this model: enter its prices above.")
     if est.total_calls:
         st.caption("Calls per purpose: " + ", ".join(f"{p} {n:,}" for p, n in est.calls.items())
                    + f" ({est.total_calls / est.samples:.1f} per sample). Tokens at about 4 characters each; retries "
@@ -319,7 +353,7 @@ if blockers:
 if st.button("Start the run", type="primary", disabled=bool(blockers), key="eval-start"):
     config = {"methods": list(methods)}
     if judge == "openai":
-        config |= {"base_url": base_url, "concurrency": concurrency}
+        config |= {"base_url": base_url, "concurrency": concurrency} | (prices.to_config(price) if price else {})
     try:
         new_run = engine.create_run(store(), golden_dataset_id=golden_id, outputs_dataset_ids=list(outputs_ids),
                                     metrics=metric_ids, judge=judge, judge_model=model, name=name.strip() or None,

@@ -45,6 +45,8 @@ def test_run_on_the_demo_data_fills_the_tables(tmp_path):
     assert counts["golden_items"] == 103 and counts["rag_outputs"] == 206 and counts["runs"] == 1
     assert counts["scores"] == 206 * len(json.loads(cli("metrics", "--json").stdout))
     assert "basic_search" in out.stdout and "local_search" in out.stdout and "(n=" in out.stdout
+    assert "cost" not in out.stdout and "$" not in out.stdout  # the offline judge: no money line
+    assert "every metric scored" in out.stderr and f"{counts['scores']}/{counts['scores']}" in out.stderr
 
 
 def test_run_on_the_ragchecker_file_with_golden_and_answers_in_one_file(tmp_path, shared_data):
@@ -189,3 +191,145 @@ def test_labels_import_end_to_end(tmp_path):
     assert n_annotations() == 6
     unknown = cli("labels", "import", str(good), "--run", "run-nope", db=db)
     assert unknown.returncode == 2 and "no run 'run-nope'" in unknown.stderr
+
+
+# -- progress per metric, prices and cost ---------------------------------------------------------
+
+def _tiny_files(tmp_path, n=3):
+    golden, outputs = tmp_path / "gold.jsonl", tmp_path / "out.jsonl"
+    golden.write_text("".join(json.dumps({"question_id": f"q{i}", "question": f"What is {i} plus {i}?",
+                                          "reference": f"It is {2 * i}."}) + "\n" for i in range(n)))
+    outputs.write_text("".join(json.dumps({"question_id": f"q{i}", "answer": f"The sum is {2 * i}.",
+                                           "contexts": [f"{i} plus {i} makes {2 * i}."]}) + "\n" for i in range(n)))
+    return golden, outputs
+
+
+def _labels(text):
+    """The bar's labels in the order drawn (tqdm redraws a line after a carriage return)."""
+    labels = [line.split(":")[0].strip() for line in text.split("\r") if "cell" in line]
+    return [x for i, x in enumerate(labels) if i == 0 or labels[i - 1] != x]
+
+
+def test_the_bar_counts_cells_and_names_each_metric_as_it_is_scored(tmp_path):
+    import io
+    import threading
+
+    from evaluators import engine, loaders
+    from evaluators.cli import MetricBar
+    from evaluators.store import close_store, open_store
+
+    golden, outputs = _tiny_files(tmp_path)
+    db = tmp_path / "bar.duckdb"
+    store = open_store(db)
+    try:
+        golden_id = store.save_dataset(loaders.load(golden)).dataset_id
+        outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
+        run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
+                                   metrics=["exact_match", "rouge_l", "number_match"])
+        out = io.StringIO()
+        bar = MetricBar(file=out)
+        engine.execute_run(store, run_id, batch_size=2, on_metric=bar)  # 3 samples: batches of 2 and 1
+        bar.close()
+        # the catalogue's order: exact_match, number_match, rouge_l
+        # first every metric's count, then each metric as it starts on a batch and when it is done with it
+        assert _labels(out.getvalue()) == [
+            "exact_match 0/3", "number_match 0/3", "rouge_l 0/3",
+            "exact_match 0/3", "exact_match 2/3", "number_match 0/3", "number_match 2/3", "rouge_l 0/3", "rouge_l 2/3",
+            "exact_match 2/3", "exact_match 3/3", "number_match 2/3", "number_match 3/3", "rouge_l 2/3",
+            "every metric scored"]
+        assert "9/9" in out.getvalue().split("\r")[-1]
+
+        # A resumed run: the cells of the session before are the bar's start, not counted into its rate.
+        again = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
+                                  metrics=["exact_match", "rouge_l"])
+        cancel = threading.Event()
+        engine.execute_run(store, again, on_metric=lambda m, d, *_: d and cancel.set(), cancel=cancel)
+        resumed = MetricBar(file=io.StringIO())
+        engine.execute_run(store, again, on_metric=resumed)
+        assert (resumed.bar.initial, resumed.bar.n, resumed.bar.total) == (3, 6, 6)
+        resumed.close()
+    finally:
+        close_store(db)
+
+
+def test_prices_are_refused_where_they_cannot_apply(tmp_path):
+    golden, outputs = _tiny_files(tmp_path)
+    db = tmp_path / "p.duckdb"
+    offline = cli("run", "--golden", str(golden), "--outputs", str(outputs), "--price-in", "1", "--price-out", "2",
+                  db=db)
+    assert offline.returncode == 2 and "offline judge costs nothing" in offline.stderr
+    resumed = cli("run", "--resume", "run-x", "--price-in", "1", db=db)
+    assert resumed.returncode == 2 and "keeps the prices it was started with" in resumed.stderr
+    half = cli("run", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai", "--model", "my-model",
+               "--price-in", "1", "--estimate", db=db)
+    assert half.returncode == 2 and "no list price for model 'my-model': give both" in half.stderr
+    assert not db.exists()
+
+
+def test_the_estimate_prices_the_tokens_at_the_list_or_the_given_price(tmp_path):
+    from evaluators import engine, loaders
+    from evaluators.judges import prices
+    from evaluators.judges.estimate import estimate
+    from evaluators.metrics import resolve
+
+    golden, outputs = _tiny_files(tmp_path)
+    samples = engine.plan(loaders.load(golden).golden, loaders.load(outputs, role="outputs").outputs).samples
+    est = estimate(samples, "openai", resolve(["faithfulness"]))
+    args = ("run", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai", "--metrics", "faithfulness",
+            "--estimate")
+    listed = cli(*args, "--model", "gpt-4o-mini")
+    assert listed.returncode == 0, listed.stderr
+    amount = prices.usd(est.cost(prices.Price(0.15, 0.60)))
+    assert (f"cost, estimated: ~{amount} at $0.15 in, $0.6 out per 1M tokens (list price of gpt-4o-mini as of "
+            f"{prices.AS_OF})") in listed.stderr
+    given = cli(*args, "--model", "my-model", "--price-in", "3", "--price-out", "12")
+    amount = prices.usd(est.cost(prices.Price(3, 12)))
+    assert f"cost, estimated: ~{amount} at $3 in, $12 out per 1M tokens\n" in given.stderr
+    unknown = cli(*args, "--model", "my-model")
+    assert unknown.returncode == 0 and "cost: unknown, no list price for model 'my-model'" in unknown.stderr
+    assert "$" not in unknown.stderr
+
+
+def test_an_llm_judged_run_records_its_prices_and_reports_its_cost(tmp_path):
+    import os
+
+    from evaluators.judges import prices
+    from tests.openai_server import Reply, start_server
+    from tests.test_openai_judge import SEED_000_EXTRACTION, SEED_000_VERIFICATION
+
+    golden, outputs = _tiny_files(tmp_path)
+    db = tmp_path / "cost.duckdb"
+    key = "sk-never-stored"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"OPENAI_API_KEY": key}
+
+    def run():
+        cmd = [sys.executable, "-m", "evaluators", "run", "--db", str(db), "--golden", str(golden), "--outputs",
+               str(outputs), "--judge", "openai", "--model", "gpt-4o-mini", "--price-in", "2", "--price-out", "8",
+               "--metrics", "faithfulness,exact_match", "--base-url", server.base_url]
+        return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+
+    with start_server() as server:
+        server.responder = lambda body: Reply.json(SEED_000_EXTRACTION if body["response_format"]["json_schema"]["name"]
+                                                   == "claim_extraction" else SEED_000_VERIFICATION)
+        first = run()
+        assert first.returncode == 0, first.stderr
+        again = run()  # the same inputs: every reply comes from the judge cache
+        assert again.returncode == 0, again.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        runs = con.execute("SELECT run_id, config FROM runs ORDER BY created_at").fetchall()
+        paid = con.execute("SELECT sum(input_tokens), sum(output_tokens) FROM judge_calls WHERE run_id = ? AND NOT "
+                           "cached", [runs[0][0]]).fetchall()[0]
+        cached = con.execute("SELECT count(*) FILTER (cached), count(*) FROM judge_calls WHERE run_id = ?",
+                             [runs[1][0]]).fetchall()[0]
+    finally:
+        con.close()
+    assert all(json.loads(config)[prices.CONFIG_KEY] == {"input": 2.0, "output": 8.0} and key not in config
+               for _, config in runs)
+    assert paid[0] > 0 and paid[1] > 0
+    amount = prices.usd(prices.cost(paid[0], paid[1], prices.Price(2, 8)))
+    assert (f"judge calls 6 (+0 cached, 0 failed), tokens {paid[0]:,} in, {paid[1]:,} out; cost {amount} at $2 in, "
+            f"$8 out per 1M tokens") in first.stdout
+    assert cached == (6, 6) and "judge calls 0 (+6 cached, 0 failed), tokens 0 in, 0 out; cost $0.00" in again.stdout
+    assert "faithfulness 0/3" in first.stderr and "cell" in first.stderr  # the bar named the metric being scored
+    assert "3 samples judged" in first.stderr  # and counted the samples the LLM judge has judged

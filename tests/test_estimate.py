@@ -59,3 +59,13 @@ def test_summary_names_calls_per_sample_and_tokens():
     text = estimate([sample(3, qid="a"), sample(20, qid="b")], "openai", ALL).summary()
     assert text.startswith("judge calls: 7 (3.5 per sample: 2 extraction, 3 verification, 2 holistic)")
     assert "tokens, estimated at 4 characters each" in text
+
+
+def test_cost_is_the_estimated_tokens_at_the_price():
+    from evaluators.judges.prices import Price
+
+    e = estimate([sample(3, qid="a"), sample(20, qid="b")], "openai", ALL)
+    expected = (e.total_input_tokens * 0.15 + e.total_output_tokens * 0.60) / 1e6
+    assert e.cost(Price(0.15, 0.60)) == pytest.approx(expected)
+    assert e.cost(Price(2.5, 10.0)) > e.cost(Price(0.15, 0.60)) > 0
+    assert estimate([sample(3)], "offline", ALL).cost(Price(2.5, 10.0)) == 0  # the offline judge makes no call

@@ -7,11 +7,13 @@ import time
 
 from evaluators.queries import datasets as qd
 from evaluators import engine, loaders
+from evaluators.judges import prices
 from evaluators.judges.estimate import estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.store import open_store
 from tests.openai_server import Reply, start_server
 from tests.test_openai_judge import SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_VERIFICATION
+from ui.common import md_escape
 
 TIMEOUT = 300  # seconds; generous: the test machine is shared
 KEY = "sk-typed-in-the-page-never-stored"
@@ -62,6 +64,12 @@ def test_the_screen_shows_the_choice_its_size_and_the_finished_demo_run(app_at):
     assert _metric(at, "Scored") == f"{ok[0][0]:,}" and _metric(at, "Not computed yet") == "0"
     assert any("Finished." in s.value for s in at.success)
     assert at.button(key="eval-open-run").label == "Open the results"
+    assert not any(c.value.startswith("cost") for c in at.caption)  # offline: no money line
+
+
+def test_the_sidebar_shows_no_money_for_an_offline_run(app_at):
+    sidebar = [c.value for c in app_at().sidebar.caption]  # the demo run, judged offline
+    assert sidebar[0].startswith("finished · judge offline") and not any(c.startswith("cost") for c in sidebar)
 
 
 def test_an_offline_run_of_two_lexical_metrics_runs_in_the_background_to_the_end_and_opens(app_at):
@@ -114,10 +122,31 @@ def test_the_openai_estimate_is_shown_before_starting(app_at, monkeypatch):
     assert _metric(at, "Output tokens (estimate)") == f"{expected.total_output_tokens:,}"
     assert at.button(key="eval-start").disabled
     assert any("name the judge's model; enter the API key" in c.value for c in at.caption)
+    # No model, no price: the cost is unknown, never $0.
+    assert at.number_input(key="eval-price-in").value is None and _metric(at, "Cost (estimate)") == "unknown"
+    assert any(c.value.startswith("No list price known for model") for c in at.caption)
+
+    at.text_input(key="eval-model").input("gpt-4o-mini")
+    at.run()
+    assert (at.number_input(key="eval-price-in").value, at.number_input(key="eval-price-out").value) == (0.15, 0.6)
+    assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(0.15, 0.6)))
+    assert any(c.value.startswith("List price of gpt") for c in at.caption)
+    at.number_input(key="eval-price-in").set_value(1.0)  # e.g. another contract
+    at.run()
+    assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(1.0, 0.6)))
+    assert not any(c.value.startswith("List price of") for c in at.caption)
+    at.radio(key="eval-judge").set_value("offline")
+    at.run()
+    assert not [m for m in at.metric if m.label == "Cost (estimate)"]
+    at.radio(key="eval-judge").set_value("openai")
+    at.run()
+    at.text_input(key="eval-model").input("gpt-4o-mini")  # the page forgets the model while it is not drawn
+    at.run()
+    assert at.number_input(key="eval-price-in").value == 0.15  # prefilled again
 
     at.button(key="eval-pick-nojudge").click()
     at.run()
-    assert _metric(at, "Judge calls") == "0"
+    assert _metric(at, "Judge calls") == "0" and _metric(at, "Cost (estimate)") == "$0.00"
     assert any("No chosen metric needs the judge" in c.value for c in at.caption)
 
 
@@ -201,6 +230,11 @@ def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_
         at.number_input(key="eval-concurrency").set_value(2)
         at.run()
         assert _metric(at, "Judge calls") == "24"  # 12 samples x (1 extraction + 1 verification)
+        assert _metric(at, "Cost (estimate)") == "unknown"  # test-model has no list price
+        at.number_input(key="eval-price-in").set_value(2.0)
+        at.number_input(key="eval-price-out").set_value(8.0)
+        at.run()
+        assert _metric(at, "Cost (estimate)").startswith("$")
         assert not at.button(key="eval-start").disabled
         at.button(key="eval-start").click()
         at.run()
@@ -233,6 +267,15 @@ def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_
     assert server.request_count == requests  # the resume's judge requests came from the judge cache
     assert at.session_state["eval-api-key"] == KEY
     assert KEY not in run["config"] and json.loads(run["config"])["base_url"] == server.base_url
+    assert json.loads(run["config"])[prices.CONFIG_KEY] == {"input": 2.0, "output": 8.0}
+    # The cost of the calls paid (the resume's replies came from the cache: free), in the panel and the sidebar.
+    paid = store.cursor().execute("SELECT sum(input_tokens), sum(output_tokens) FROM judge_calls WHERE run_id = ? AND "
+                                  "NOT cached", [run_id]).fetchall()[0]
+    line = md_escape(prices.spent_text(prices.cost(*paid, prices.Price(2, 8)), prices.Price(2, 8), "test-model"))
+    assert paid[0] > 0 and line in [c.value for c in at.caption]
+    # AppTest draws the sidebar of an st.navigation app in its first run only: a fresh session, on the newest run.
+    sidebar = [c.value for c in app_at().sidebar.caption]
+    assert sidebar[0].startswith("finished · judge openai · test\\-model") and line in sidebar
     stored = store.cursor().execute("SELECT string_agg(coalesce(request, '') || coalesce(response, '') || "
                                     "coalesce(error, ''), '') FROM judge_calls WHERE run_id = ?", [run_id]).fetchall()
     assert stored[0][0] and KEY not in stored[0][0]

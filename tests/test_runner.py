@@ -146,17 +146,21 @@ def test_engine_reports_every_metric_per_batch_and_stops_on_cancel(store, demo):
 
     def on_metric(metric, metric_done, metric_total, done, total):
         reports.append((metric, metric_done, metric_total, done, total))
-        if len(reports) == len(LEXICAL) + 6:  # the opening reports, then one batch and two metrics of the next
+        if len(reports) == len(LEXICAL) + 12:  # the opening reports, then one batch and two metrics of the next
             cancel.set()
 
     status = engine.execute_run(store, run_id, batch_size=100, on_metric=on_metric, cancel=cancel)
     assert status == "cancelled" and store.run(run_id)["status"] == "cancelled"
     total = N_SAMPLES * len(LEXICAL)
     assert reports[:len(LEXICAL)] == [(m, 0, N_SAMPLES, 0, total) for m in LEXICAL]
+    # each metric as it starts on a batch, then when it has scored it
     assert reports[len(LEXICAL):] == [
-        ("exact_match", 100, N_SAMPLES, 100, total), ("keyword_coverage", 100, N_SAMPLES, 200, total),
-        ("rouge_l", 100, N_SAMPLES, 300, total), ("dont_know", 100, N_SAMPLES, 400, total),
-        ("exact_match", 200, N_SAMPLES, 500, total), ("keyword_coverage", 200, N_SAMPLES, 600, total),
+        ("exact_match", 0, N_SAMPLES, 0, total), ("exact_match", 100, N_SAMPLES, 100, total),
+        ("keyword_coverage", 0, N_SAMPLES, 100, total), ("keyword_coverage", 100, N_SAMPLES, 200, total),
+        ("rouge_l", 0, N_SAMPLES, 200, total), ("rouge_l", 100, N_SAMPLES, 300, total),
+        ("dont_know", 0, N_SAMPLES, 300, total), ("dont_know", 100, N_SAMPLES, 400, total),
+        ("exact_match", 100, N_SAMPLES, 400, total), ("exact_match", 200, N_SAMPLES, 500, total),
+        ("keyword_coverage", 100, N_SAMPLES, 500, total), ("keyword_coverage", 200, N_SAMPLES, 600, total),
     ]
     cells = _cells(store, run_id)  # the cancelled batch keeps the two metrics it finished
     per_metric = {m: sum(1 for (_, _, metric) in cells if metric == m) for m in LEXICAL}

@@ -8,8 +8,9 @@ import re
 import pandas as pd
 import streamlit as st
 
+from evaluators import queries
 from evaluators.demo import QUEUED
-from evaluators.judges import agreement
+from evaluators.judges import agreement, prices
 from evaluators.metrics import REGISTRY
 from evaluators.runner import RunManager
 from evaluators.store import Store
@@ -71,6 +72,14 @@ def current_run() -> dict:
         st.info("No run yet. Upload a golden set and RAG outputs on **Data**, then start one on **Evaluate**.")
         st.stop()
     return run
+
+
+def run_cost_caption(run_id: str) -> None:
+    """The money line of a run judged by an LLM: its calls' cost at the prices recorded with it (cached
+    replies cost nothing), or why there is no amount. None for the offline judge: it costs nothing."""
+    spent = queries.run_cost(store(), run_id)
+    if spent is not None:
+        st.caption(md_escape(prices.spent_text(spent["usd"], spent["price"], spent["model"], spent["recorded"])))
 
 
 def open_question(question_id: str) -> None:

@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from evaluators.judges import CLAIMS, HOLISTIC, offline, prompts
+from evaluators.judges import CLAIMS, HOLISTIC, offline, prices, prompts
 from evaluators.metrics import Metric
 from evaluators.schema import Sample
 
@@ -57,6 +57,10 @@ class Estimate:
     @property
     def total_output_tokens(self) -> int:
         return sum(self.output_tokens.values())
+
+    def cost(self, price: prices.Price) -> float:
+        """USD for the estimated tokens at `price` (an estimate like the tokens it is made of)."""
+        return prices.cost(self.total_input_tokens, self.total_output_tokens, price)
 
     def summary(self) -> str:
         if not self.total_calls:

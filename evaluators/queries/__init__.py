@@ -1,8 +1,11 @@
 """Read side: one function per view, each returning a DataFrame the app shows and the CLI exports."""
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
+from evaluators.judges import prices
 from evaluators.store import Store
 
 
@@ -80,3 +83,17 @@ def run_calls(store: Store, run_id: str) -> dict:
         FROM judge_calls WHERE run_id = ?
         """, [run_id]).fetchone()
     return dict(zip(("calls", "cached", "failed", "input_tokens", "output_tokens"), row))
+
+
+def run_cost(store: Store, run_id: str) -> dict | None:
+    """What the run's judge calls cost (`run_calls`' tokens: cached replies cost nothing) at the prices
+    recorded with the run, else the model's list price (`recorded` False); `usd` None while no price is
+    known. None for a run of the offline judge, which makes no call."""
+    run = store.run(run_id)
+    if run is None or run["judge"] == "offline":
+        return None
+    calls = run_calls(store, run_id)
+    recorded = prices.from_config(json.loads(run["config"] or "{}"))
+    price = recorded or prices.list_price(run["judge_model"])
+    spent = None if price is None else prices.cost(calls["input_tokens"], calls["output_tokens"], price)
+    return calls | {"model": run["judge_model"], "price": price, "recorded": recorded is not None, "usd": spent}

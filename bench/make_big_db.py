@@ -90,7 +90,7 @@ def build(path: Path, n_questions: int, n_methods: int, n_metrics: int = 30, cla
         f"WHEN metric = '{mid}' THEN {list(values)}[1 + floor(u * {len(values)})::INT]"
         for mid, values in LABEL_VALUES.items())
     step("scores", f"""
-        INSERT INTO scores
+        INSERT INTO scores (run_id, question_id, method, metric, value, norm, status, judge, detail, created_at)
         WITH cells AS (
             SELECT 'q' || lpad(i::VARCHAR, 6, '0') AS question_id, m AS method, metric, scale,
                    {_u('i', 'm', 'metric')} AS u, {_u('i', 'metric', "'status'")} AS s,
@@ -137,9 +137,10 @@ def build(path: Path, n_questions: int, n_methods: int, n_metrics: int = 30, cla
         FROM range(?) t(i), unnest(?::VARCHAR[]) u(m), range({chunks_per_sample}) c(j)
         """, [RUN_ID, n_questions, list(methods)])
     step("judge_calls", """
-        INSERT INTO judge_calls
+        INSERT INTO judge_calls_packed  -- judge_calls is a view over it (evaluators/ledger.py)
         SELECT 'call-' || i || '-' || m || '-' || p, ?, 'q' || lpad(i::VARCHAR, 6, '0'), m, p, 'bench-model', 'h',
-               '{"messages": []}', '{"choices": []}', 900, 120, 250.0, false, 'ok', NULL, now()
+               [{'literal': '{"messages": []}', 'hash': NULL::VARCHAR}], '{"choices": []}', 900, 120, 250.0, false,
+               'ok', NULL, now()
         FROM range(?) t(i), unnest(?::VARCHAR[]) u(m), unnest(['extraction', 'verification', 'holistic']) w(p)
         """, [RUN_ID, n_questions, list(methods)])
     step("annotations", """

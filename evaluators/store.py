@@ -19,6 +19,7 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
+from evaluators import ledger
 from evaluators.schema import ERROR_STATUSES, Chunk, GoldenItem, RagOutput
 
 # Each entry moves the schema one version up; never edit one that has shipped, append a new one.
@@ -184,10 +185,65 @@ MIGRATIONS: list[str] = [
     ALTER TABLE annotations ADD COLUMN source VARCHAR;
     ALTER TABLE annotations ADD COLUMN source_hash VARCHAR;
     """,
+    # 7: judge-call requests packed (evaluators.ledger): system prompts, schemas, the samples' chunks, answers and
+    # references stored once in judge_texts, by hash (left(sha256(text), 32)), the rest inline in request_parts.
+    # `judge_calls` becomes a view with the same columns that gives every request back byte for byte. Requests
+    # stored before stay whole (one literal part). ZSTD on the responses and texts: DuckDB's own pick for the
+    # responses (FSST) takes ~4.7 KB more per sample (bench/results/ledger.md). The sample keys become NOT NULL:
+    # the view joins on them, so that a filter on them reaches the packed rows (the engine always wrote them; a
+    # missing one of an old row reads '').
+    """
+    CREATE TABLE judge_texts (
+        hash VARCHAR PRIMARY KEY,
+        text VARCHAR NOT NULL USING COMPRESSION zstd
+    );
+    CREATE TABLE judge_calls_packed (
+        call_id       VARCHAR PRIMARY KEY,
+        run_id        VARCHAR NOT NULL,
+        question_id   VARCHAR NOT NULL,
+        method        VARCHAR NOT NULL,
+        purpose       VARCHAR NOT NULL,
+        model         VARCHAR,
+        prompt_hash   VARCHAR,
+        request_parts STRUCT(literal VARCHAR, hash VARCHAR)[],
+        response      VARCHAR USING COMPRESSION zstd,
+        input_tokens  INTEGER,
+        output_tokens INTEGER,
+        latency_ms    DOUBLE,
+        cached        BOOLEAN NOT NULL DEFAULT false,
+        status        VARCHAR NOT NULL,
+        error         VARCHAR,
+        created_at    TIMESTAMP NOT NULL
+    );
+    INSERT INTO judge_calls_packed
+    SELECT call_id, coalesce(run_id, ''), coalesce(question_id, ''), coalesce(method, ''), purpose, model,
+           prompt_hash, CASE WHEN request IS NOT NULL THEN [{'literal': request, 'hash': NULL::VARCHAR}] END,
+           response, input_tokens, output_tokens, latency_ms, cached, status, error, created_at
+    FROM judge_calls ORDER BY rowid;
+    DROP TABLE judge_calls;
+    CREATE VIEW judge_calls AS
+    SELECT c.call_id, c.run_id, c.question_id, c.method, c.purpose, c.model, c.prompt_hash, r.request, c.response,
+           c.input_tokens, c.output_tokens, c.latency_ms, c.cached, c.status, c.error, c.created_at
+    FROM judge_calls_packed c LEFT JOIN (
+        -- the parts in their order: list_sort of (i, text) is faster than an ordered string_agg
+        SELECT p.call_id, p.run_id, p.question_id, p.method,
+               array_to_string([x.text FOR x IN list_sort(list({'i': p.i, 'text': coalesce(
+                   p.part.literal, t.text, error('judge_texts has no text ' || p.part.hash))}))], '') AS request
+        FROM (SELECT call_id, run_id, question_id, method, unnest(request_parts) AS part,
+                     generate_subscripts(request_parts, 1) AS i
+              FROM judge_calls_packed) p
+        LEFT JOIN judge_texts t ON t.hash = p.part.hash
+        GROUP BY ALL
+    ) r ON r.call_id = c.call_id AND r.run_id = c.run_id AND r.question_id = c.question_id AND r.method = c.method;
+    """,
+    # 8: the value from each reply of a judge asked several times per sample (run config `repeats`); NULL otherwise.
+    """
+    ALTER TABLE scores ADD COLUMN repeats DOUBLE[];
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
-SCORE_COLUMNS = ["run_id", "question_id", "method", "metric", "value", "norm", "status", "judge", "detail"]
+SCORE_COLUMNS = ["run_id", "question_id", "method", "metric", "value", "norm", "status", "judge", "detail", "repeats"]
 _KEY_FIELDS = [("run_id", pa.string()), ("question_id", pa.string()), ("method", pa.string())]
 _CLAIMS_SCHEMA = pa.schema(_KEY_FIELDS + [
     ("source", pa.string()), ("claim_idx", pa.int32()), ("text", pa.string()), ("verdict", pa.string()),
@@ -205,6 +261,26 @@ _RATINGS_SCHEMA = pa.schema([
     ("note", pa.string()), ("source", pa.string()), ("source_hash", pa.string()), ("created_at", pa.timestamp("us")),
 ])
 _CONTEXTS_TYPE = pa.list_(pa.struct([("chunk_id", pa.string()), ("text", pa.string())]))
+_JUDGE_CALLS_SCHEMA = pa.schema([
+    ("call_id", pa.string()), ("run_id", pa.string()), ("question_id", pa.string()), ("method", pa.string()),
+    ("purpose", pa.string()), ("model", pa.string()), ("prompt_hash", pa.string()),
+    ("request_parts", pa.list_(pa.struct([("literal", pa.string()), ("hash", pa.string())]))),
+    ("response", pa.string()), ("input_tokens", pa.int32()), ("output_tokens", pa.int32()),
+    ("latency_ms", pa.float64()), ("cached", pa.bool_()), ("status", pa.string()), ("error", pa.string()),
+    ("created_at", pa.timestamp("us")),
+])
+_JUDGE_TEXTS_SCHEMA = pa.schema([("hash", pa.string()), ("text", pa.string())])
+WRITE_ATTEMPTS = 3  # a batch of judge calls is written again when a concurrent run stored one of its texts first
+
+# The texts of the samples in `_keys` (run_id, question_id, method) that their judge requests quote.
+_SAMPLE_TEXTS = """
+    SELECT k.run_id, k.question_id, k.method, [c.text FOR c IN o.contexts] || [o.answer, g.reference, g.question]
+    FROM _keys k
+    JOIN runs r ON r.run_id = k.run_id
+    JOIN rag_outputs o ON o.question_id = k.question_id AND o.method = k.method
+                      AND list_contains(r.outputs_dataset_ids, o.dataset_id)
+    LEFT JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = k.question_id
+"""
 
 
 class StoreLocked(RuntimeError):
@@ -356,7 +432,7 @@ class Store:
         """Insert or replace score cells (a retried cell replaces its error row; no duplicates)."""
         if scores.empty:
             return
-        frame = scores[SCORE_COLUMNS].assign(created_at=_now())
+        frame = scores[[c for c in SCORE_COLUMNS if c in scores]].assign(created_at=_now())  # repeats: optional
         with self._transaction() as cur:
             self._append(cur, "scores", frame)
 
@@ -381,10 +457,53 @@ class Store:
                     self._append(cur, table, pa.Table.from_pylist(list(rows), schema=schema))
 
     def write_judge_calls(self, calls: list[dict]) -> None:
-        """Rows of `judge_calls`: every attempt with its raw request and response (never a key)."""
-        frame = pd.DataFrame(calls).assign(created_at=_now())
+        """Rows of `judge_calls`: every attempt with its raw request and response (never a key). Each request is
+        stored packed (evaluators.ledger): the texts it shares with other requests (system prompt, schema, the
+        sample's chunks, answer and reference) once in `judge_texts`; the `judge_calls` view joins them back."""
+        if not calls:
+            return
+        quoted = self._quoted_texts(calls)
+        rows, texts, now = [], {}, _now()  # one created_at per batch, as the Claims screen orders by it
+        for call in calls:
+            parts = None
+            if call.get("request") is not None:
+                packed, new = ledger.pack(call["request"], quoted.get(_sample_key(call), ()))
+                parts = [{"literal": literal, "hash": hash_} for literal, hash_ in packed]
+                texts |= new
+            rows.append({**call, "request_parts": parts, "cached": bool(call.get("cached")), "created_at": now})
+        incoming_calls = pa.Table.from_pylist(rows, schema=_JUDGE_CALLS_SCHEMA)
+        incoming_texts = pa.table({"hash": list(texts), "text": list(texts.values())}, schema=_JUDGE_TEXTS_SCHEMA)
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            try:
+                with self._transaction() as cur:  # texts and the calls that name them commit together
+                    cur.register("_texts", incoming_texts)
+                    try:
+                        cur.execute("INSERT OR IGNORE INTO judge_texts SELECT hash, text FROM _texts")
+                    finally:
+                        cur.unregister("_texts")
+                    self._append(cur, "judge_calls_packed", incoming_calls)
+                return
+            except duckdb.TransactionException:
+                # Another run committed one of the same texts meanwhile (a key conflict at commit): its copy is
+                # there now, so the next attempt skips it.
+                if attempt == WRITE_ATTEMPTS:
+                    raise
+
+    def _quoted_texts(self, calls: list[dict]) -> dict[tuple[str, str, str], list[str]]:
+        """The texts of each call's sample (chunks, answer, reference, question): what its requests quote."""
+        keys = sorted({_sample_key(c) for c in calls if None not in _sample_key(c)})
+        if not keys:
+            return {}
         cur = self.cursor()
-        self._append(cur, "judge_calls", frame)
+        cur.register("_keys", pa.table(list(zip(*keys)), names=["run_id", "question_id", "method"]))
+        try:
+            rows = cur.execute(_SAMPLE_TEXTS).fetchall()
+        finally:
+            cur.unregister("_keys")
+        quoted: dict[tuple[str, str, str], list[str]] = {}
+        for run_id, question_id, method, texts in rows:
+            quoted.setdefault((run_id, question_id, method), []).extend(t for t in texts if t)
+        return quoted
 
     # -- human annotations ---------------------------------------------------------------------
 
@@ -500,6 +619,10 @@ def close_store(path: str | Path) -> None:
         store = _stores.pop(key, None)
     if store:
         store.close()
+
+
+def _sample_key(call: dict) -> tuple[str, str, str]:
+    return call.get("run_id"), call.get("question_id"), call.get("method")
 
 
 def _golden_table(dataset_id: str, items) -> pa.Table:

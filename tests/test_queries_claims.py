@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from evaluators import engine, loaders
+from evaluators.judges import prompts
 from evaluators.queries import claims as q
 from evaluators.store import close_store, open_store
 
@@ -195,6 +196,11 @@ def test_llm_run_tp_lists_generated_questions_and_judge_calls(tmp_path, monkeypa
         calls = q.judge_calls(store, run_id, "s1")
         assert list(calls["purpose"]) == ["extraction", "verification"] and set(calls["status"]) == {"ok"}
         assert all('"messages"' in r for r in calls["request"])
+        # stored packed (the system prompts and schemas by hash), read back whole: the judge's JSON text
+        system = [json.loads(r)["messages"][0]["content"] for r in calls["request"]]
+        assert system == [prompts.EXTRACTION_SYSTEM, prompts.VERIFICATION_SYSTEM]
+        stored = store.cursor().execute("SELECT text FROM judge_texts").fetchall()
+        assert (json.dumps(prompts.VERIFICATION_SYSTEM, ensure_ascii=False)[1:-1],) in stored
         assert json.loads(calls["response"].iloc[0])  # the raw response body, as received
         assert (calls["input_tokens"] > 0).all()
     finally:

@@ -1,13 +1,16 @@
+import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 import pytest
 
+from evaluators.judges import prompts
 from evaluators.schema import Chunk, GoldenItem, RagOutput
-from evaluators.store import SCHEMA_VERSION, Store, close_store, open_store
+from evaluators.store import MIGRATIONS, SCHEMA_VERSION, Store, close_store, open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -146,3 +149,126 @@ def test_a_failed_write_leaves_nothing_half_written(db):
     with pytest.raises(Exception):
         store.write_claims("r", [("q1", "basic")], [claim], [bad_chunk])
     assert store.cursor().execute("SELECT count(*) FROM claims").fetchall() == [(0,)]
+
+
+# -- judge calls: requests stored packed (evaluators.ledger), read back whole through the judge_calls view --
+
+SHARED_CHUNK = "The tower was built by Alice in 1879, of grey granite from the quarry below the hill. " * 3
+CHUNK_TEXTS = [SHARED_CHUNK, "Ünïcödé «chunk» 🌿 with a \"quote\", a back\\slash\nand PDF-like\nline breaks. " * 4,
+               "Bob painted the door red in 1902, and the council never approved of the colour at all. " * 3]
+LEDGER_ANSWER = "Alice built the tower in 1879. " * 8
+
+
+def _ledger_run(store: Store) -> str:
+    """A run whose two samples (q1, q2) share SHARED_CHUNK, as write_judge_calls finds them in the store."""
+    golden = [GoldenItem("q1", "Who built the tower?", "Alice, in 1879."), GoldenItem("q2", "Who painted it?", "Bob.")]
+    outputs = [RagOutput("q1", "basic", LEDGER_ANSWER, (Chunk("c1", CHUNK_TEXTS[0]), Chunk("c2", CHUNK_TEXTS[1]))),
+               RagOutput("q2", "basic", "Bob.", (Chunk("c3", CHUNK_TEXTS[2]), Chunk("c1", CHUNK_TEXTS[0])))]
+    g = store.save_dataset(FakeDataset("g1", golden=golden)).dataset_id
+    o = store.save_dataset(FakeDataset("o1", outputs=outputs)).dataset_id
+    return store.create_run(name="r", golden_dataset_id=g, outputs_dataset_ids=[o], judge="openai", judge_model="m",
+                            metrics=[], config={}, n_samples=2)
+
+
+def _request(messages) -> str:
+    """A request body as the OpenAI judge serialises it."""
+    body = {"model": "m", "messages": messages, "temperature": 0, "seed": 0,
+            "response_format": {"type": "json_schema", "json_schema": prompts.HOLISTIC_SCHEMA}}
+    return json.dumps(body, ensure_ascii=False)
+
+
+def _call(run_id: str, question_id: str, purpose: str, request: str | None, n: int = 0) -> dict:
+    return {"call_id": f"{question_id}-{purpose}-{n}", "run_id": run_id, "question_id": question_id,
+            "method": "basic", "purpose": purpose, "model": "m", "prompt_hash": "h", "request": request,
+            "response": '{"choices": []}', "input_tokens": 10, "output_tokens": 2, "latency_ms": 1.5, "cached": False,
+            "status": "ok", "error": None}
+
+
+def _sample_calls(run_id: str, n: int = 0) -> list[dict]:
+    q1 = prompts.holistic_messages("Who built the tower?", "Alice, in 1879.", CHUNK_TEXTS[:2], LEDGER_ANSWER)
+    q2 = prompts.verification_messages("Who painted it?", ["Bob painted it."], ["Bob."],
+                                       [(0, CHUNK_TEXTS[2]), (1, CHUNK_TEXTS[0])], True)
+    return [_call(run_id, "q1", "holistic", _request(q1), n), _call(run_id, "q2", "verification", _request(q2), n),
+            _call(run_id, "q2", "verification_repair", "", n), _call(run_id, "q2", "holistic", None, n),
+            _call(run_id, "q1", "extraction", "not JSON: " + SHARED_CHUNK, n)]
+
+
+def _requests(store: Store) -> dict[str, str | None]:
+    return dict(store.cursor().execute("SELECT call_id, request FROM judge_calls").fetchall())
+
+
+def test_judge_call_requests_read_back_exactly_with_each_shared_text_stored_once(db):
+    store = open_store(db)
+    run_id = _ledger_run(store)
+    calls = _sample_calls(run_id)
+    store.write_judge_calls(calls)
+    assert _requests(store) == {c["call_id"]: c["request"] for c in calls}
+    cur = store.cursor()
+    stored = [t for t, in cur.execute("SELECT text FROM judge_texts").fetchall()]
+    shared = json.dumps(SHARED_CHUNK)[1:-1]
+    assert stored.count(shared) == 1  # in both samples' requests, stored once
+    assert stored.count(prompts.HOLISTIC_SYSTEM.replace("\n", "\\n").replace('"', '\\"')) == 1
+    literals = cur.execute("SELECT string_agg(p.literal, '') FROM (SELECT unnest(request_parts) AS p "
+                           "FROM judge_calls_packed)").fetchall()[0][0]
+    assert shared not in literals.replace("not JSON: " + SHARED_CHUNK, "")  # a non-JSON request stays whole
+    assert cur.execute("SELECT count(*) FROM judge_texts WHERE left(sha256(text), 32) <> hash").fetchall() == [(0,)]
+    n_texts = len(stored)
+    store.write_judge_calls(_sample_calls(run_id, n=1))  # the same texts again: no new row
+    assert cur.execute("SELECT count(*) FROM judge_texts").fetchall() == [(n_texts,)]
+    assert len(_requests(store)) == 2 * len(calls)
+
+
+def test_a_missing_text_fails_the_read_rather_than_shortening_the_request(db):
+    store = open_store(db)
+    store.write_judge_calls(_sample_calls(_ledger_run(store)))
+    store.cursor().execute("DELETE FROM judge_texts WHERE text = ?", [json.dumps(SHARED_CHUNK)[1:-1]])
+    with pytest.raises(duckdb.InvalidInputException, match="judge_texts has no text"):
+        _requests(store)
+
+
+def test_concurrent_runs_storing_the_same_new_texts_both_keep_their_calls(db):
+    store = open_store(db)
+    run_id = _ledger_run(store)
+    expected = {}
+    for round_ in range(6):  # fresh texts each round, so the two writers race to store them
+        chunk = f"Round {round_}: a chunk both runs retrieved, long enough to be stored once. " * 4
+        barrier = threading.Barrier(2)
+        batches = [[_call(run_id, "q1", "holistic", _request(prompts.holistic_messages("Q?", "R.", [chunk], "A.")),
+                          n=10 * round_ + writer)] for writer in range(2)]
+        errors = []
+
+        def write(batch):
+            barrier.wait()
+            try:
+                store.write_judge_calls(batch)
+            except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=write, args=(b,)) for b in batches]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        expected |= {c["call_id"]: c["request"] for b in batches for c in b}
+    assert _requests(store) == expected
+
+
+def test_a_schema_6_file_with_whole_requests_reads_the_same_after_the_migration(db):
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE schema_version (version INTEGER, applied_at TIMESTAMP)")
+    for version, migration in enumerate(MIGRATIONS[:6], start=1):
+        con.execute(migration)
+        con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+    old_request = _request(prompts.extraction_messages("Qui a bâti la tour ? 🏰", LEDGER_ANSWER, "Alice."))
+    for call in (_call("r", "q1", "extraction", old_request), _call("r", "q1", "holistic", None),
+                 _call("r", "q2", "holistic", "")):
+        con.execute("INSERT INTO judge_calls SELECT *, TIMESTAMP '2026-11-01' FROM (SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                    "?, ?, ?, ?, ?, ?)", list(call.values()))
+    before = con.execute("SELECT * FROM judge_calls ORDER BY call_id").fetchall()
+    con.close()
+    store = open_store(db)
+    assert store.schema_version() == SCHEMA_VERSION
+    assert store.cursor().execute("SELECT * FROM judge_calls ORDER BY call_id").fetchall() == before
+    store.write_judge_calls(_sample_calls(_ledger_run(store), n=1))  # new calls go in packed beside them
+    assert len(_requests(store)) == len(before) + 5

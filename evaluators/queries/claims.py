@@ -82,7 +82,7 @@ def sample_scores(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
               AND (override_value IS NOT NULL OR label IS NOT NULL)
             QUALIFY row_number() OVER (PARTITION BY method, metric ORDER BY created_at DESC, annotation_id) = 1
         )
-        SELECT s.method, s.metric, s.value, s.norm, s.status, s.judge, s.detail,
+        SELECT s.method, s.metric, s.value, s.norm, s.status, s.judge, s.detail, s.repeats,
                CASE WHEN s.metric IN ({labels}) AND s.status = 'ok' THEN split_part(s.detail, ' (', 1) END AS label,
                h.human_value, h.human_label, h.human_author
         FROM scores s LEFT JOIN human h USING (method, metric)
@@ -187,15 +187,17 @@ def generated_questions(store: Store, run_id: str, question_id: str) -> pd.DataF
 def judge_calls(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
     """Every judge call made for the question with its raw request and response, in the order of the
     judge's steps (extraction, verification, holistic, each before its repair call). The calls of one
-    batch share `created_at` and come back from the store in no set order: the exact order of retries
-    of one step is not recorded."""
+    batch share `created_at`; within a step they come in the order they were written (the engine's
+    order): the time of each retry is not recorded. The `judge_calls` view gives each request back from
+    its packed parts; the insertion order (rowid) is the packed table's."""
     return store.cursor().execute(
         """
-        SELECT method, purpose, status, model, input_tokens, output_tokens, latency_ms, cached, error,
-               created_at, request, response, call_id
-        FROM judge_calls WHERE run_id = ? AND question_id = ?
-        ORDER BY method, created_at,
-                 CASE split_part(purpose, '_', 1) WHEN 'extraction' THEN 0 WHEN 'verification' THEN 1
-                                                  WHEN 'holistic' THEN 2 ELSE 3 END,
-                 purpose, rowid
+        SELECT c.method, c.purpose, c.status, c.model, c.input_tokens, c.output_tokens, c.latency_ms, c.cached,
+               c.error, c.created_at, c.request, c.response, c.call_id
+        FROM judge_calls c JOIN judge_calls_packed p USING (call_id, run_id, question_id)
+        WHERE c.run_id = ? AND c.question_id = ?
+        ORDER BY c.method, c.created_at,
+                 CASE split_part(c.purpose, '_', 1) WHEN 'extraction' THEN 0 WHEN 'verification' THEN 1
+                                                    WHEN 'holistic' THEN 2 ELSE 3 END,
+                 c.purpose, p.rowid
         """, [run_id, question_id]).df()

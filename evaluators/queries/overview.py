@@ -103,3 +103,19 @@ def label_table(counts: pd.DataFrame, metric: str) -> pd.DataFrame:
     table[f"% {labels[0]}"] = (100 * table[labels[0]] / total.where(total > 0)).round(1)
     table["n"] = total
     return table.rename_axis(columns=None).reset_index()
+
+
+def repeatability(store: Store, run_id: str) -> pd.DataFrame:
+    """Per method x metric, over the samples whose judge was asked several times (the `repeats` of a
+    score: each reply's own value): the replies per sample, the mean within-sample standard deviation
+    of the value, and the share of samples whose replies disagree (a rating or a label that flips).
+    Empty for a run asked once per sample."""
+    return store.cursor().execute(
+        """
+        SELECT method, metric, max(len(repeats)) AS replies, count(*) AS samples,
+               avg(list_stddev_samp(repeats)) AS mean_sd,
+               avg(CASE WHEN list_unique(repeats) > 1 THEN 1.0 ELSE 0.0 END) AS share_disagreeing
+        FROM scores
+        WHERE run_id = ? AND status = 'ok' AND len(repeats) > 1
+        GROUP BY ALL ORDER BY metric, method
+        """, [run_id]).df()

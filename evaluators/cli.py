@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics", help="comma-separated metric ids (default: all; see `metrics`)")
     run.add_argument("--name", help="a name for the run")
     run.add_argument("--concurrency", type=int, default=8, help="judge calls in flight at once (default: 8)")
+    run.add_argument("--repeats", type=int, default=1, metavar="N",
+                     help="openai judge: ask for the holistic 1-5 ratings N times per sample; scores use the mean "
+                          "(labels the majority) and every reply is kept to show the spread (default: 1)")
     run.add_argument("--price-in", type=float, metavar="USD",
                      help="the judge model's price per 1M input tokens (openai judge; default: its list "
                           f"price, known for {', '.join(prices.LIST_PRICES)}); recorded with the run")
@@ -175,6 +178,8 @@ def cmd_run(args) -> int:
         if missing:
             return _fail(f"--judge openai needs {' and '.join(missing)} (the key is never stored)", EXIT_BAD_INPUT)
     run_id = args.resume or args.retry_failed
+    if args.repeats < 1:
+        return _fail("--repeats must be 1 or more", EXIT_BAD_INPUT)
     priced = args.price_in is not None or args.price_out is not None
     if priced and (run_id or args.judge == "offline"):
         return _fail("--price-in/--price-out apply to a new run of --judge openai (a run keeps the prices it was "
@@ -195,7 +200,7 @@ def cmd_run(args) -> int:
         run_id = engine.create_run(
             store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids, metrics=metric_ids,
             judge=args.judge, judge_model=args.model, name=args.name,
-            config={"context_sep": args.context_sep, "concurrency": args.concurrency,
+            config={"context_sep": args.context_sep, "concurrency": args.concurrency, "repeats": args.repeats,
                     "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")}
                    | (prices.to_config(price) if price else {}),
         )
@@ -214,7 +219,7 @@ def _print_plan(golden, outputs, metric_ids: list[str] | None, judge: str, args,
     for method, qids in p.missing.items():
         print(f"  note: {method} has no answer for {len(qids)} golden question(s), e.g. {qids[0]}", file=sys.stderr)
     if judge != "offline" and p.samples:
-        est = estimate(p.samples, judge, metrics)
+        est = estimate(p.samples, judge, metrics, args.repeats)
         print(est.summary(), file=sys.stderr)
         if est.total_calls:
             print(_estimated_cost(est, price, args), file=sys.stderr)

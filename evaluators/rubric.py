@@ -53,6 +53,7 @@ whatever the claim metrics say, as the uncertainty check comes before any judgin
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -105,7 +106,7 @@ def aggregate(replies: Sequence[Holistic]) -> Holistic:
     first = replies[0]
 
     def mean(values) -> float:
-        return math.fsum(values) / len(replies)
+        return half_up(math.fsum(values) / len(replies), 2)
 
     def majority(labels: list[str]) -> str:
         return max(labels, key=lambda label: (labels.count(label), -labels.index(label)))
@@ -289,7 +290,8 @@ def _offline_class(correct: Result) -> Result:
 
 def judged_rubric(h: Holistic | JudgeFailure, claims: Mapping[str, Result], dont_know: str | None) -> dict[str, Result]:
     """Every rubric id of one sample from an LLM judge's holistic ratings; wp_overall also takes the
-    claim metrics (seed 000's faithfulness, precision and recall are ratios projected onto 1-5)."""
+    claim metrics (seed 000's faithfulness, precision and recall are ratios projected onto 1-5). From
+    an aggregate of several replies (`aggregate`), each cell also carries every reply's own value."""
     if isinstance(h, JudgeFailure):
         failed = Result(None, h.status, f"holistic call: {h.error}")
         out = {i: failed for i in RUBRIC_IDS}
@@ -314,4 +316,9 @@ def judged_rubric(h: Holistic | JudgeFailure, claims: Mapping[str, Result], dont
     out["accuracy_grade"] = _grade(out["factual_accuracy"])
     out["answer_class"] = _answer_class(dont_know, Result(formulas.answer_class_value(h.classification),
                                                           detail=f"{h.classification} (LLM judge)"))
+    if h.repeats:
+        each = [judged_rubric(r, claims, dont_know) for r in h.repeats]
+        out = {i: dataclasses.replace(r, repeats=tuple(e[i].value for e in each),
+                                      detail=f"mean or majority of {len(each)} replies; {r.detail}")
+               for i, r in out.items()}
     return {i: out[i] for i in RUBRIC_IDS}

@@ -62,6 +62,9 @@ class Result:
     value: float | None
     status: str = OK
     detail: str | None = None
+    # The value from each of several judge replies, when the judge was asked more than once (`value` is
+    # their aggregate); empty otherwise.
+    repeats: tuple[float | None, ...] = ()
 
     def __post_init__(self):
         if (self.status == OK) != (self.value is not None):

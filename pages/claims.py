@@ -104,6 +104,14 @@ def _shown(row) -> str:
     return f"{row['value']:.{ {'likert': 2, 'percent': 1}.get(scale, 3) }f}"
 
 
+def _replies(row) -> str:
+    """The value of each judge reply, when the judge was asked several times ("" otherwise)."""
+    repeats = row.get("repeats")
+    if repeats is None or len(repeats) < 2:
+        return ""
+    return ", ".join("-" if v is None else f"{v:g}" for v in repeats)
+
+
 def _human(row) -> str:
     if isinstance(row["human_label"], str):
         return row["human_label"]
@@ -150,6 +158,7 @@ for i, (method, col) in enumerate(_columns()):
         st.dataframe(pd.DataFrame({
             "metric": list(mine), "value": [_shown(r) for r in mine.values()],
             "human": [_human(r) for r in mine.values()], "judge": [r["judge"] for r in mine.values()],
+            **({"judge replies": [_replies(r) for r in mine.values()]} if any(map(_replies, mine.values())) else {}),
             "detail": [r["detail"] for r in mine.values()]}), hide_index=True, width="stretch")
 
 # -- claim tables ------------------------------------------------------------------------------------

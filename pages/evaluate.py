@@ -54,12 +54,12 @@ def seconds_text(seconds: float | None) -> str:
 
 @st.cache_data(show_spinner="Estimating the judge's calls and tokens...", max_entries=32)
 def judge_estimate(db: str, golden_id: str, outputs_ids: tuple[str, ...], methods: tuple[str, ...],
-                   metric_ids: tuple[str, ...]) -> Estimate:
+                   metric_ids: tuple[str, ...], repeats: int = 1) -> Estimate:
     """The openai judge's calls and tokens for this choice (datasets never change once stored, so the
     result is cached by their ids; `db` keys the cache per database)."""
     samples = engine.plan(store().golden_items(golden_id), store().rag_outputs(list(outputs_ids))).samples
     chosen = set(methods)
-    return estimate([s for s in samples if s.output.method in chosen], "openai", resolve(list(metric_ids)))
+    return estimate([s for s in samples if s.output.method in chosen], "openai", resolve(list(metric_ids)), repeats)
 
 
 def keep_key(widget: str) -> None:
@@ -300,7 +300,7 @@ st.subheader("Judge")
 judge = st.radio("Judge", list(JUDGE_LABELS), format_func=JUDGE_LABELS.get, key="eval-judge",
                  label_visibility="collapsed")
 model = base_url = api_key = price = None
-concurrency = 8
+concurrency, repeats = 8, 1
 if judge == "openai":
     left, right = st.columns(2)
     base_url = left.text_input("Base URL", value=os.environ.get("OPENAI_BASE_URL", ""), key="eval-base-url",
@@ -311,6 +311,11 @@ if judge == "openai":
         api_key = key_input("eval-key-input")
     concurrency = int(right.number_input("Concurrent calls", min_value=1, max_value=64, value=8,
                                          key="eval-concurrency"))
+    repeats = int(left.number_input("Repeats (holistic replies per sample)", min_value=1, max_value=10, value=1,
+                                    key="eval-repeats",
+                                    help="Ask for the 1-5 ratings this many times per sample: the scores use the "
+                                         "mean (labels: the majority), and Overview and Claims show how much the "
+                                         "replies vary. Costs that many holistic calls."))
     if not api_key and os.environ.get("OPENAI_API_KEY"):
         st.caption("No key entered: the server's OPENAI_API_KEY will be used.")
     price = price_fields(model)
@@ -321,7 +326,7 @@ metric_ids = [m.id for m in resolve(metric_ids)]  # catalogue order
 st.caption(f"{n_samples:,} samples ({len(methods)} method{'s' if len(methods) != 1 else ''} x up to "
            f"{n_questions:,} questions) x {len(metric_ids)} metrics = {n_samples * len(metric_ids):,} cells")
 if judge == "openai" and n_samples and metric_ids and not twice:
-    est = judge_estimate(store().path, golden_id, tuple(outputs_ids), tuple(methods), tuple(metric_ids))
+    est = judge_estimate(store().path, golden_id, tuple(outputs_ids), tuple(methods), tuple(metric_ids), repeats)
     cols = st.columns(4)
     cols[0].metric("Judge calls", f"{est.total_calls:,}")
     cols[1].metric("Input tokens (estimate)", f"{est.total_input_tokens:,}")
@@ -353,7 +358,8 @@ if blockers:
 if st.button("Start the run", type="primary", disabled=bool(blockers), key="eval-start"):
     config = {"methods": list(methods)}
     if judge == "openai":
-        config |= {"base_url": base_url, "concurrency": concurrency} | (prices.to_config(price) if price else {})
+        config |= ({"base_url": base_url, "concurrency": concurrency, "repeats": repeats}
+                   | (prices.to_config(price) if price else {}))
     try:
         new_run = engine.create_run(store(), golden_dataset_id=golden_id, outputs_dataset_ids=list(outputs_ids),
                                     metrics=metric_ids, judge=judge, judge_model=model, name=name.strip() or None,

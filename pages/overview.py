@@ -81,6 +81,19 @@ for col, metric in zip(st.columns(3), q.LABELS):
     else:
         col.dataframe(labels.drop(columns="question_type").set_index("method"), width="stretch")
 
+spread = q.repeatability(store(), run_id)
+if not spread.empty:
+    st.subheader("Judge repeatability")
+    st.dataframe(spread.rename(columns={
+        "replies": "replies per sample", "mean_sd": "mean SD within a sample",
+        "share_disagreeing": "samples whose replies disagree"}),
+        hide_index=True, width="stretch",
+        column_config={"samples whose replies disagree": st.column_config.NumberColumn(format="percent")})
+    st.caption("The judge was asked several times per sample (Evaluate's repeats): every score above is the mean of "
+               "the replies (labels: the majority). Here, how much the replies of one sample differ: the standard "
+               "deviation of the metric's value across them (its own scale), and the share of samples where they "
+               "do not all agree (a rating or a verdict that flips).")
+
 st.subheader("By question type")
 metric_ids = [m for m in REGISTRY if m in set(means["metric"])]
 metric = st.selectbox("Metric", metric_ids, index=metric_ids.index("judge_overall") if "judge_overall" in metric_ids

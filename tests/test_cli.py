@@ -333,3 +333,13 @@ def test_an_llm_judged_run_records_its_prices_and_reports_its_cost(tmp_path):
     assert cached == (6, 6) and "judge calls 0 (+6 cached, 0 failed), tokens 0 in, 0 out; cost $0.00" in again.stdout
     assert "faithfulness 0/3" in first.stderr and "cell" in first.stderr  # the bar named the metric being scored
     assert "3 samples judged" in first.stderr  # and counted the samples the LLM judge has judged
+
+
+def test_the_estimate_counts_every_repeat_and_bad_repeats_are_refused(tmp_path):
+    golden, outputs = _tiny_files(tmp_path)
+    args = ("run", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai", "--model", "gpt-4o-mini",
+            "--metrics", "judge_overall", "--estimate")
+    once, thrice = cli(*args), cli(*args, "--repeats", "3")
+    assert "3 holistic)" in once.stderr and "9 holistic)" in thrice.stderr  # 3 samples
+    bad = cli(*args, "--repeats", "0")
+    assert bad.returncode == 2 and "--repeats must be 1 or more" in bad.stderr

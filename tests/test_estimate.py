@@ -69,3 +69,11 @@ def test_cost_is_the_estimated_tokens_at_the_price():
     assert e.cost(Price(0.15, 0.60)) == pytest.approx(expected)
     assert e.cost(Price(2.5, 10.0)) > e.cost(Price(0.15, 0.60)) > 0
     assert estimate([sample(3)], "offline", ALL).cost(Price(2.5, 10.0)) == 0  # the offline judge makes no call
+
+
+def test_repeats_count_as_that_many_holistic_calls():
+    once, thrice = (estimate([sample(2)], "openai", ALL, repeats=n) for n in (1, 3))
+    assert thrice.calls == {**once.calls, "holistic": 3}
+    assert thrice.input_tokens["holistic"] == 3 * once.input_tokens["holistic"]
+    assert thrice.output_tokens["holistic"] == 3 * once.output_tokens["holistic"]
+    assert thrice.input_tokens["extraction"] == once.input_tokens["extraction"]  # the claims are asked once

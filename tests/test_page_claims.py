@@ -200,3 +200,45 @@ def test_llm_run_shows_judge_calls_generated_questions_and_tp_lists(tmp_path, mo
     reference, = _tables(at, "covered by the answer")
     assert list(reference["covered by the answer"]) == ["supported", "supported"]
     assert not any("older version" in c.value for c in at.caption)  # the lists match the counts
+
+
+def test_a_run_with_repeats_stores_every_reply_and_both_screens_show_the_spread(tmp_path, monkeypatch, app_on):
+    """repeats 3 through the engine (the loopback server gives 3 choices per holistic request): the score
+    is the mean, every reply's value is stored, Overview shows the spread and Claims each reply."""
+    from evaluators.queries import overview
+    from tests.openai_server import Reply, start_server
+    from tests.test_openai_judge import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_HOLISTIC,
+                                         SEED_000_QUESTION, SEED_000_REFERENCE, SEED_000_VERIFICATION)
+
+    def reply(body):
+        name = body["response_format"]["json_schema"]["name"]
+        if name == "holistic_rating":
+            return Reply.choices(*(Reply.json({**SEED_000_HOLISTIC, "overall_score": o}) for o in (3, 4, 5)))
+        return Reply.json(SEED_000_EXTRACTION if name == "claim_extraction" else SEED_000_VERIFICATION)
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
+    db = tmp_path / "repeats.duckdb"
+    golden = [{"question_id": "s1", "question": SEED_000_QUESTION, "reference": SEED_000_REFERENCE}]
+    outputs = [{"question_id": "s1", "method": "local", "answer": SEED_000_ANSWER, "contexts": list(SEED_000_CHUNKS)}]
+    with start_server() as server:
+        server.responder = reply
+        run_id = build_run(db, tmp_path, golden=golden, outputs=outputs, judge="openai", judge_model="judge-model",
+                           config={"base_url": server.base_url, "repeats": 3}, metrics=["judge_overall", "verdict"],
+                           name="Repeats run")
+        assert [r.body.get("n") for r in server.requests if "holistic" in str(r.body)] == [3]
+    store = open_store(db)
+    stored = dict(store.cursor().execute("SELECT metric, (value, repeats) FROM scores WHERE run_id = ?",
+                                         [run_id]).fetchall())
+    assert stored["judge_overall"] == (4.0, [3.0, 4.0, 5.0]) and stored["verdict"] == (1.0, [0.5, 1.0, 1.0])
+    spread = overview.repeatability(store, run_id).set_index("metric")
+    assert spread.loc["judge_overall", "replies"] == 3 and spread.loc["judge_overall", "mean_sd"] == 1.0
+    assert spread.loc["verdict", "share_disagreeing"] == 1.0
+
+    at = app_on(db, "pages/overview.py")
+    assert any(s.value == "Judge repeatability" for s in at.subheader)
+    table = next(d.value for d in at.dataframe if "mean SD within a sample" in d.value.columns)
+    assert table.set_index("metric").loc["judge_overall", "mean SD within a sample"] == 1.0
+    at.switch_page("pages/claims.py")
+    at.run()
+    scores = next(d.value for d in at.dataframe if "judge replies" in d.value.columns).set_index("metric")
+    assert scores.loc["judge_overall", "judge replies"] == "3, 4, 5"

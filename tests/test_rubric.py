@@ -7,8 +7,8 @@ from evaluators.claims import CONTRADICTED as C, NOT_FOUND as N, SUPPORTED as S,
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.composite import ragas_from_results
 from evaluators.claims import JudgeFailure
-from evaluators.rubric import (CONTRADICTED, GROUNDED, RUBRIC_IDS, Holistic, answer_contradicted_by_reference, judged_rubric,
-                               offline_rubric)
+from evaluators.rubric import (CONTRADICTED, GROUNDED, RUBRIC_IDS, Holistic, aggregate,
+                               answer_contradicted_by_reference, judged_rubric, offline_rubric)
 from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Result, not_applicable
 from evaluators.store import close_store, open_store
 
@@ -309,3 +309,21 @@ def test_engine_fills_rubric_and_composite_cells_as_offline(tmp_path):
     ragas = cells[("q1", "llm", "ragas_score")]
     assert ragas[2] == "ok" and "answer_relevance" in ragas[4] and "faithfulness" not in ragas[4].split("; left")[0]
     assert 0 <= cells[("q1", "rag", "ragas_score")][0] <= 100
+
+
+def test_several_replies_score_with_the_mean_and_the_majority_and_keep_every_value():
+    replies = [holistic(ratings={**holistic().ratings, "overall": o, "correctness": o}, classification=c,
+                        geval={**holistic().geval, "correctness": (g, "-")})
+               for o, c, g in ((3, "WRONG", 60), (4, "CORRECT", 80), (4, "CORRECT", 91))]
+    h = aggregate(replies)
+    assert h.ratings["overall"] == 3.67 and h.ratings["faithfulness"] == 5  # half up to 2 digits
+    assert h.classification == "CORRECT" and h.geval["correctness"][0] == 77.0 and h.repeats == tuple(replies)
+    assert aggregate(replies[:1]) is replies[0]
+    assert aggregate(replies[:2]).classification == "WRONG"  # a tie goes to the earlier reply
+
+    cells = judged_rubric(h, claims(faithfulness=Result(1.0), wp_precision=Result(2 / 3), wp_recall=Result(1.0)), None)
+    assert cells["judge_overall"].value == 3.67 and cells["judge_overall"].repeats == (3.0, 4.0, 4.0)
+    assert cells["verdict"].value == 0.5 and cells["verdict"].repeats == (0.5, 1.0, 1.0)  # partial from 3.67
+    assert cells["answer_class"].repeats == (0.0, 1.0, 1.0)
+    assert cells["judge_overall"].detail.startswith("mean or majority of 3 replies")
+    assert judged_rubric(replies[0], claims(faithfulness=Result(1.0), wp_precision=Result(2 / 3), wp_recall=Result(1.0)), None)["judge_overall"].repeats == ()

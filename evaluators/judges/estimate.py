@@ -83,7 +83,9 @@ def needed_parts(metrics: Iterable[Metric]) -> set[str]:
     return parts
 
 
-def estimate(samples: Sequence[Sample], judge: str, metrics: Iterable[Metric]) -> Estimate:
+def estimate(samples: Sequence[Sample], judge: str, metrics: Iterable[Metric], repeats: int = 1) -> Estimate:
+    """`repeats` holistic replies per sample count as that many calls: the upper bound, as a server that
+    gives `n` choices per request takes one call and the input tokens once."""
     out = Estimate(samples=len(samples))
     if judge == offline.JUDGE:
         return out
@@ -95,7 +97,7 @@ def estimate(samples: Sequence[Sample], judge: str, metrics: Iterable[Metric]) -
             golden, answer = sample.golden, sample.output
             messages = prompts.holistic_messages(golden.question, golden.reference,
                                                  [c.text for c in answer.contexts], answer.answer)
-            out.add("holistic", 1, _message_tokens(messages), HOLISTIC_TOKENS)
+            out.add("holistic", repeats, repeats * _message_tokens(messages), repeats * HOLISTIC_TOKENS)
     return out
 
 

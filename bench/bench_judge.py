@@ -4,7 +4,7 @@
 
 Server: `tests/openai_server.start_server`, a real OpenAI-compatible HTTP server on 127.0.0.1, run
 in a forked child process (`child_server`: the judge's process runs only the client, as against a
-real server) with TCP_NODELAY on its sockets (`server_nodelay`). Its `responder` answers every
+real server). Its `responder` answers every
 request with a valid, plausible reply built from the request itself (`reply` below): extraction -> the answer's and the
 reference's claims as `offline.segment_claims` splits them, and 3 questions made from the answer
 claims; verification -> a verdict for every claim id x chunk id of the request (supported /
@@ -15,8 +15,8 @@ matrix, 3 generated questions and holistic ratings. No network beyond 127.0.0.1;
 set to a dummy value inside the script.
 
 The judge is driven exactly as the engine drives it per batch: `judges.judge_samples("openai",
-samples, CLAIMS, ...)` over the whole set (extraction, then one verification call per 16 chunks),
-then `judge_samples(..., HOLISTIC, ...)` (one call per sample), no store (so no judge cache).
+samples, (CLAIMS, HOLISTIC), ...)` over the whole set (per sample the extraction and the holistic call
+at once, then one verification call per 16 chunks), no store (so no judge cache).
 
 1. Calls and tokens per sample, over the demo data (data/demo/novel_44557_*, 206 samples), server
    latency 0, concurrency 32. Tokens are `estimate.approx_tokens` (ceil(characters / 4)) of the
@@ -24,13 +24,15 @@ then `judge_samples(..., HOLISTIC, ...)` (one call per sample), no store (so no 
    of the pre-run estimate (`estimate.estimate(samples, "openai", metrics.resolve(None))`), printed
    next to them. Next to those, ragas' per-sample pattern for its 5 metrics (9 + k calls for k
    chunks) and a lower bound of the input tokens those calls must carry (`ragas_lower_bound`).
-2. Throughput at concurrency 1, 8 and 32 with a fixed server latency (--latency, default 0.1 s):
-   demo samples reused under new question ids where a level needs more than 206; each level
-   --repeat times against a fresh server, the median run (by wall) reported. Wall clock
-   (`time.perf_counter`) of the two parts; samples/s against the bound
+2. Rounds: 10 samples judged one after another (one sample in flight, the judge's concurrency 8 so
+   its first two calls can be in flight together), with a fixed server latency (--latency, default
+   0.1 s): each sample's wall time in units of the latency, and its rounds counted from the server's
+   arrival times of its requests.
+3. Throughput at concurrency 1, 8 and 32 at the same latency: demo samples reused under new question
+   ids where a level needs more than 206; each level --repeat times against a fresh server, the median
+   run (by wall) reported. Wall clock (`time.perf_counter`); samples/s against the bound
    concurrency / (calls per sample x latency); calls' mean latency and occupancy (from the
-   CallRecords), the judge thread's CPU time (`time.thread_time`) and the server's
-   (`RUSAGE_CHILDREN`). One more level runs against the server as it ships (Nagle on), for the record.
+   CallRecords), the judge thread's CPU time (`time.thread_time`) and the server's (`RUSAGE_CHILDREN`).
 Writes the markdown to bench/results/judge.md unless --no-write.
 """
 from __future__ import annotations
@@ -71,9 +73,9 @@ from tests.openai_server import Reply, start_server  # noqa: E402
 DEMO = ROOT / "data" / "demo"
 MODEL = "bench-model"
 PURPOSES = ("extraction", "verification", "holistic")
-# (concurrency, samples, TCP_NODELAY on the server): each level runs ~3-8 s at 0.1 s latency; the last
-# row is the test server as it ships, for the record (see `server_nodelay`).
-LEVELS = ((1, 10, True), (8, 100, True), (32, 618, True), (8, 100, False))
+# (concurrency, samples): each level runs ~3-8 s at 0.1 s latency.
+LEVELS = ((1, 10), (8, 100), (32, 618))
+ROUND_SAMPLES = 10
 
 # -- the scripted judge ---------------------------------------------------------------------------
 
@@ -98,9 +100,9 @@ HOLISTIC_REPLY = {
     "classification": "CORRECT",
 }
 
-_ANSWER_CLAIM = re.compile(r"^\[(A\d+)\] ", re.MULTILINE)
-_REFERENCE_CLAIM = re.compile(r"^\[(R\d+)\] ", re.MULTILINE)
-_CHUNK = re.compile(r"^\[(C\d+)\]$", re.MULTILINE)
+# The blocks of `prompts`' user messages: <tag> or <tag id="X1">, the text, </tag>.
+_BLOCK = re.compile(r'<(question|answer|reference|claim|chunk)(?: id="([ARC]\d+)")?>\n(.*?)\n</\1>', re.DOTALL)
+_QUESTION = re.compile(r"<question>\n(.*?)\n</question>", re.DOTALL)
 _QUESTION_STEMS = ("What does the book say about ", "Which detail is given about ", "What is known about ")
 
 
@@ -118,9 +120,9 @@ def reply(body: dict) -> Reply:
 
 
 def extraction_reply(user: str) -> dict:
-    """`prompts.extraction_messages`' user message is QUESTION / ANSWER / REFERENCE sections."""
-    question, _, rest = user.removeprefix("QUESTION:\n").partition("\n\nANSWER:\n")
-    answer, _, reference = rest.rpartition("\n\nREFERENCE:\n")
+    """`prompts.extraction_messages`' user message is question, answer and reference blocks."""
+    blocks = {tag: text for tag, _, text in _BLOCK.findall(user)}
+    question, answer, reference = blocks["question"], blocks["answer"], blocks["reference"]
     answer_claims = list(offline.segment_claims(answer))
     topics = [c.rstrip(".!") for c in answer_claims] or [question.rstrip("?")]
     questions = [stem + " ".join(topics[i % len(topics)].split()[:10]) + "?"
@@ -130,14 +132,11 @@ def extraction_reply(user: str) -> dict:
 
 
 def verification_reply(user: str) -> dict:
-    """Every claim x chunk of `prompts.verification_messages`' user message, read by section."""
-    _, _, rest = user.partition("\n\nANSWER CLAIMS:\n")
-    answer, _, rest = rest.partition("\n\nREFERENCE CLAIMS:\n")
-    reference, _, rest = rest.partition("\n\nCHUNKS:\n")
-    chunk_text, _, compare = rest.rpartition("\n\nCOMPARE CLAIMS: ")
-    answer_ids, reference_ids = _ANSWER_CLAIM.findall(answer), _REFERENCE_CLAIM.findall(reference)
-    chunk_ids = _CHUNK.findall(chunk_text)
-    compare_claims = compare.strip() == "yes"
+    """Every claim x chunk of `prompts.verification_messages`' user message, read by block id."""
+    ids = [block_id for _, block_id, _ in _BLOCK.findall(user) if block_id]
+    answer_ids, reference_ids = [i for i in ids if i[0] == "A"], [i for i in ids if i[0] == "R"]
+    chunk_ids = [i for i in ids if i[0] == "C"]
+    compare_claims = user.endswith("COMPARE CLAIMS: yes")
 
     def verdict(i: int, j: int) -> str:
         return "supported" if (i + j) % 2 == 0 else "not_found"
@@ -167,46 +166,39 @@ def verification_reply(user: str) -> dict:
 
 # -- running and checking ---------------------------------------------------------------------------
 
-@contextlib.contextmanager
-def server_nodelay(enabled: bool = True):
-    """TCP_NODELAY on the test server's connections (socketserver's `disable_nagle_algorithm`, read
-    when a connection is set up), as real servers (uvicorn, vLLM, llama.cpp) set it. The test server
-    writes a reply's headers and body in two sends; with Nagle's algorithm on, the body waits for the
-    client's delayed ACK of the headers: +40 ms on every call over a kept-alive connection."""
-    before = BaseHTTPRequestHandler.disable_nagle_algorithm
-    BaseHTTPRequestHandler.disable_nagle_algorithm = enabled
-    try:
-        yield
-    finally:
-        BaseHTTPRequestHandler.disable_nagle_algorithm = before
-
-
-def _serve(conn, latency: float, nodelay: bool) -> None:
-    """The child process: the test server with `reply` until the parent says stop; then its request count."""
-    with server_nodelay(nodelay), start_server(model=MODEL, latency=latency) as server:
+def _serve(conn, latency: float) -> None:
+    """The child process: the test server with `reply` until the parent says stop; then the arrival
+    time (time.monotonic, one clock for both processes) and the question id of every request."""
+    with start_server(model=MODEL, latency=latency) as server:
         server.responder = reply
         conn.send(server.base_url)
         conn.recv()
-        conn.send(server.request_count)
+        conn.send([(r.arrived, question_of(r.body)) for r in server.requests])
 
 
 @contextlib.contextmanager
-def child_server(latency: float, nodelay: bool = True):
+def child_server(latency: float):
     """`start_server` in a forked child process, so this process (the judge's) runs only the client, as
     against a real server, and the two do not share one GIL. Yields a namespace with `base_url`;
-    `request_count` is set when the block ends."""
+    `arrivals` ((time, question) per request) and `request_count` are set when the block ends."""
     ctx = multiprocessing.get_context("fork")
     ours, theirs = ctx.Pipe()
-    process = ctx.Process(target=_serve, args=(theirs, latency, nodelay), daemon=True)
+    process = ctx.Process(target=_serve, args=(theirs, latency), daemon=True)
     process.start()
     theirs.close()  # ours.recv() raises EOFError, not hangs, if the child dies
-    handle = types.SimpleNamespace(base_url=ours.recv(), request_count=None)
+    handle = types.SimpleNamespace(base_url=ours.recv(), arrivals=None, request_count=None)
     try:
         yield handle
     finally:
         ours.send("stop")
-        handle.request_count = ours.recv()
+        handle.arrivals = ours.recv()
+        handle.request_count = len(handle.arrivals)
         process.join(timeout=10)
+
+
+def question_of(body: dict) -> str:
+    """The question block of a request (every prompt starts with it)."""
+    return _QUESTION.search(body["messages"][1]["content"]).group(1)
 
 
 def run_queue_wait() -> float:
@@ -226,22 +218,27 @@ def cpu_pressure() -> str:
         return "n/a"
 
 
-def judge_run(samples: list[Sample], base_url: str, concurrency: int):
-    """CLAIMS over all samples, then HOLISTIC, as the engine asks per batch; (claims, holistic, seconds
-    of each part, (CPU seconds of this thread: the client's work, seconds it waited for a CPU))."""
+def judge_run(samples: list[Sample], base_url: str, concurrency: int, one_at_a_time: bool = False):
+    """Both parts of every sample, as the engine asks per batch (or sample by sample); (judged, wall
+    seconds, (CPU seconds of this thread: the client's work, seconds it waited for a CPU), the
+    time.monotonic() at which each sample was done when one at a time)."""
     config = {"base_url": base_url, "concurrency": concurrency}
     t, cpu, waited = time.perf_counter(), time.thread_time(), run_queue_wait()
-    claims = judge_samples("openai", samples, CLAIMS, model=MODEL, config=config)
-    t_claims = time.perf_counter() - t
-    holistic = judge_samples("openai", samples, HOLISTIC, model=MODEL, config=config)
-    return (claims, holistic, (t_claims, time.perf_counter() - t - t_claims),
-            (time.thread_time() - cpu, run_queue_wait() - waited))
+    judged, done = [], []
+    if one_at_a_time:
+        for s in samples:
+            judged += judge_samples("openai", [s], (CLAIMS, HOLISTIC), model=MODEL, config=config)
+            done.append(time.monotonic())
+    else:
+        judged = judge_samples("openai", samples, (CLAIMS, HOLISTIC), model=MODEL, config=config)
+    return judged, time.perf_counter() - t, (time.thread_time() - cpu, run_queue_wait() - waited), done
 
 
-def check_healthy(samples: list[Sample], claims, holistic) -> list:
+def check_healthy(samples: list[Sample], judged) -> list:
     """Every judgment complete, every call ok at its first attempt; the run's CallRecords."""
     calls = []
-    for s, c, h in zip(samples, claims, holistic, strict=True):
+    for s, c in zip(samples, judged, strict=True):
+        h = c
         assert isinstance(c.matrix, ClaimMatrix), (s.key, c.matrix)
         m = c.matrix
         cells = [v for rows in (m.answer_vs_chunks, m.reference_vs_chunks) for row in rows for v in row]
@@ -249,29 +246,46 @@ def check_healthy(samples: list[Sample], claims, holistic) -> list:
         assert None not in cells and m.missing_reason is None, (s.key, m.missing_reason)
         assert isinstance(c.generated_questions, tuple) and len(c.generated_questions) == 3, s.key
         assert isinstance(h.holistic, Holistic), (s.key, h.holistic)
-        got = Counter(r.purpose for r in (*c.calls, *h.calls))
+        got = Counter(r.purpose for r in c.calls)
         n_chunks = len(s.output.contexts)  # without chunks, one verification call or none (nothing to verify)
         verifications = -(-n_chunks // prompts.CHUNKS_PER_CALL) if n_chunks else min(got["verification"], 1)
         expected = {"extraction": 1, "verification": verifications, "holistic": 1}
         expected = {k: v for k, v in expected.items() if v}
         assert got == expected, (s.key, got)
-        calls += [*c.calls, *h.calls]
+        calls += c.calls
     bad = [(r.purpose, r.status, r.error) for r in calls if r.status != OK or r.cached]
     assert not bad, bad[:5]
     return calls
 
 
-def measured_run(samples: list[Sample], concurrency: int, latency: float, nodelay: bool = True):
-    """One healthy run against a fresh child server: (calls, seconds per part, (client CPU seconds, its
-    run-queue wait), server CPU seconds: the child's whole life, start-up included)."""
+def measured_run(samples: list[Sample], concurrency: int, latency: float, one_at_a_time: bool = False):
+    """One healthy run against a fresh child server: (calls, wall seconds, (client CPU seconds, its
+    run-queue wait), server CPU seconds: the child's whole life, start-up included, the server's
+    (arrival time, question) per request)."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with child_server(latency, nodelay) as server:
-        claims, holistic, seconds, cpu = judge_run(samples, server.base_url, concurrency)
+    with child_server(latency) as server:
+        judged, wall, cpu, done = judge_run(samples, server.base_url, concurrency, one_at_a_time)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     server_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
-    calls = check_healthy(samples, claims, holistic)
+    calls = check_healthy(samples, judged)
     assert server.request_count == len(calls), (server.request_count, len(calls))  # no hidden retries
-    return calls, seconds, cpu, server_cpu
+    return calls, wall, cpu, server_cpu, (server.arrivals, done)
+
+
+def sample_timings(arrivals: list[tuple[float, str]], done: list[float], latency: float) -> list[tuple[float, int]]:
+    """(seconds from its first request's arrival to its judgment in hand, rounds) of each sample judged
+    one at a time: its requests are those that arrived before it was done and after the sample before.
+    A request that arrived a latency or more after its round's first waited for a reply: a new round."""
+    out, previous = [], 0.0
+    for end in done:
+        times = sorted(t for t, _ in arrivals if previous < t <= end)
+        count, start = 0, None
+        for t in times:
+            if start is None or t - start >= latency:
+                count, start = count + 1, t
+        out.append((end - times[0], count))
+        previous = end
+    return out
 
 
 def tokens(record) -> tuple[int, int, int]:
@@ -354,7 +368,7 @@ def main() -> None:
     ks = [len(s.output.contexts) for s in samples]
 
     # 1. calls and tokens per sample
-    calls, _, _, _ = measured_run(samples, 32, 0.0)
+    calls, *_ = measured_run(samples, 32, 0.0)
     measured = {p: [0, 0, 0, 0] for p in PURPOSES}  # calls, input, system part of input, output
     for record in calls:
         row = measured[record.purpose]
@@ -399,38 +413,46 @@ def main() -> None:
     ragas_table = "\n".join(ragas_rows)
     ragas_input_n3 = ragas_input - 2 * statistics.mean(approx_tokens(s.output.answer) for s in samples)
 
-    # 2. throughput
+    # 2. rounds: one sample in flight at a time
+    batch = replicate(samples, ROUND_SAMPLES)
+    round_calls, round_wall, _, _, (arrivals, done) = measured_run(batch, 8, args.latency, one_at_a_time=True)
+    measured_samples = sample_timings(arrivals, done, args.latency)
+    sample_rounds = Counter(r for _, r in measured_samples)
+    walls_each = [w for w, _ in measured_samples]
+    round_rows = "\n".join([
+        "| samples | calls | per sample, first request to judgment (s): median, max | in latencies (median) | "
+        "target | rounds | per sample with the client's set-up (s) |",
+        "|---:|---:|---:|---:|---:|---|---:|",
+        f"| {ROUND_SAMPLES} | {len(round_calls)} | {statistics.median(walls_each):.3f}, {max(walls_each):.3f} | "
+        f"**{statistics.median(walls_each) / args.latency:.2f}** | ≤ 2.2 | "
+        + ", ".join(f"{k} rounds: {v} samples" for k, v in sorted(sample_rounds.items()))
+        + f" | {round_wall / ROUND_SAMPLES:.3f} |"])
+
+    # 3. throughput
     throughput = []
-    for concurrency, n_samples, nodelay in LEVELS:
+    for concurrency, n_samples in LEVELS:
         batch = replicate(samples, n_samples)
-        runs = sorted((measured_run(batch, concurrency, args.latency, nodelay) for _ in range(args.repeat)),
-                      key=lambda run: sum(run[1]))
-        level_calls, (t_claims, t_holistic), (cpu, waited), server_cpu = runs[len(runs) // 2]  # median, by wall
-        wall = t_claims + t_holistic
+        runs = sorted((measured_run(batch, concurrency, args.latency) for _ in range(args.repeat)),
+                      key=lambda run: run[1])
+        level_calls, wall, (cpu, waited), server_cpu, _ = runs[len(runs) // 2]  # median, by wall
         per_sample = len(level_calls) / n_samples
         bound = concurrency / (per_sample * args.latency)
         call_s = statistics.mean(r.latency_ms for r in level_calls) / 1000
         in_flight = sum(r.latency_ms for r in level_calls) / 1000 / wall  # Little's law
-        busy_claims = sum(r.latency_ms for r in level_calls if r.purpose != "holistic") / 1000 / t_claims
-        busy_holistic = sum(r.latency_ms for r in level_calls if r.purpose == "holistic") / 1000 / t_holistic
-        throughput.append(Level(concurrency, nodelay, n_samples, len(level_calls), t_claims, t_holistic, wall,
-                                bound, call_s, in_flight, cpu, server_cpu, [sum(run[1]) for run in runs],
-                                busy_claims, busy_holistic, waited))
-    t_rows = ["| concurrency | samples | calls | CLAIMS part (s) | HOLISTIC part (s) | wall (s) | calls/s | "
-              "samples/s | bound (samples/s) | measured / bound | mean call (ms) | mean in flight | "
-              "client CPU / call (ms) | client CPU / wall | client waiting for a CPU / wall | "
-              "server CPU / call (ms) |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        throughput.append(Level(concurrency, n_samples, len(level_calls), wall, bound, call_s, in_flight, cpu,
+                                server_cpu, [run[1] for run in runs], waited))
+    t_rows = ["| concurrency | samples | calls | wall (s) | calls/s | samples/s | bound (samples/s) | "
+              "measured / bound | target | mean call (ms) | mean in flight | client CPU / call (ms) | "
+              "client CPU / wall | client waiting for a CPU / wall | server CPU / call (ms) |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for lv in throughput:
-        label = lv.concurrency if lv.nodelay else f"{lv.concurrency}, server as shipped (Nagle on)"
-        t_rows.append(f"| {label} | {lv.samples} | {lv.calls:,} | {lv.t_claims:.2f} | {lv.t_holistic:.2f} | "
-                      f"{lv.wall:.2f} | {lv.calls / lv.wall:.0f} | {lv.samples / lv.wall:.1f} | {lv.bound:.1f} | "
-                      f"**{lv.samples / lv.wall / lv.bound:.2f}** | {lv.call_s * 1000:.0f} | {lv.in_flight:.1f} | "
-                      f"{lv.cpu / lv.calls * 1000:.1f} | {lv.cpu / lv.wall:.0%} | {lv.waited / lv.wall:.0%} | "
-                      f"{lv.server_cpu / lv.calls * 1000:.1f} |")
+        target = "≥ 0.8" if lv.concurrency in (8, 32) else ""
+        t_rows.append(f"| {lv.concurrency} | {lv.samples} | {lv.calls:,} | {lv.wall:.2f} | {lv.calls / lv.wall:.0f} | "
+                      f"{lv.samples / lv.wall:.1f} | {lv.bound:.1f} | **{lv.samples / lv.wall / lv.bound:.2f}** | "
+                      f"{target} | {lv.call_s * 1000:.0f} | {lv.in_flight:.1f} | {lv.cpu / lv.calls * 1000:.1f} | "
+                      f"{lv.cpu / lv.wall:.0%} | {lv.waited / lv.wall:.0%} | {lv.server_cpu / lv.calls * 1000:.1f} |")
     throughput_table = "\n".join(t_rows)
-    walls = "; ".join(f"{lv.concurrency}{'' if lv.nodelay else ' as shipped'}: "
-                      + ", ".join(f"{w:.2f}" for w in lv.walls) for lv in throughput)
+    walls = "; ".join(f"{lv.concurrency}: " + ", ".join(f"{w:.2f}" for w in lv.walls) for lv in throughput)
     total_s, load_after, pressure_after = time.perf_counter() - started, os.getloadavg(), cpu_pressure()
 
     cmd = (".venv/bin/python bench/bench_judge.py" + ("" if args.latency == 0.1 else f" --latency {args.latency}")
@@ -448,11 +470,11 @@ prompts {prompts.PROMPT_VERSION} · the machine is shared, other processes ran d
 average (1 min) {load_before[0]:.1f} at the start, {load_after[0]:.1f} at the end; CPU pressure (PSI "some", 60 s)
 {pressure_before} at the start, {pressure_after} at the end
 
-The judge is called as the engine calls it per batch: `judge_samples("openai", samples, CLAIMS)` (per
-sample: extraction, then one verification call per {prompts.CHUNKS_PER_CALL} chunks), then
-`judge_samples(..., HOLISTIC)` (one call per sample); no store, so no judge cache. The server is
-`tests/openai_server.py` on 127.0.0.1, in a forked child process (so the judge's process runs only the
-client, as against a real server) with TCP_NODELAY on its sockets (see section 2). It builds every reply
+The judge is called as the engine calls it per batch: `judge_samples("openai", samples, (CLAIMS, HOLISTIC))`
+(per sample: the extraction and the holistic call at once, then one verification call per
+{prompts.CHUNKS_PER_CALL} chunks); no store, so no judge cache. The server is `tests/openai_server.py` on
+127.0.0.1 (TCP_NODELAY on, as real servers), in a forked child process (so the judge's process runs only
+the client, as against a real server). It builds every reply
 from its request: the claims `offline.segment_claims` finds in the answer and the reference, 3 questions
 from the answer, a verdict for every claim x chunk (supported / not_found alternating) with the claims
 comparison in the first verification call, every chunk's relevance with a one-sentence reason, and one
@@ -474,8 +496,8 @@ the pre-run estimate (`estimate.estimate(samples, "openai", metrics.resolve(None
   verification and 1 holistic call.
 - Input: of the {ours_input:,.0f} input tokens per sample, {ours_input - ours_data:,.0f} are the three static system
   messages (the same for every sample, so a provider's prompt-prefix cache can serve them) and
-  {ours_data:,.0f} the sample's data. The estimate leaves out the user message's section headers and
-  claim ids and counts the answer and the reference in place of the extracted claims.
+  {ours_data:,.0f} the sample's data. The estimate leaves out the user message's block tags and section
+  headers and counts the answer and the reference in place of the extracted claims.
 - Output: the verification reply is the big one (a JSON verdict per claim and chunk). It is
   generated here by the script, so its size follows the script's choices (JSON with Python's default
   separators, one-sentence reasons); a real model's replies will differ by its verbosity. The
@@ -508,13 +530,28 @@ precision, context recall), we send them twice (verification and holistic).
 
 {RAGAS_SOURCES}
 
-## 2. Throughput
+## 2. Rounds per sample
+
+Server latency {args.latency:g} s per chat completion; {ROUND_SAMPLES} demo samples judged one after another
+(`judge_samples` per sample), the judge's concurrency 8. A sample takes 3 calls in 2 rounds: the
+extraction and the holistic call together, then the verification, which needs the extracted claims.
+Rounds are counted from the server's arrival times (a request that arrives a latency or more after
+its round's first starts the next round); a sample's time runs from its first request's arrival at the
+server to its judgment in the judge's hands (one clock, `time.monotonic`, for both processes). The last
+column divides the whole wall by the samples: it adds the set-up a `judge_samples` call pays once (an
+`AsyncOpenAI` client and its connection), once per sample here, once per batch in the engine. `concurrency` bounds the HTTP requests in flight, so at
+concurrency 1 the 3 calls go one after another (3 latencies) by definition; one sample in flight with
+room for its two first-round calls is what the per-sample latency target is about.
+
+{round_rows}
+
+## 3. Throughput
 
 Server latency {args.latency:g} s per chat completion. Demo samples reused under new question ids
-where a level needs more than {n}. The two parts run one after the other, as in the engine:
-CLAIMS for the whole set, then HOLISTIC. Bound: concurrency / (calls per sample x latency), i.e. every
-slot of the semaphore busy all the time with nothing but server latency. Each level ran {args.repeat} times
-against a fresh server; the table shows the median run by wall time (all walls, s: {walls}).
+where a level needs more than {n}. Both parts asked for together, as in the engine. Bound:
+concurrency / (calls per sample x latency), i.e. every slot of the semaphore busy all the time with
+nothing but server latency. Each level ran {args.repeat} times against a fresh server; the table shows the
+median run by wall time (all walls, s: {walls}).
 
 {throughput_table}
 
@@ -539,11 +576,8 @@ against a fresh server; the table shows the median run by wall time (all walls, 
 @dataclasses.dataclass
 class Level:
     concurrency: int
-    nodelay: bool
     samples: int
     calls: int
-    t_claims: float
-    t_holistic: float
     wall: float
     bound: float
     call_s: float
@@ -551,8 +585,6 @@ class Level:
     cpu: float
     server_cpu: float
     walls: list[float]
-    busy_claims: float  # mean in flight within the CLAIMS part
-    busy_holistic: float
     waited: float  # seconds the judge's thread was runnable but waited for a CPU
 
 
@@ -560,53 +592,31 @@ def gap_note(throughput: list[Level], latency: float) -> str:
     """Where the gap from the bound comes from, in this run's numbers (found by profiling the
     concurrency-32 level with cProfile)."""
     ms = 1000
-    top = max((lv for lv in throughput if lv.nodelay), key=lambda lv: lv.concurrency)
+    top = max(throughput, key=lambda lv: lv.concurrency)
     c, ratio_top = top.concurrency, top.samples / top.wall / top.bound
     busy, extra, cpu_call = top.in_flight / c, (top.call_s - latency) * ms, top.cpu / top.calls
     spread = (max(top.walls) - min(top.walls)) / min(top.walls)
     saturation = 1 / cpu_call
-    notes = [f"""- **Gap at concurrency {c}**: measured / bound {ratio_top:.2f} = {busy:.2f} of the slots busy x
-  {latency * ms:.0f} ms / {top.call_s * ms:.0f} ms per call. In short: the tail of each part, and the client's own
-  CPU per call on a single event-loop thread, on {os.cpu_count()} cores shared with other processes (so this
-  level's ratio moves with the machine's load). Profiled with cProfile:
-  1. {1 - busy:.0%} of the slots idle ({top.busy_claims:.1f} of {c} busy on average in the CLAIMS part,
-     {top.busy_holistic:.1f} in the HOLISTIC part): each part starts by creating the client and opening {c}
-     connections, and ends with a partial last wave. In the CLAIMS part a sample's verification
-     can only be sent once its extraction is back and the semaphore serves waiting calls in order,
-     so the extractions go first and the last verifications form a tail.
+    low = min(throughput, key=lambda lv: lv.concurrency)
+    return f"""- **Gap at concurrency {c}**: measured / bound {ratio_top:.2f} = {busy:.2f} of the slots busy x
+  {latency * ms:.0f} ms / {top.call_s * ms:.0f} ms per call:
+  1. {1 - busy:.0%} of the slots idle: the run starts by creating the client and opening {c} connections
+     and ends with a partial last wave; the semaphore serves waiting calls in order, so the first
+     round's calls (extraction, holistic) go first and the last verifications form a tail.
   2. {extra:.0f} ms per call on top of the server's {latency * ms:.0f} ms: the client's work,
      {cpu_call * ms:.1f} ms of CPU per call, all on the one event-loop thread, which ran
-     {top.cpu / top.wall:.0%} of the wall time and waited for a CPU another {top.waited / top.wall:.0%}.
-     A reply that arrives while the loop is building or parsing other calls, or is descheduled,
-     waits its turn, and replies arrive in bursts (calls sent together come back together).
-     Under 10% of that CPU is the judge's own code (prompts, the request's JSON and hash for the
-     CallRecord, reply validation, the merge); the rest is the openai package and its HTTP stack:
-     the typed-parameter transform walking every message and the JSON schema
-     (`openai._utils._transform`, `typing` introspection), httpx2 / httpcore2 / h11 (httpcore's
-     pool checks every pooled connection for each request) and building the completion model.
-     The server, in its own process, spent {top.server_cpu / top.calls * ms:.1f} ms of CPU per call. This level's walls
-     varied by {spread:.0%} across its runs.
+     {top.cpu / top.wall:.0%} of the wall time and waited for a CPU another {top.waited / top.wall:.0%}. Most of
+     that CPU is the openai package and its HTTP stack (cProfile: its typed-parameter transform walking
+     every message and the JSON schema, httpx2 / httpcore2 / h11, building the completion model), not
+     the judge's own code. The server, in its own process, spent {top.server_cpu / top.calls * ms:.1f} ms of CPU
+     per call. This level's walls varied by {spread:.0%} across its runs.
   At a real model's latency (1-10 s a call) the same {c} slots need only {c / 10:.0f}-{c:.0f} calls/s, i.e.
   {c / 10 * cpu_call:.0%}-{c * cpu_call:.0%} of a core at {cpu_call * ms:.1f} ms each: the overhead fades and the ratio
-  tends to the slots' occupancy. At {latency:g} s, the loop would saturate near {saturation:.0f} calls/s on a free core
-  ({saturation * top.samples / top.calls:.0f} samples/s), whatever the concurrency."""]
-    low = min(throughput, key=lambda lv: lv.concurrency)
-    extra_low = (low.call_s - latency) * ms
-    notes.append(f"""- At concurrency {low.concurrency}: {extra_low:.0f} ms per call on top of the latency, the client's
-  CPU ({low.cpu / low.calls * ms:.1f} ms a call; it includes creating the two `AsyncOpenAI` clients, one per
-  part, ~30 ms each for their TLS context even over plain HTTP, spread over only {low.calls} calls).""")
-    shipped = [lv for lv in throughput if not lv.nodelay]
-    same = [lv for lv in throughput if lv.nodelay and shipped and lv.concurrency == shipped[0].concurrency]
-    if shipped and same:
-        a, b = shipped[0], same[0]
-        notes.append(f"""- **Server as shipped**: `tests/openai_server.py` writes a reply's headers and its body in two
-  sends on a socket with Nagle's algorithm on, so over a kept-alive connection the body waits for
-  the client's delayed ACK of the headers: {(a.call_s - b.call_s) * ms:.0f} ms more per call ({a.call_s * ms:.0f} vs
-  {b.call_s * ms:.0f} ms at concurrency {a.concurrency}; measured / bound {a.samples / a.wall / a.bound:.2f} vs
-  {b.samples / b.wall / b.bound:.2f}). Real servers set TCP_NODELAY; this script sets socketserver's
-  `disable_nagle_algorithm` in the server's process for every other run. With the test server
-  fixed (that attribute on its handler, or one write per reply) the setting becomes a no-op.""")
-    return "\n".join(notes)
+  tends to the slots' occupancy. At {latency:g} s, the loop would saturate near {saturation:.0f} calls/s on a free
+  core ({saturation * top.samples / top.calls:.0f} samples/s), whatever the concurrency.
+- At concurrency {low.concurrency}: {(low.call_s - latency) * ms:.0f} ms per call on top of the latency, the client's
+  CPU ({low.cpu / low.calls * ms:.1f} ms a call; it includes creating the `AsyncOpenAI` client, ~30 ms for its
+  TLS context even over plain HTTP, spread over only {low.calls} calls)."""
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ Timings (wall clock, `time.perf_counter`):
   * "cold": the metric alone, caches cleared first (what it costs when it runs by itself);
   * "engine order": all metrics over one batch of 1,000 samples before the next batch, caches
     cleared once at the start (what `engine.execute_run` does: shared extractions are paid by the
-    first metric that needs them).
+    first metric that needs them);
+  * "warm caches": the engine order again, without clearing the caches (a re-score).
+The machine's load average is printed with the results: the machine may be shared.
 Peak memory: Python allocations traced by tracemalloc over a separate engine-order run (tracing slows
 it, so it is not timed), and the process's peak RSS.
 Writes the markdown to bench/results/lexical.md unless --no-write.
@@ -38,7 +40,7 @@ from evaluators.checks import CHECK_TYPES  # noqa: E402
 from evaluators.engine import BATCH_SIZE  # noqa: E402
 from evaluators.metrics import REGISTRY  # noqa: E402
 from evaluators.schema import GoldenItem, RagOutput, Sample  # noqa: E402
-from evaluators.text import CACHE_SIZE, clear_caches, numbers  # noqa: E402
+from evaluators.text import ANSWER_CACHE_SIZE, CACHE_SIZE, clear_caches, numbers  # noqa: E402
 
 WORDS = """rate change premium policy territory coverage factor base table rule group rating plan
 liability vehicle driver class discount surcharge limit deductible annual filing manual page
@@ -73,10 +75,35 @@ The first version took 15.4 s in sequence with a 683 MiB traced peak. What chang
   tracking those, while 459k cached `Keyword` named tuples made every full collection take 0.4 s.
 - `checks_pass_rate` validates and pre-renders each question's checks once per batch.
 
-What is left is spread thin: lowercase+split normalisation (~3 µs per answer, shared), the number
-scan (~6 µs per answer, shared), keyword extraction (~20 µs per reference, shared by its methods),
-keyword matching (~8 µs), ROUGE tokens + LCS (~8 µs) and one `Result` per metric and sample
-(~1 µs).
+Second round (issue 10; cProfile, then CPU time and valgrind instruction counts to compare
+versions on a shared machine; every value, status and detail of the 100k samples unchanged).
+Back to back with the first-round code at a load average of ~1, engine order went from 4.9-5.1 s
+to 4.6-4.8 s of wall clock (-6%), 4.9 to 4.4 s of CPU time (-10%, `time.process_time`, best of 3)
+and 1.81 to 1.61 G instructions for 4,000 samples (-11%); the 7.26 s recorded before this round
+was measured under a heavier load (the first-round code takes 4.9 s at a load of ~1).
+- `normalize` returns the lowercased text as is when it is single-spaced and printable (split +
+  join rebuilt the same string): 2.3 -> 1.4 µs per answer.
+- Keyword matching: a keyword of word characters is found with one substring test, " keyword " in
+  the answer with its non-word characters made spaces (`bytes.translate`), instead of a substring
+  test plus a Python boundary check on every hit (~8 per answer here).
+- `fold` (answers' haystack for coverage, citations, don't know, checks) is cached; the caches of
+  answers only (`fold`, a pair's coverage) hold 4,096 entries, enough for a batch, instead of
+  every answer of the run: ~4% faster in engine order, 30 MiB less at the peak.
+- `checks_pass_rate` prepares a question's checks once per process rather than once per batch
+  (the engine scores a question's methods in different batches): 0.44 -> 0.26 s.
+- One `json.JSONEncoder` instead of a `json.dumps(..., ensure_ascii=False)` per check name (which
+  builds an encoder per call: 0.6 -> 0.09 µs); `Result(value, OK, detail)` rather than
+  `detail=detail` (0.50 -> 0.38 µs a Result).
+- Tried, not kept: a set of the answer's words shared by coverage, citations and don't know
+  (building it costs what the ~36 substring tests it replaces cost), alternation regexes for the
+  phrase lists (slower than one `in` per phrase), answers out of the large `normalize` and
+  `number_values` caches (no measurable gain), one shared `Result` per ROUGE-L value (~0.5%).
+
+What is left is spread thin and mostly CPython's own cost: the number scan and parse (~5 µs per
+answer, shared), keyword matching (~6 µs), ROUGE tokens + LCS (~4 µs), keyword extraction
+(~17 µs per reference, shared by its methods), citations and don't know (~2.5 µs each), one
+`Result` per metric and sample (~0.4 µs), and one full garbage collection of the loaded samples
+during the run (~0.3 s: see the `gc.freeze()` figure above).
 """
 
 
@@ -181,6 +208,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
 
+    load_before = os.getloadavg()
     t = time.perf_counter()
     # the engine's order: by method, then question (Store.rag_outputs), so a reference's methods
     # fall in different batches
@@ -198,7 +226,8 @@ def main() -> None:
     clear_caches()
     seq = run_all(metrics, samples, batch_size=BATCH_SIZE)
     summary: dict = {}
-    warm = run_all(metrics, samples, summary)  # caches full: what a second pass (e.g. a re-score) costs
+    # caches full: what a second pass (e.g. a re-score) costs, in the same order
+    warm = run_all(metrics, samples, summary, batch_size=BATCH_SIZE)
 
     # The same cold sequence with the loaded samples moved out of the collector's sight: a full
     # collection walks every live Sample, so the engine could call gc.freeze() after loading.
@@ -215,6 +244,7 @@ def main() -> None:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    load = " / ".join(f"{one:.2f}, {five:.2f}" for one, five, _ in (load_before, os.getloadavg()))
 
     n_checks = sum(1 for s in samples if s.golden.checks)
     ans_words = sum(len(s.output.answer.split()) for s in samples) / n
@@ -236,7 +266,8 @@ def main() -> None:
 Command, from the repository root: `{cmd}`
 
 Date: {dt.datetime.now().astimezone().isoformat(timespec="seconds")} · `nproc`: {os.cpu_count()} ·
-Python {platform.python_version()} on {platform.machine()} ({platform.system()})
+Python {platform.python_version()} on {platform.machine()} ({platform.system()}) · load average (1, 5 min)
+at the start / at the end: {load} (the machine is shared: timings vary with its load)
 
 {n:,} samples = {n // args.methods:,} questions x {args.methods} methods (seed {args.seed}); mean answer
 {ans_words:.1f} words, mean reference {ref_words:.1f} words; {n_checks:,} samples carry checks.
@@ -248,12 +279,14 @@ Generating them took {gen_s:.1f} s (not counted).
 - **engine order**: the {len(metrics)} metrics over each batch of {BATCH_SIZE:,} samples before the next batch,
   caches cleared once (what `engine.execute_run` does; extractions shared through `lru_cache` are
   paid by the first metric that needs them).
-- **warm caches**: the same sequence again with the caches full. **ok**: samples with a value (the
-  rest are not applicable: no numbers, no checks, ...); **mean**: their mean value.
+- **warm caches**: the engine order again with the caches full: references' extractions are found,
+  answers' are not (their caches span a batch). **ok**: samples with a value (the rest are not
+  applicable: no numbers, no checks, ...); **mean**: their mean value.
 - The engine-order run again after `gc.freeze()` (loaded samples hidden from the garbage
   collector's full passes): **{frozen:.3f} s** in all.
 - Peak traced Python allocations during an engine-order run: **{peak / 2**20:.1f} MiB**
-  (tracemalloc; mostly the memo caches, bounded at {CACHE_SIZE:,} entries each).
+  (tracemalloc; mostly the memo caches, bounded at {CACHE_SIZE:,} entries each for those that see
+  references and {ANSWER_CACHE_SIZE:,} for those of answers only).
   Peak RSS of the whole process (samples included): {rss_mb:.0f} MiB.
 
 {NOTES}"""

@@ -259,6 +259,22 @@ def test_checks_shared_by_several_methods_are_validated_for_each_sample():
         "(write it without $, % or quotes)")
 
 
+def test_checks_are_prepared_once_per_tuple_and_never_mixed_up():
+    # prepared checks are kept by the identity of their tuple, across batches: a new tuple (which
+    # may get a freed tuple's id) must be validated and rendered anew
+    for i in range(50):
+        checks = ({"type": "contains", "value": f"word{i}"},) if i % 2 else ({"type": "number", "value": "x"},)
+        batch = [sample("has word1 word3", "ref", checks, qid=f"q{i}")]
+        for _ in range(2):  # two batches: the second finds the prepared checks
+            r = REGISTRY["checks_pass_rate"].compute(batch, None)[0]
+            if i % 2:
+                assert json.loads(r.detail) == [{"name": f"contains 'word{i}'", "type": "contains",
+                                                 "passed": i in (1, 3)}]
+            else:
+                assert r.status == SKIPPED and r.detail.startswith("malformed checks: check 1: 'value'")
+        del checks, batch
+
+
 def test_results_do_not_depend_on_cache_state():
     batch = [sample("The rate change for Territory 118 is 0.305%, see page 3", "Territory 118 has a rate "
                     "change of 0.305%", qid=str(i)) for i in range(3)]

@@ -29,6 +29,7 @@ def test_normalize_lowercases_strips_and_collapses_whitespace():
     ("5km and 3rd", {5.0, 3.0}),      # trailing units are fine
     (".5 and x.5 and 1.2.3", {0.5, 1.2}),  # a bare ".5", but not a dot glued to a word or number
     ("-$5 and $-7", {-5.0, -7.0}),          # a sign before or after the currency
+    ("version .5.3 of 2", {2.0}),           # a version after a bare dot is no number (it crashed the metrics)
     ("0,305", {0.0, 305.0}),                # not a thousands group (leading 0)
     ("no digits here", set()),
 ])
@@ -70,3 +71,25 @@ def test_tokens_are_lowercase_alphanumeric_runs():
 
 def test_seed_003_phrase_list_has_12_phrases():
     assert len(txt.UNCERTAINTY_PHRASES) == 12
+
+
+@pytest.mark.parametrize("text", [
+    "", " ", "a", "Already single spaced.", " lead", "trail ", "two  spaces", "tab\there", "new\nline",
+    "nbsp\u00a0here", "ideographic\u3000space", "line\u2028separator", "unit\x1fseparator", "next\x85line",
+    "zero\u200bwidth", "ÉCOLE  Normale", "İstanbul", "\t\n",
+])
+def test_normalize_fast_path_equals_split_and_join(text):
+    # single-spaced printable text skips split + join: the result must not change
+    assert txt.normalize(text) == " ".join(text.lower().split())
+
+
+@pytest.mark.parametrize("keyword, answer, found", [
+    ("Rate", "The rate is set.", True), ("Rate", "(rate)", True), ("Rate", "RATE-change", True),
+    ("Rate", "rate’s", True), ("Rate", "rates", False), ("Rate", "prorate", False), ("Rate", "rate_change", False),
+    ("Rate", "rate2", False), ("Rate", "2rate", False), ("Rate", "la rate, café", True), ("Rate", "ratée", False),
+    ("Café", "Le café est prêt.", True), ("Café", "(CAFÉ-crème)", True), ("Café", "café’s", True),
+    ("Café", "cafés", False), ("Café", "décafé", False), ("Café", "café_bar", False), ("Café", "café2", False),
+])
+def test_keyword_coverage_word_boundaries_ascii_and_unicode(keyword, answer, found):
+    # one substring test on the answer with its non-word characters made spaces (ASCII and regex paths)
+    assert txt.keyword_coverage_counts(keyword, answer)[0] == int(found)

@@ -22,7 +22,7 @@ from typing import Any
 
 from evaluators.checks import check_name, run_check, validate_check
 from evaluators.metrics.registry import metric
-from evaluators.schema import SKIPPED, Result, Sample, not_applicable
+from evaluators.schema import OK, SKIPPED, Result, Sample, not_applicable
 from evaluators.text import (
     EMPTY_ANSWER,
     citation_indicators,
@@ -35,6 +35,7 @@ from evaluators.text import (
 )
 
 CITATIONS_FOR_FULL_SCORE = 3.0
+_JSON = json.JSONEncoder(ensure_ascii=False)  # = json.dumps(x, ensure_ascii=False), without a new encoder per call
 MAX_LISTED = 10  # keywords/numbers listed in a `detail`
 
 _ONE = Result(1.0)
@@ -99,7 +100,7 @@ def keyword_coverage(samples: Sequence[Sample], context: Any = None) -> list[Res
         detail = f"{matched}/{total} reference keywords found"
         if missing:
             detail += f"; missing: {_listed(missing)}"
-        out.append(Result(matched / total, detail=detail))
+        out.append(Result(matched / total, OK, detail))  # positional: a quarter faster than detail=
     return out
 
 
@@ -126,7 +127,7 @@ def number_match(samples: Sequence[Sample], context: Any = None) -> list[Result]
         detail = f"{matched}/{len(expected)} reference numbers found"
         if missing:
             detail += f"; missing: {_listed([_fmt(v) for v in missing])}"
-        out.append(Result(matched / len(expected), detail=detail))
+        out.append(Result(matched / len(expected), OK, detail))
     return out
 
 
@@ -154,7 +155,7 @@ def answer_completeness(samples: Sequence[Sample], context: Any = None) -> list[
         else:
             value = length_score
             detail = f"{length}; no keywords in the reference, so the length score alone"
-        out.append(Result(value, detail=detail))
+        out.append(Result(value, OK, detail))
     return out
 
 
@@ -182,39 +183,50 @@ def _citation_result(found: tuple[str, ...]) -> Result:
             "regex, number, list_items (seed 004's EF_1/EF_2/EF_3 fact checks, generalised).",
 )
 def checks_pass_rate(samples: Sequence[Sample], context: Any = None) -> list[Result]:
-    # Every method's sample of a question shares its `checks` tuple: validate it and pre-render its
-    # JSON once per batch, keyed by identity (stable while `samples` keeps the tuples alive).
-    prepared: dict[int, tuple[str | None, list[str]]] = {}
     out = []
     for s in samples:
         checks = s.golden.checks
         if not checks:
             out.append(_NO_CHECKS)
             continue
-        prep = prepared.get(id(checks))
-        if prep is None:
-            prep = prepared[id(checks)] = _prepare_checks(checks)
-        error, fragments = prep
+        error, fragments = _prepared_checks(checks)
         if error:
             out.append(Result(None, SKIPPED, error))
             continue
         answer = s.output.answer
         flags = [run_check(c, answer) for c in checks]
         detail = "[" + ", ".join([f + ("true}" if ok else "false}") for f, ok in zip(fragments, flags)]) + "]"
-        out.append(Result(sum(flags) / len(flags), detail=detail))
+        out.append(Result(sum(flags) / len(flags), OK, detail))
     return out
 
 
-def _prepare_checks(checks: Sequence[Mapping]) -> tuple[str | None, list[str]]:
+# Every method's sample of a question shares its `checks` tuple, and the engine scores a question's
+# methods in different batches: validate and pre-render each tuple once, keyed by identity. An entry
+# holds its tuple, so the id cannot be reused by another object while the entry lives. (Checks are
+# not edited in place: a golden set is reloaded, into new tuples.)
+_PREPARED: dict[int, tuple[tuple, tuple[str | None, tuple[str, ...]]]] = {}
+_PREPARED_MAX = 1 << 16  # questions; emptied when full
+
+
+def _prepared_checks(checks: tuple) -> tuple[str | None, tuple[str, ...]]:
+    entry = _PREPARED.get(id(checks))
+    if entry is None or entry[0] is not checks:
+        if len(_PREPARED) >= _PREPARED_MAX:
+            _PREPARED.clear()
+        entry = _PREPARED[id(checks)] = (checks, _prepare_checks(checks))
+    return entry[1]
+
+
+def _prepare_checks(checks: Sequence[Mapping]) -> tuple[str | None, tuple[str, ...]]:
     """(error, JSON fragments '{"name": ..., "type": ..., "passed": ' of each check)."""
     fragments = []
     for i, check in enumerate(checks, 1):
         problem = validate_check(check)
         if problem:
-            return f"malformed checks: check {i}: {problem}", []
-        name = json.dumps(check_name(check), ensure_ascii=False)
+            return f"malformed checks: check {i}: {problem}", ()
+        name = _JSON.encode(check_name(check))
         fragments.append(f'{{"name": {name}, "type": "{check["type"]}", "passed": ')
-    return None, fragments
+    return None, tuple(fragments)  # plain tuples: kept for the run, they leave the collector's books
 
 
 @metric(

@@ -539,9 +539,10 @@ Rounds are counted from the server's arrival times (a request that arrives a lat
 its round's first starts the next round); a sample's time runs from its first request's arrival at the
 server to its judgment in the judge's hands (one clock, `time.monotonic`, for both processes). The last
 column divides the whole wall by the samples: it adds the set-up a `judge_samples` call pays once (an
-`AsyncOpenAI` client and its connection), once per sample here, once per batch in the engine. `concurrency` bounds the HTTP requests in flight, so at
-concurrency 1 the 3 calls go one after another (3 latencies) by definition; one sample in flight with
-room for its two first-round calls is what the per-sample latency target is about.
+`AsyncOpenAI` client and its connection), once per sample here, once per batch in the engine.
+`concurrency` bounds the HTTP requests in flight, so at concurrency 1 the 3 calls go one after another
+(3 latencies) by definition; one sample in flight with room for its two first-round calls is what the
+per-sample latency target is about.
 
 {round_rows}
 

@@ -4,9 +4,9 @@ holistic rubric ratings in 1 more, in 2 rounds: the holistic call goes out with 
 (it needs no claims), the verification calls follow the extraction.
 
     judge = OpenAIJudge(base_url="http://localhost:8000/v1", model="qwen2.5-7b-instruct")
-    both = judge.assess_sync(samples, claims=True, holistic=True)   # [(Judgment, HolisticJudgment)]
-    judgments = judge.judge_sync(samples)          # claim matrices only; or: await judge.judge(samples)
-    ratings = judge.rate_sync(samples)             # holistic ratings only; or: await judge.rate(samples)
+    both = judge.assess_sync(samples)   # [(Judgment, HolisticJudgment)]; or: await judge.assess(samples)
+    judgments = judge.judge_sync(samples)          # claim matrices only
+    ratings = judge.rate_sync(samples)             # holistic ratings only
 
 Policy (the issue's, and why):
 * Requests: structured outputs with a strict JSON schema (`prompts`) that carries its bounds,

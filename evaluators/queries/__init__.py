@@ -81,7 +81,7 @@ def run_calls(store: Store, run_id: str) -> dict:
                coalesce(sum(input_tokens) FILTER (NOT cached), 0) AS input_tokens,
                coalesce(sum(output_tokens) FILTER (NOT cached), 0) AS output_tokens
         FROM judge_calls WHERE run_id = ?
-        """, [run_id]).fetchone()
+        """, [run_id]).fetchall()[0]  # fetchone leaves the result open (PITFALLS.md)
     return dict(zip(("calls", "cached", "failed", "input_tokens", "output_tokens"), row))
 
 

@@ -228,8 +228,10 @@ def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_
         at.text_input(key="eval-model").input("test-model")
         at.text_input(key="eval-key-input").input(KEY)
         at.number_input(key="eval-concurrency").set_value(2)
+        at.number_input(key="eval-repeats").set_value(2)
         at.run()
-        assert _metric(at, "Judge calls") == "24"  # 12 samples x (1 extraction + 1 verification)
+        # 12 samples x (1 extraction + 1 verification); repeats multiply only the holistic call, not needed here
+        assert _metric(at, "Judge calls") == "24"
         assert _metric(at, "Cost (estimate)") == "unknown"  # test-model has no list price
         at.number_input(key="eval-price-in").set_value(2.0)
         at.number_input(key="eval-price-out").set_value(8.0)
@@ -268,6 +270,7 @@ def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_
     assert at.session_state["eval-api-key"] == KEY
     assert KEY not in run["config"] and json.loads(run["config"])["base_url"] == server.base_url
     assert json.loads(run["config"])[prices.CONFIG_KEY] == {"input": 2.0, "output": 8.0}
+    assert json.loads(run["config"])["repeats"] == 2
     # The cost of the calls paid (the resume's replies came from the cache: free), in the panel and the sidebar.
     paid = store.cursor().execute("SELECT sum(input_tokens), sum(output_tokens) FROM judge_calls WHERE run_id = ? AND "
                                   "NOT cached", [run_id]).fetchall()[0]

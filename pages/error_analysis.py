@@ -8,6 +8,7 @@ import json
 import pandas as pd
 import streamlit as st
 
+from evaluators import schema
 from evaluators.claims import VERDICTS
 from evaluators.metrics import REGISTRY
 from evaluators.queries import claims as qc
@@ -19,7 +20,7 @@ from evaluators.stats import cohen_kappa
 from ui import highlight as hl
 from ui.common import current_run, downloads, open_question, stop_without_scores, store
 
-STATUSES = ("not_applicable", "judge_error", "timeout", "skipped")
+STATUSES = tuple(s for s in schema.STATUSES if s != schema.OK)  # the statuses a cell can be filtered by
 ROW_LIMITS = (50, 100, 500, 1000)
 STEPS = {"likert": 0.25, "percent": 1.0, "binary": 1.0}
 

@@ -6,18 +6,22 @@ import json
 import pandas as pd
 
 from evaluators.judges import prices
+from evaluators.schema import ERROR_STATUSES
 from evaluators.store import Store
+
+# SQL: the statuses of a failed cell, the ones a retry redoes (schema.ERROR_STATUSES), for `status IN {FAILED}`.
+FAILED = "(" + ", ".join(f"'{s}'" for s in ERROR_STATUSES) + ")"
 
 
 def runs(store: Store) -> pd.DataFrame:
     """Every run, newest first, with how many cells it has per status."""
     return store.cursor().execute(
-        """
+        f"""
         SELECT r.run_id, r.name, r.created_at, r.status, r.judge, r.judge_model, r.n_samples,
                len(r.metrics) AS n_metrics,
                count(s.metric) AS n_cells,
                count(s.metric) FILTER (s.status = 'ok') AS n_ok,
-               count(s.metric) FILTER (s.status IN ('judge_error', 'timeout')) AS n_failed,
+               count(s.metric) FILTER (s.status IN {FAILED}) AS n_failed,
                r.finished_at, r.error
         FROM runs r LEFT JOIN scores s USING (run_id)
         GROUP BY ALL ORDER BY r.created_at DESC
@@ -44,13 +48,13 @@ def run_scores(store: Store, run_id: str) -> pd.DataFrame:
 def method_summary(store: Store, run_id: str) -> pd.DataFrame:
     """Per method and metric: mean of the scored cells with n scored / n total (never a bare mean)."""
     return store.cursor().execute(
-        """
+        f"""
         SELECT method, metric, any_value(judge) AS judge,
                avg(value) FILTER (status = 'ok') AS mean,
                count(*) FILTER (status = 'ok') AS n_scored,
                count(*) AS n_total,
                count(*) FILTER (status = 'not_applicable') AS n_not_applicable,
-               count(*) FILTER (status IN ('judge_error', 'timeout')) AS n_failed
+               count(*) FILTER (status IN {FAILED}) AS n_failed
         FROM scores WHERE run_id = ?
         GROUP BY method, metric ORDER BY metric, method
         """,

@@ -14,6 +14,7 @@ import pandas as pd
 
 from evaluators import formulas
 from evaluators.metrics import REGISTRY
+from evaluators.queries import FAILED
 from evaluators.queries.overview import LABELS
 from evaluators.store import Store
 
@@ -23,7 +24,6 @@ SAMPLE_METRICS = ("faithfulness", "answer_correctness_f1", "context_precision", 
 # A label metric's numeric value (DESIGN.md "Metric ids"), for a human label given as an override.
 LABEL_VALUES = {"verdict": formulas.VERDICT_VALUES, "answer_class": formulas.ANSWER_CLASS_VALUES,
                 "accuracy_grade": formulas.GRADE_VALUES}
-FAILED = ("judge_error", "timeout")
 _SCALE_BOUNDS = {"binary": (0.0, 1.0), "ratio": (0.0, 1.0), "likert": (1.0, 5.0), "percent": (0.0, 100.0),
                  "label": (0.0, 1.0)}
 
@@ -111,7 +111,7 @@ def samples(store: Store, run_id: str, *, methods: Sequence[str] = (), question_
                    max(split_part(detail, ' (', 1)) FILTER (metric = 'verdict' AND status = 'ok') AS verdict,
                    max(split_part(detail, ' (', 1)) FILTER (metric = 'answer_class' AND status = 'ok') AS answer_class,
                    {"count(*) FILTER (list_contains($statuses, status))" if statuses else "0"} AS n_status,
-                   count(*) FILTER (status IN ('judge_error', 'timeout')) AS n_failed,
+                   count(*) FILTER (status IN {FAILED}) AS n_failed,
                    {columns}
             FROM scores WHERE {' AND '.join(scan)}
             GROUP BY question_id, method

@@ -13,6 +13,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from evaluators.metrics import REGISTRY
+from evaluators.queries import FAILED
 from evaluators.store import Store
 
 ALL_TYPES = "All question types"
@@ -48,7 +49,7 @@ def metric_means(store: Store, run_id: str, by_type: bool = False, confidence: f
                count(*) FILTER (s.status = 'ok') AS n_scored,
                count(*) AS n_total,
                count(*) FILTER (s.status = 'not_applicable') AS n_not_applicable,
-               count(*) FILTER (s.status IN ('judge_error', 'timeout', 'skipped')) AS n_failed
+               count(*) FILTER (s.status IN {FAILED}) AS n_failed
         FROM scores s JOIN runs r USING (run_id)
         LEFT JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = s.question_id
         WHERE s.run_id = ?

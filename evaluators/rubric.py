@@ -318,7 +318,8 @@ def judged_rubric(h: Holistic | JudgeFailure, claims: Mapping[str, Result], dont
                                                           detail=f"{h.classification} (LLM judge)"))
     if h.repeats:
         each = [judged_rubric(r, claims, dont_know) for r in h.repeats]
+        # the note goes last: a label metric's detail starts with its label (queries read it from there)
         out = {i: dataclasses.replace(r, repeats=tuple(e[i].value for e in each),
-                                      detail=f"mean or majority of {len(each)} replies; {r.detail}")
+                                      detail=f"{r.detail}; mean or majority of {len(each)} replies")
                for i, r in out.items()}
     return {i: out[i] for i in RUBRIC_IDS}

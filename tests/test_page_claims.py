@@ -242,3 +242,4 @@ def test_a_run_with_repeats_stores_every_reply_and_both_screens_show_the_spread(
     at.run()
     scores = next(d.value for d in at.dataframe if "judge replies" in d.value.columns).set_index("metric")
     assert scores.loc["judge_overall", "judge replies"] == "3, 4, 5"
+    assert scores.loc["verdict", "value"] == "pass"  # the label of the mean overall 4, read back from the store

@@ -325,5 +325,6 @@ def test_several_replies_score_with_the_mean_and_the_majority_and_keep_every_val
     assert cells["judge_overall"].value == 3.67 and cells["judge_overall"].repeats == (3.0, 4.0, 4.0)
     assert cells["verdict"].value == 0.5 and cells["verdict"].repeats == (0.5, 1.0, 1.0)  # partial from 3.67
     assert cells["answer_class"].repeats == (0.0, 1.0, 1.0)
-    assert cells["judge_overall"].detail.startswith("mean or majority of 3 replies")
+    assert cells["judge_overall"].detail.endswith("; mean or majority of 3 replies")
+    assert label(cells["verdict"]) == "partial" and label(cells["answer_class"]) == "CORRECT"
     assert judged_rubric(replies[0], claims(faithfulness=Result(1.0), wp_precision=Result(2 / 3), wp_recall=Result(1.0)), None)["judge_overall"].repeats == ()

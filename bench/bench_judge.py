@@ -63,7 +63,7 @@ import openai  # noqa: E402
 from evaluators.claims import ClaimMatrix  # noqa: E402
 from evaluators.engine import plan  # noqa: E402
 from evaluators.judges import CLAIMS, HOLISTIC, judge_samples, offline, prompts  # noqa: E402
-from evaluators.judges.estimate import HOLISTIC_TOKENS, approx_tokens, estimate  # noqa: E402
+from evaluators.estimate import HOLISTIC_TOKENS, approx_tokens, estimate  # noqa: E402
 from evaluators.loaders import load  # noqa: E402
 from evaluators.metrics import resolve  # noqa: E402
 from evaluators.rubric import Holistic  # noqa: E402

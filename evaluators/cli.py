@@ -11,7 +11,7 @@ import pandas as pd
 
 from evaluators import engine, loaders, queries
 from evaluators.judges import JUDGES, prices
-from evaluators.judges.estimate import Estimate, estimate
+from evaluators.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import NEEDS, SCALES
 from evaluators.runner import batch_size_for

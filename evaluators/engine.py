@@ -20,7 +20,7 @@ import pandas as pd
 
 from evaluators.claims import ClaimMatrix, JudgeFailure, chunk_rows, claim_rows
 from evaluators.judges import CLAIMS, JUDGES, Judged, judge_samples
-from evaluators.judges.estimate import needed_parts
+from evaluators.estimate import needed_parts
 from evaluators.metrics import Metric, resolve
 from evaluators.schema import GoldenItem, RagOutput, Sample
 from evaluators.store import SCORE_COLUMNS, Store

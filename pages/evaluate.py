@@ -17,7 +17,7 @@ from evaluators.queries import datasets as qd
 from evaluators import engine
 from evaluators.demo import QUEUED
 from evaluators.judges import prices
-from evaluators.judges.estimate import Estimate, estimate
+from evaluators.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import NEEDS
 from evaluators.runner import Snapshot

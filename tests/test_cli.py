@@ -269,7 +269,7 @@ def test_prices_are_refused_where_they_cannot_apply(tmp_path):
 def test_the_estimate_prices_the_tokens_at_the_list_or_the_given_price(tmp_path):
     from evaluators import engine, loaders
     from evaluators.judges import prices
-    from evaluators.judges.estimate import estimate
+    from evaluators.estimate import estimate
     from evaluators.metrics import resolve
 
     golden, outputs = _tiny_files(tmp_path)

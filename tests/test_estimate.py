@@ -1,10 +1,10 @@
-"""The pre-run estimate of judge calls and tokens (evaluators.judges.estimate)."""
+"""The pre-run estimate of judge calls and tokens (evaluators.estimate)."""
 import math
 
 import pytest
 
 from evaluators.judges import prompts
-from evaluators.judges.estimate import approx_tokens, estimate, needed_parts
+from evaluators.estimate import approx_tokens, estimate, needed_parts
 from evaluators.metrics import resolve
 from evaluators.schema import Chunk, GoldenItem, RagOutput, Sample
 

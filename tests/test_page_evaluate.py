@@ -8,7 +8,7 @@ import time
 from evaluators.queries import datasets as qd
 from evaluators import engine, loaders
 from evaluators.judges import prices
-from evaluators.judges.estimate import estimate
+from evaluators.estimate import estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.store import open_store
 from tests.openai_server import Reply, start_server

@@ -1,4 +1,5 @@
-"""What a run will cost an LLM judge, before it starts: calls and tokens per sample, summed.
+"""What a run will cost an LLM judge, before it starts: calls and tokens per sample, summed. (It reads
+both the judges and the metrics, so it sits beside the engine, above both.)
 
 Calls are exact for a judge that answers every call at the first try: a sample takes 1 extraction,
 1 verification per 16 chunks (`prompts.CHUNKS_PER_CALL`) and 1 holistic call, each only when a

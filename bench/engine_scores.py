@@ -53,7 +53,7 @@ def score_items(items: Sequence[Item], metrics: Sequence[str], db: Path, *, judg
                                    metrics=list(metrics), judge=judge, name=name)
         engine.execute_run(store, run_id)
         cur = store.cursor()
-        cells = cur.execute("SELECT question_id AS item_id, metric, value, status, split_part(detail, ' (', 1) AS label "
+        cells = cur.execute("SELECT question_id AS item_id, metric, value, status, label "
                             "FROM scores WHERE run_id = ?", [run_id]).df()
         claims = cur.execute("SELECT question_id AS item_id, source, claim_idx, text, verdict FROM claims "
                              "WHERE run_id = ? ORDER BY question_id, source, claim_idx", [run_id]).df()

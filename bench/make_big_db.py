@@ -83,6 +83,8 @@ def build(path: Path, n_questions: int, n_methods: int, n_metrics: int = 30, cla
 
     # One CASE per scale: values on the metric's own scale, norm in [0, 1].
     metric_table = ", ".join(f"('{m.id}', '{m.scale}')" for m in metrics)
+    label_only = " ".join(f"WHEN metric = '{mid}' THEN {_sql_list(labels)}[1 + floor(u * {len(labels)})::INT]"
+                          for mid, labels in LABELS.items())
     label_cases = " ".join(
         f"WHEN metric = '{mid}' THEN {_sql_list(labels)}[1 + floor(u * {len(labels)})::INT] || ' (LLM judge)'"
         for mid, labels in LABELS.items())
@@ -90,7 +92,7 @@ def build(path: Path, n_questions: int, n_methods: int, n_metrics: int = 30, cla
         f"WHEN metric = '{mid}' THEN {list(values)}[1 + floor(u * {len(values)})::INT]"
         for mid, values in LABEL_VALUES.items())
     step("scores", f"""
-        INSERT INTO scores (run_id, question_id, method, metric, value, norm, status, judge, detail, created_at)
+        INSERT INTO scores (run_id, question_id, method, metric, value, norm, status, judge, detail, created_at, label)
         WITH cells AS (
             SELECT 'q' || lpad(i::VARCHAR, 6, '0') AS question_id, m AS method, metric, scale,
                    {_u('i', 'm', 'metric')} AS u, {_u('i', 'metric', "'status'")} AS s,
@@ -118,7 +120,8 @@ def build(path: Path, n_questions: int, n_methods: int, n_metrics: int = 30, cla
                     WHEN status = 'not_applicable' THEN 'no retrieved context'
                     {label_cases}
                     ELSE NULL END,
-               now()
+               now(),
+               CASE WHEN status <> 'ok' THEN NULL {label_only} ELSE NULL END
         FROM valued""", [n_questions, list(methods), RUN_ID])
     verdicts = ["supported", "supported", "supported", "not_found", "contradicted", "unknown"]
     step("claims", f"""

@@ -237,6 +237,7 @@ def score_frame(run_id: str, metric: Metric, samples: Sequence[Sample], results,
             "judge": judge if "judge" in metric.needs else DETERMINISTIC,
             "detail": [r.detail for r in results],
             "repeats": [list(r.repeats) if r.repeats else None for r in results],  # each judge reply's value
+            "label": [r.label for r in results],
         },
         columns=SCORE_COLUMNS,
     )

@@ -42,7 +42,8 @@ Mapping (L(x) = formulas.scale_to_likert(x) = 1 + 4x, seed 000's projection)
 | accuracy_grade     | factual_accuracy (rounded)               | formulas.accuracy_grade: A >= 80, B >= 60, C >= 40, D >= 20, else E; value formulas.grade_value | seed 003 |
 | answer_class       | dont_know, correct                       | DON'T KNOW when the answer abstains (checked first, as seed 003), else CORRECT when P(correct) >= CORRECT_P (0.5), else WRONG; value formulas.answer_class_value | seed 003's classes; the scorer weighs both classes equally, so 0.5 is "as likely correct as not" (judge_correctness >= 3) |
 
-Labels (verdict, accuracy_grade, answer_class) are in `detail` (first word), their number in `value`.
+Labels (verdict, accuracy_grade, answer_class) are in `Result.label` (the scores' `label` column, and
+the first words of `detail`), their number in `value`.
 "round" is `half_up` (3.25 -> 3.3, 4.15 -> 4.2), the way people round a score, not Python's half-to-even.
 
 Missing inputs: a derived cell whose input is not ok is not ok with the input's status (an error
@@ -226,7 +227,8 @@ def _verdict(overall: Result) -> Result:
     if bad:
         return bad
     label = formulas.verdict(overall.value)
-    return Result(formulas.verdict_value(label), detail=f"{label} (offline judge_overall {overall.value:.1f})")
+    return Result(formulas.verdict_value(label), detail=f"{label} (offline judge_overall {overall.value:.1f})",
+                  label=label)
 
 
 def _wp_overall(parts: Mapping[str, tuple[str, Result]], how: str) -> Result:
@@ -267,13 +269,14 @@ def _grade(accuracy: Result) -> Result:
     if bad:
         return bad
     grade = formulas.accuracy_grade(accuracy.value)
-    return Result(formulas.grade_value(grade), detail=f"{grade} (factual_accuracy {accuracy.value:.2f})")
+    return Result(formulas.grade_value(grade), detail=f"{grade} (factual_accuracy {accuracy.value:.2f})", label=grade)
 
 
 def _answer_class(dont_know: str | None, judged: Result) -> Result:
     """DON'T KNOW when the answer has an uncertainty phrase (checked first, as in seed 003), else `judged`."""
     if dont_know:
-        return Result(formulas.answer_class_value("DON'T KNOW"), detail=f"DON'T KNOW (uncertainty phrase: {dont_know!r})")
+        return Result(formulas.answer_class_value("DON'T KNOW"), detail=f"DON'T KNOW (uncertainty phrase: {dont_know!r})",
+                      label="DON'T KNOW")
     return judged
 
 
@@ -283,7 +286,8 @@ def _offline_class(correct: Result) -> Result:
         return bad
     label = "CORRECT" if correct.value >= CORRECT_P else "WRONG"
     return Result(formulas.answer_class_value(label),
-                  detail=f"{label} (offline: P(correct) {correct.value:.3f} {'>=' if label == 'CORRECT' else '<'} {CORRECT_P})")
+                  detail=f"{label} (offline: P(correct) {correct.value:.3f} {'>=' if label == 'CORRECT' else '<'} {CORRECT_P})",
+                  label=label)
 
 
 # -- an LLM judge's holistic ratings -------------------------------------------------------------------
@@ -302,7 +306,8 @@ def judged_rubric(h: Holistic | JudgeFailure, claims: Mapping[str, Result], dont
     overall = h.ratings["overall"]
     label = formulas.verdict(overall)
     note = "" if h.verdict == label else f"; the judge said {h.verdict!r}: recomputed from overall_score (seed 001)"
-    out["verdict"] = Result(formulas.verdict_value(label), detail=f"{label} (overall_score {overall:g}){note}")
+    out["verdict"] = Result(formulas.verdict_value(label), detail=f"{label} (overall_score {overall:g}){note}",
+                            label=label)
     for metric_id, (score, reasoning) in (("wp_correctness", h.alignment), ("wp_relevance", h.question_relevance)):
         out[metric_id] = Result(float(score), detail=f"LLM judge: {reasoning}" if reasoning else "LLM judge")
     out["wp_overall"] = _wp_overall(_white_paper_parts(claims, {
@@ -315,10 +320,10 @@ def judged_rubric(h: Holistic | JudgeFailure, claims: Mapping[str, Result], dont
                f"correctness: {why1}; completeness: {why2}; consistency: {why3}")
     out["accuracy_grade"] = _grade(out["factual_accuracy"])
     out["answer_class"] = _answer_class(dont_know, Result(formulas.answer_class_value(h.classification),
-                                                          detail=f"{h.classification} (LLM judge)"))
+                                                          detail=f"{h.classification} (LLM judge)",
+                                                          label=h.classification))
     if h.repeats:
         each = [judged_rubric(r, claims, dont_know) for r in h.repeats]
-        # the note goes last: a label metric's detail starts with its label (queries read it from there)
         out = {i: dataclasses.replace(r, repeats=tuple(e[i].value for e in each),
                                       detail=f"{r.detail}; mean or majority of {len(each)} replies")
                for i, r in out.items()}

@@ -65,6 +65,7 @@ class Result:
     # The value from each of several judge replies, when the judge was asked more than once (`value` is
     # their aggregate); empty otherwise.
     repeats: tuple[float | None, ...] = ()
+    label: str | None = None  # a label metric's label (pass, CORRECT, A, ...), stored beside its number
 
     def __post_init__(self):
         if (self.status == OK) != (self.value is not None):

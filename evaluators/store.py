@@ -240,10 +240,17 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE scores ADD COLUMN repeats DOUBLE[];
     """,
+    # 9: a label metric's label as a column (it was read back from the first words of `detail`).
+    """
+    ALTER TABLE scores ADD COLUMN label VARCHAR;
+    UPDATE scores SET label = split_part(detail, ' (', 1)
+    WHERE status = 'ok' AND metric IN ('verdict', 'answer_class', 'accuracy_grade');
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
-SCORE_COLUMNS = ["run_id", "question_id", "method", "metric", "value", "norm", "status", "judge", "detail", "repeats"]
+SCORE_COLUMNS = ["run_id", "question_id", "method", "metric", "value", "norm", "status", "judge", "detail", "repeats",
+                 "label"]
 _KEY_FIELDS = [("run_id", pa.string()), ("question_id", pa.string()), ("method", pa.string())]
 _CLAIMS_SCHEMA = pa.schema(_KEY_FIELDS + [
     ("source", pa.string()), ("claim_idx", pa.int32()), ("text", pa.string()), ("verdict", pa.string()),
@@ -432,7 +439,7 @@ class Store:
         """Insert or replace score cells (a retried cell replaces its error row; no duplicates)."""
         if scores.empty:
             return
-        frame = scores[[c for c in SCORE_COLUMNS if c in scores]].assign(created_at=_now())  # repeats: optional
+        frame = scores[[c for c in SCORE_COLUMNS if c in scores]].assign(created_at=_now())  # repeats, label: optional
         with self._transaction() as cur:
             self._append(cur, "scores", frame)
 

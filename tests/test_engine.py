@@ -133,3 +133,17 @@ def test_judged_metrics_store_their_claims_and_chunk_verdicts(store, run_id):
         "SELECT verdict FROM claims WHERE run_id = ? AND question_id = 'q2' AND method = 'basic' AND source = 'answer'",
         [run_id]).fetchall()
     assert verdict == [("contradicted",)]
+
+
+def test_a_label_metric_stores_its_label_beside_its_number(store, run_id):
+    engine.execute_run(store, run_id)
+    rows = store.cursor().execute(
+        "SELECT metric, value, label, detail FROM scores WHERE run_id = ? AND metric IN ('verdict', 'answer_class', "
+        "'accuracy_grade', 'judge_overall') AND status = 'ok'", [run_id]).fetchall()
+    assert {m for m, *_ in rows} == {"verdict", "answer_class", "accuracy_grade", "judge_overall"}
+    for metric, value, label, detail in rows:
+        if metric == "judge_overall":
+            assert label is None
+        else:
+            assert detail.startswith(label + " (") and label in {"pass", "partial", "fail", "CORRECT", "WRONG",
+                                                                 "DON'T KNOW", "A", "B", "C", "D", "E"}

@@ -189,6 +189,8 @@ def test_migration_from_version_1_to_the_latest_keeps_the_data(tmp_path):
                 "status) VALUES ('run-1', 'old', now(), 'ds_g', ['ds_o'], 'offline', ['exact_match'], 'finished')")
     con.execute("INSERT INTO scores VALUES ('run-1', 'q1', 'basic', 'exact_match', 1.0, 1.0, 'ok', "
                 "'deterministic', NULL, now())")
+    con.execute("INSERT INTO scores VALUES ('run-1', 'q1', 'basic', 'verdict', 0.5, 0.5, 'ok', "
+                "'offline', 'partial (offline judge_overall 3.4)', now())")
     con.close()
 
     store = Store(db)
@@ -196,7 +198,8 @@ def test_migration_from_version_1_to_the_latest_keeps_the_data(tmp_path):
         assert store.schema_version() == SCHEMA_VERSION == len(MIGRATIONS)
         cur = store.cursor()
         assert cur.execute("SELECT run_id, name, status FROM runs").fetchall() == [("run-1", "old", "finished")]
-        assert cur.execute("SELECT question_id, value FROM scores").fetchall() == [("q1", 1.0)]
+        assert cur.execute("SELECT metric, value, label, repeats FROM scores ORDER BY metric").fetchall() == [
+            ("exact_match", 1.0, None, None), ("verdict", 0.5, "partial", None)]  # migration 9 reads the label
         assert cur.execute("SELECT count(*) FROM judge_cache").fetchall() == [(0,)]
         assert cur.execute("SELECT count(*) FROM generated_questions").fetchall() == [(0,)]  # migration 3
 

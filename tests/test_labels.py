@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from evaluators import inspectorraget, labels, loaders
+from evaluators.queries.overview import LABELS
 from evaluators.schema import LoadError
 from evaluators.store import close_store, open_store
 
@@ -46,8 +47,10 @@ def tiny_run(db: Path, tmp_path: Path, scores: list[tuple] = (), metrics=("faith
     if scores:
         store.write_scores(pd.DataFrame(
             [{"run_id": run_id, "question_id": q, "method": m, "metric": metric, "value": value,
-              "norm": value, "status": status, "judge": "offline",
-              "detail": detail} for q, m, metric, value, status, detail in scores]))
+              "norm": value, "status": status, "judge": "offline", "detail": detail,
+              # a label metric's label, as the engine stores it beside the detail that starts with it
+              "label": detail.split(" (")[0] if metric in LABELS and status == "ok" else None}
+             for q, m, metric, value, status, detail in scores]))
     store.finish_run(run_id, "finished")
     return run_id
 

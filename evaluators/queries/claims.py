@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evaluators.queries.overview import LABELS
 from evaluators.store import Store
 
 # The scores shown first for each (question, method), in this order.
@@ -72,9 +71,8 @@ def answers(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
 def sample_scores(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
     """Every score cell of the question (all methods), with the label of label metrics and the
     latest human override beside the judge's value (never in place of it)."""
-    labels = ", ".join(f"'{m}'" for m in LABELS)
     return store.cursor().execute(
-        f"""
+        """
         WITH human AS (
             SELECT method, metric, label AS human_label, override_value AS human_value, author AS human_author
             FROM annotations
@@ -83,7 +81,7 @@ def sample_scores(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
             QUALIFY row_number() OVER (PARTITION BY method, metric ORDER BY created_at DESC, annotation_id) = 1
         )
         SELECT s.method, s.metric, s.value, s.norm, s.status, s.judge, s.detail, s.repeats,
-               CASE WHEN s.metric IN ({labels}) AND s.status = 'ok' THEN split_part(s.detail, ' (', 1) END AS label,
+               s.label,
                h.human_value, h.human_label, h.human_author
         FROM scores s LEFT JOIN human h USING (method, metric)
         WHERE s.run_id = $run_id AND s.question_id = $qid

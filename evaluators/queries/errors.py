@@ -46,7 +46,7 @@ def run_facets(store: Store, run_id: str) -> dict[str, list[str]]:
         "SELECT DISTINCT method FROM scores WHERE run_id = ? ORDER BY method", [run_id]).fetchall()]
     present = {m for m, in cur.execute("SELECT DISTINCT metric FROM scores WHERE run_id = ?", [run_id]).fetchall()}
     labels = cur.execute(
-        f"""SELECT DISTINCT metric, split_part(detail, ' (', 1) FROM scores
+        f"""SELECT DISTINCT metric, label FROM scores
             WHERE run_id = ? AND status = 'ok' AND metric IN ({', '.join(f"'{m}'" for m in LABELS)})""",
         [run_id]).fetchall()
     facets = {"methods": methods,
@@ -108,8 +108,8 @@ def samples(store: Store, run_id: str, *, methods: Sequence[str] = (), question_
                    max(value) FILTER (metric = $sort AND status = 'ok') AS sort_value,
                    max(status) FILTER (metric = $sort) AS sort_status,
                    max(value) FILTER (metric = $filter AND status = 'ok') AS filter_value,
-                   max(split_part(detail, ' (', 1)) FILTER (metric = 'verdict' AND status = 'ok') AS verdict,
-                   max(split_part(detail, ' (', 1)) FILTER (metric = 'answer_class' AND status = 'ok') AS answer_class,
+                   max(label) FILTER (metric = 'verdict') AS verdict,
+                   max(label) FILTER (metric = 'answer_class') AS answer_class,
                    {"count(*) FILTER (list_contains($statuses, status))" if statuses else "0"} AS n_status,
                    count(*) FILTER (status IN {FAILED}) AS n_failed,
                    {columns}
@@ -140,7 +140,6 @@ def annotations(store: Store, run_id: str, question_id: str | None = None, metho
     and the judge's current output beside it: the claim's verdict, or the score's value and label.
     An imported human rating (`evaluators.labels`) targets its dimension, with its `rating` and `source` file.
     `stale`: the claim at that index now has another text (the sample was re-judged)."""
-    labels = ", ".join(f"'{m}'" for m in LABELS)
     return store.cursor().execute(
         f"""
         SELECT a.created_at, a.author, a.question_id, a.method,
@@ -148,9 +147,7 @@ def annotations(store: Store, run_id: str, question_id: str | None = None, metho
                     THEN (CASE a.claim_source WHEN 'answer' THEN 'A' ELSE 'R' END) || (a.claim_idx + 1)
                     ELSE coalesce(a.metric, a.dimension) END AS target,
                a.label, a.override_value, a.rating, a.judge_label, a.judge_value,
-               coalesce(c.verdict,
-                        CASE WHEN a.metric IN ({labels}) AND s.status = 'ok' THEN split_part(s.detail, ' (', 1) END)
-                   AS judge_label_now,
+               coalesce(c.verdict, s.label) AS judge_label_now,
                s.value AS judge_value_now, a.tags, a.note, a.claim_text,
                (a.claim_text IS NOT NULL AND c.text IS DISTINCT FROM a.claim_text) AS stale,
                a.source, a.metric, a.claim_source, a.claim_idx, a.annotation_id
@@ -190,7 +187,7 @@ def label_agreement(store: Store, run_id: str, methods: Sequence[str] = ()) -> p
     return store.cursor().execute(
         f"""
         SELECT a.metric, a.question_id, a.method, a.author,
-               coalesce(a.judge_label, CASE WHEN s.status = 'ok' THEN split_part(s.detail, ' (', 1) END) AS judge_label,
+               coalesce(a.judge_label, s.label) AS judge_label,
                a.label AS human_label
         FROM annotations a
         LEFT JOIN scores s ON s.run_id = a.run_id AND s.question_id = a.question_id AND s.method = a.method

@@ -107,11 +107,10 @@ def _latest_ratings(store: Store, run_id: str, methods: Sequence[str]) -> pd.Dat
 
 def _cells(store: Store, run_id: str, metrics: list[str], methods: Sequence[str]) -> pd.DataFrame:
     """The run's cells of `metrics`: value, label (label metrics), status and detail."""
-    labels = ", ".join(f"'{m}'" for m in LABELS)
     return store.cursor().execute(
-        f"""
+        """
         SELECT question_id, method, metric, value, status, detail,
-               CASE WHEN metric IN ({labels}) AND status = 'ok' THEN split_part(detail, ' (', 1) END AS label
+               label
         FROM scores
         WHERE run_id = $run_id AND list_contains($metrics, metric)
           AND (len($methods) = 0 OR list_contains($methods, method))

@@ -82,7 +82,7 @@ def label_counts(store: Store, run_id: str, by_type: bool = False) -> pd.DataFra
     type_col = "coalesce(g.question_type, '')" if by_type else f"'{ALL_TYPES}'"
     frame = store.cursor().execute(
         f"""
-        SELECT s.method, s.metric, {type_col} AS question_type, split_part(s.detail, ' (', 1) AS label,
+        SELECT s.method, s.metric, {type_col} AS question_type, s.label,
                count(*) AS n
         FROM scores s JOIN runs r USING (run_id)
         LEFT JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = s.question_id

@@ -24,7 +24,8 @@ Policy (the issue's, and why):
   the openai client's own 120 s limit, up to `max_retry_after` (default 600 s): a server asking
   for longer is not waited for, and the call ends as judge_error with the reason.
   Other 4xx (bad key, unknown model) are not retried.
-* Replies that do not parse, do not validate or are empty get one repair call: the bad output goes back with the error and a request for corrected JSON.
+* Replies that do not parse, do not validate or are empty get one repair call: the bad output goes
+  back with the error and a request for corrected JSON.
 * A verification reply that misses verdicts keeps the matrix: the missing cells are None, so
   `evaluators.claims` gives judge_error on exactly the metrics that need them; the call's status
   is "incomplete". A failed verification call leaves its chunks' cells None and sets the
@@ -32,9 +33,10 @@ Policy (the issue's, and why):
 * A semaphore bounds concurrent HTTP requests (not samples); backoff sleeps do not hold it.
 * With a `cache` (get(key) -> dict | None, put(key, **fields); `judges.StoreCache` keeps it in
   DuckDB), a request whose key (`cache_key`: the server's base URL, PROMPT_VERSION and the request
-  body: model, messages, temperature, seed, response_format; not the output limit) was answered before makes no HTTP request: its
-  record says cached=True, latency 0. Only replies whose record ends "ok" are kept (validated and
-  complete; never an error, an invalid or an incomplete reply), each under its own request's key.
+  body: model, messages, temperature, seed, response_format; not the output limit) was answered
+  before makes no HTTP request: its record says cached=True, latency 0. Only replies whose record
+  ends "ok" are kept (validated and complete; never an error, an invalid or an incomplete reply),
+  each under its own request's key.
 * Repeats (`repeats` N > 1): the holistic call is asked N times per sample, as N choices of one
   request (`n`; input tokens paid once) where the server gives them, else one request per reply,
   reply k with seed + k (so each is its own cache entry). The ratings are averaged and the labels go

@@ -21,16 +21,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from evaluators.metrics import REGISTRY  # noqa: E402
+from evaluators.metrics.registry import label_metrics  # noqa: E402
 from evaluators.store import Store  # noqa: E402
 
 RUN_ID = "run-big"
 GOLDEN, OUTPUTS = "ds_big_golden", "ds_big_outputs"
 TYPES = ("Fact Retrieval", "Complex Reasoning", "Contextual Summarize", "Creative Generation")
 METHODS = ("local_search", "basic_search", "llm_with_context")
-LABELS = {"verdict": ("pass", "partial", "fail"), "answer_class": ("CORRECT", "WRONG", "DON'T KNOW"),
-          "accuracy_grade": ("A", "B", "C", "D", "E")}
-LABEL_VALUES = {"verdict": (1.0, 0.5, 0.0), "answer_class": (1.0, 0.0, 0.0),
-                "accuracy_grade": (1.0, 0.75, 0.5, 0.25, 0.0)}
 
 
 def _sql_list(items) -> str:
@@ -82,15 +79,17 @@ def build(path: Path, n_questions: int, n_methods: int, n_metrics: int = 30, cla
                 [RUN_ID, GOLDEN, OUTPUTS, [m.id for m in metrics], n_samples])
 
     # One CASE per scale: values on the metric's own scale, norm in [0, 1].
+    labels_of = label_metrics()
+    values_of = {mid: tuple(REGISTRY[mid].labels.values()) for mid in labels_of}
     metric_table = ", ".join(f"('{m.id}', '{m.scale}')" for m in metrics)
     label_only = " ".join(f"WHEN metric = '{mid}' THEN {_sql_list(labels)}[1 + floor(u * {len(labels)})::INT]"
-                          for mid, labels in LABELS.items())
+                          for mid, labels in labels_of.items())
     label_cases = " ".join(
         f"WHEN metric = '{mid}' THEN {_sql_list(labels)}[1 + floor(u * {len(labels)})::INT] || ' (LLM judge)'"
-        for mid, labels in LABELS.items())
+        for mid, labels in labels_of.items())
     value_cases = " ".join(
         f"WHEN metric = '{mid}' THEN {list(values)}[1 + floor(u * {len(values)})::INT]"
-        for mid, values in LABEL_VALUES.items())
+        for mid, values in values_of.items())
     step("scores", f"""
         INSERT INTO scores (run_id, question_id, method, metric, value, norm, status, judge, detail, created_at, label)
         WITH cells AS (

@@ -334,7 +334,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_metrics(args) -> int:
-    rows = [{"id": m.id, "family": m.family, "scale": SCALES[m.scale],
+    rows = [{"id": m.id, "family": m.family, "scale": SCALES[m.scale].text,
              "higher_is_better": m.higher_is_better, "needs": ", ".join(m.needs) or "-",
              "seed": m.seed, "formula": m.formula} for m in REGISTRY.values()]
     if args.json:

@@ -15,6 +15,14 @@ SKIPPED = "skipped"
 STATUSES = (OK, NOT_APPLICABLE, JUDGE_ERROR, TIMEOUT, SKIPPED)
 ERROR_STATUSES = (JUDGE_ERROR, TIMEOUT)
 
+# Statuses a judge call can have (judge_calls.status): OK, or what went wrong.
+INVALID = "invalid"  # content empty, truncated, unparseable or not matching the schema
+INCOMPLETE = "incomplete"  # a valid verification reply that misses verdicts
+RATE_LIMITED, SERVER_ERROR, CALL_TIMEOUT = "rate_limited", "server_error", "timeout"
+CONNECTION_ERROR, BAD_RESPONSE = "connection_error", "bad_response"  # bad_response: 200 but no completion
+BAD_REQUEST, SCHEMA_UNSUPPORTED = "bad_request", "schema_unsupported"
+ANSWERED = (OK, INCOMPLETE)  # a call whose reply was used
+
 
 @dataclass(frozen=True)
 class Chunk:

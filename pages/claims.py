@@ -6,8 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evaluators.metrics import REGISTRY
+from evaluators.metrics.registry import lookup
 from evaluators.queries import claims as q
+from evaluators.schema import OK
 from ui import highlight as hl
 from ui.common import current_run, how_computed, store
 
@@ -96,12 +97,11 @@ def _method_label(method: str, column) -> None:
 
 def _shown(row) -> str:
     """A score cell as shown: its label, its rounded value, or its status when it has no value."""
-    if row["status"] != "ok":
+    if row["status"] != OK:
         return row["status"]
     if isinstance(row["label"], str):
         return row["label"]
-    scale = REGISTRY[row["metric"]].scale if row["metric"] in REGISTRY else "ratio"
-    return f"{row['value']:.{ {'likert': 2, 'percent': 1}.get(scale, 3) }f}"
+    return f"{row['value']:.{lookup(row['metric']).range.digits}f}"
 
 
 def _replies(row) -> str:
@@ -242,7 +242,7 @@ for method, col in _columns():
         col.caption("answer_correctness_f1 was not computed in this run.")
         continue
     row = row.iloc[0]
-    if row["status"] != "ok" or pd.isna(row["tp"]):
+    if row["status"] != OK or pd.isna(row["tp"]):
         # the detail may quote a judge server's error message: shown escaped, never as markdown
         col.html(hl.caption(f"answer_correctness_f1: {row['status']}"
                             + (f" ({row['detail']})" if isinstance(row["detail"], str) else "")))

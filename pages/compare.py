@@ -10,13 +10,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from evaluators.metrics import REGISTRY
-from evaluators.metrics.registry import SCALES
+from evaluators.metrics.registry import SCALES, lookup
+from evaluators.queries import OWN, VIEWS, bounds_in_view, difference_in_view, in_view
 from evaluators.queries import compare as q
 from evaluators.queries.overview import ALL_TYPES, question_types
 from ui.common import md_escape as md, plot_label as label, plot_wrap as wrap
-from ui.common import (LIKERT, OWN, PERCENT, VIEWS, current_run, downloads, how_computed, in_view, open_question,
-                       plotly_config, run_header, stop_without_scores, store)
+from ui.common import (current_run, downloads, how_computed, open_question, plotly_config, run_header,
+                       stop_without_scores, store)
 
 GREEN, RED, GREY = "#1a7f37", "#cf222e", "#6e7781"
 # Question types: distinct colours that stay clear of the green / red of better / worse.
@@ -28,15 +28,6 @@ DISAGREEMENTS = 200
 CELL_QUESTIONS = 500
 
 
-def delta_in_view(norm: pd.Series, own: pd.Series, view: str) -> pd.Series:
-    """A difference in the chosen view: own units, points on 1-5 (4 x norm) or percentage points."""
-    if view == LIKERT:
-        return 4 * norm
-    if view == PERCENT:
-        return 100 * norm
-    return own
-
-
 def type_name(t: str) -> str:
     return t if t else NO_TYPE
 
@@ -46,7 +37,7 @@ def listing(metric_ids: list[str], most: int = 6) -> str:
 
 
 def scale_text(scale: str) -> str:
-    return "label (0-1)" if scale == "label" else SCALES.get(scale, scale)
+    return "label (0-1)" if scale == "label" else SCALES[scale].text
 
 
 def jitter(values: pd.Series, span: float, seed: int) -> pd.Series:
@@ -122,12 +113,12 @@ chosen_type = top[2].selectbox("Question type", [ALL_TYPES, *types], key="cmp_ty
                                format_func=lambda t: t if t == ALL_TYPES else type_name(t))
 type_filter = None if chosen_type == ALL_TYPES else chosen_type
 row2 = st.columns([3, 4])
-families = list(dict.fromkeys(REGISTRY[m].family if m in REGISTRY else "other" for m in run_metrics))
+families = list(dict.fromkeys(lookup(m).family for m in run_metrics))
 chosen_families = row2[0].multiselect("Metric families", families, default=families, key="cmp_families")
 view = row2[1].radio("Show scores in", VIEWS, horizontal=True, key="cmp_view",
                      help="The metric's own scale as stored; the white paper's 1-5 projection (a difference of "
                           "4 x norm); or percent (a difference in percentage points, 100 x norm).")
-metrics = [m for m in run_metrics if (REGISTRY[m].family if m in REGISTRY else "other") in chosen_families]
+metrics = [m for m in run_metrics if lookup(m).family in chosen_families]
 if not metrics:
     st.info("No metric family is selected: pick at least one above.")
     st.stop()
@@ -146,7 +137,7 @@ if table.empty:
             + ": widen the selection, or check the run's failed cells on **Evaluate**.")
     st.stop()
 
-table["advantage"] = table["delta_norm"] * table["metric"].map(q.direction).replace(0, float("nan"))
+table["advantage"] = table["delta_norm"] * table["metric"].map(lambda m: lookup(m).direction).replace(0, float("nan"))
 for method in others:
     rows = table[table["method"] == method]
     wins = rows[rows["significant"] & (rows["better"] == method)]["metric"].tolist()
@@ -162,10 +153,10 @@ shown = pd.DataFrame({
     "method": table["method"],
     "metric": table["metric"],
     f"Δ {a_name} − {baseline}" if one else f"Δ vs {baseline}":
-        delta_in_view(table["delta_norm"], table["delta"], view).round(3),
+        difference_in_view(table["delta_norm"], table["delta"], view).round(3),
     "95% CI": [f"[{lo:+.3f}, {hi:+.3f}]" if pd.notna(lo) else "n/a" for lo, hi in
-               zip(delta_in_view(table["ci_low_norm"], table["ci_low"], view),
-                   delta_in_view(table["ci_high_norm"], table["ci_high"], view))],
+               zip(difference_in_view(table["ci_low_norm"], table["ci_low"], view),
+                   difference_in_view(table["ci_high_norm"], table["ci_high"], view))],
     "p (Holm)": table["p_holm"],
     "n": table["n"],
     f"{a_name} better": table["wins"],
@@ -228,7 +219,7 @@ order = [m for m in pair_table["metric"] if m in set(deltas["metric"])]
 if deltas.empty:
     st.info("No question is scored `ok` by both methods.")
 else:
-    deltas["shown_delta"] = delta_in_view(deltas["delta_norm"], deltas["delta"], view)
+    deltas["shown_delta"] = difference_in_view(deltas["delta_norm"], deltas["delta"], view)
     type_order = [t for t in types if t in set(deltas["question_type"])]
     z = deltas.pivot(index="question_type", columns="metric", values="advantage").reindex(index=type_order,
                                                                                          columns=order)
@@ -274,9 +265,9 @@ else:
         cell_rows = pd.DataFrame({
             method_a: in_view(listed["norm_a"], listed["value_a"], view).round(3),
             baseline: in_view(listed["norm_b"], listed["value_b"], view).round(3),
-            "Δ": delta_in_view(listed["delta_norm"], listed["delta"], view).round(3),
+            "Δ": difference_in_view(listed["delta_norm"], listed["delta"], view).round(3),
             "question": listed["question"], "question_id": listed["question_id"]})
-        sign = q.direction(cell_metric)
+        sign = lookup(cell_metric).direction
         cell_css = pd.DataFrame("", index=cell_rows.index, columns=cell_rows.columns)
         cell_css["Δ"] = [advantage_css(d * sign if sign else None, False) for d in listed["delta_norm"]]
         cell_event = st.dataframe(cell_rows.style.apply(lambda _: cell_css, axis=None).format({"Δ": signed},
@@ -299,11 +290,11 @@ if st.session_state.get("cmp_metric") not in detail_metrics:
     st.session_state["cmp_metric"] = detail_metrics[0]  # the largest significant difference
 pick = st.columns([3, 1])
 metric = pick[0].selectbox("Metric", detail_metrics, key="cmp_metric",
-                           format_func=lambda m: f"{m} ({scale_text(REGISTRY[m].scale) if m in REGISTRY else ''})")
+                           format_func=lambda m: f"{m} ({scale_text(lookup(m).scale)})")
 spread = pick[1].checkbox("Spread overlapping points", value=True, key="cmp_jitter",
                           help="Many scores share a value (1-5, labels, 0/1): a tiny display-only offset shows how "
                                "many questions sit on each spot. Hovers give the true scores.")
-sign = q.direction(metric)
+sign = lookup(metric).direction
 pairs_n = int(pair_table.loc[pair_table["metric"] == metric, "n"].iloc[0])
 left, right = st.columns(2)
 
@@ -311,8 +302,7 @@ points = q.paired_scores(store(), run_id, method_a, baseline, metrics=[metric], 
                          order="sample", limit=SCATTER_POINTS)
 points["x"] = in_view(points["norm_a"], points["value_a"], view)
 points["y"] = in_view(points["norm_b"], points["value_b"], view)
-lowest, width = q.scale_of(metric)
-low, high = {LIKERT: (1.0, 5.0), PERCENT: (0.0, 100.0)}.get(view, (lowest, lowest + width))
+low, high = bounds_in_view(metric, view)
 # Spread only where points really pile up (discrete scores); continuous ones are drawn as they are.
 spread = spread and bool(points[["x", "y"]].duplicated().mean() > 0.2)
 if spread:
@@ -354,7 +344,7 @@ gaps = q.paired_scores(store(), run_id, method_a, baseline, metrics=[metric], qu
 disagreements = pd.DataFrame({
     method_a: in_view(gaps["norm_a"], gaps["value_a"], view).round(3),
     baseline: in_view(gaps["norm_b"], gaps["value_b"], view).round(3),
-    f"Δ {method_a} − {baseline}": delta_in_view(gaps["delta_norm"], gaps["delta"], view).round(3),
+    f"Δ {method_a} − {baseline}": difference_in_view(gaps["delta_norm"], gaps["delta"], view).round(3),
     "question type": [type_name(t) for t in gaps["question_type"]],
     "question": gaps["question"],
     "question_id": gaps["question_id"],

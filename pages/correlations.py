@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from evaluators.metrics import REGISTRY
+from evaluators.metrics.registry import lookup
 from evaluators.queries import compare as qc
 from evaluators.queries import correlations as q
 from ui.common import md_escape as md, plot_label as label, plot_wrap as wrap
@@ -37,7 +37,7 @@ def jitter(values, seed: int):
 
 
 def family(metric: str) -> str:
-    return REGISTRY[metric].family if metric in REGISTRY else "other"
+    return lookup(metric).family
 
 
 run = current_run()

@@ -10,7 +10,7 @@ import streamlit as st
 
 from evaluators import schema
 from evaluators.claims import VERDICTS
-from evaluators.metrics import REGISTRY
+from evaluators.metrics.registry import lookup
 from evaluators.queries import claims as qc
 from evaluators.queries import errors as q
 from evaluators.queries import humans as qh
@@ -22,7 +22,6 @@ from ui.common import current_run, downloads, open_question, stop_without_scores
 
 STATUSES = tuple(s for s in schema.STATUSES if s != schema.OK)  # the statuses a cell can be filtered by
 ROW_LIMITS = (50, 100, 500, 1000)
-STEPS = {"likert": 0.25, "percent": 1.0, "binary": 1.0}
 
 run = current_run()
 run_id = run["run_id"]
@@ -52,10 +51,10 @@ filter_metric = row2[0].selectbox("Metric range", ["(none)", *metrics], key="ea-
                                        "range. A cell that is not ok (failed, not applicable) never does.")
 low = high = None
 if filter_metric != "(none)":
-    lowest, highest = q.value_bounds(filter_metric)
-    scale = REGISTRY[filter_metric].scale if filter_metric in REGISTRY else "ratio"
+    scale = lookup(filter_metric).range
+    lowest, highest = scale.low, scale.high
     picked = row2[1].slider(f"Range of {filter_metric}", lowest, highest, (lowest, highest),
-                            step=STEPS.get(scale, 0.01), key=f"ea-range-{filter_metric}")
+                            step=scale.step, key=f"ea-range-{filter_metric}")
     low = picked[0] if picked[0] > lowest else None
     high = picked[1] if picked[1] < highest else None
     if low is None and high is None:
@@ -85,7 +84,7 @@ def _table(frame: pd.DataFrame) -> pd.DataFrame:
     """The listed samples as shown: the sort (and filter) metric first, labels, key scores, counts."""
     table = frame[["question_id", "method"]].copy()
     table[sort_metric] = frame["sort_value"]
-    if (frame["sort_status"] != "ok").any():  # say why a cell is empty
+    if (frame["sort_status"] != schema.OK).any():  # say why a cell is empty
         table[f"{sort_metric} status"] = frame["sort_status"]
     if filters["metric"] and filters["metric"] != sort_metric:
         table[filters["metric"]] = frame["filter_value"]
@@ -136,7 +135,7 @@ def _score_panel(question_id: str, method: str, author: str) -> None:
     scores = scores[scores["method"] == method]
     shown = pd.DataFrame({
         "metric": scores["metric"].to_numpy(),
-        "judge": [r.label if isinstance(r.label, str) else (r.status if r.status != "ok" else round(r.value, 3))
+        "judge": [r.label if isinstance(r.label, str) else (r.status if r.status != schema.OK else round(r.value, 3))
                   for r in scores.itertuples(index=False)],
         "human": [r.human_label if isinstance(r.human_label, str) else
                   ("" if pd.isna(r.human_value) else round(r.human_value, 3)) for r in scores.itertuples(index=False)],
@@ -150,18 +149,19 @@ def _score_panel(question_id: str, method: str, author: str) -> None:
                           index=catalogue.index(sort_metric) if sort_metric in catalogue else 0)
     judge_row = scores[scores["metric"] == metric].iloc[0]
     judge_value = None if pd.isna(judge_row["value"]) else float(judge_row["value"])
-    if metric in q.LABEL_VALUES:
-        options = list(q.LABEL_VALUES[metric])
+    described = lookup(metric)
+    if described.labels:
+        options = list(described.labels)
         label = st.selectbox("Your label", options, key=f"ea-override-label-{metric}",
                              index=options.index(judge_row["label"]) if judge_row["label"] in options else 0)
-        value = q.LABEL_VALUES[metric][label]
+        value = described.labels[label]
     else:
-        lowest, highest = q.value_bounds(metric)
-        scale = REGISTRY[metric].scale if metric in REGISTRY else "ratio"
+        scale = described.range
+        lowest, highest = scale.low, scale.high
         label = None
         start = lowest if judge_value is None else min(max(judge_value, lowest), highest)
         value = st.number_input(f"Your value ({lowest:g}-{highest:g})", lowest, highest, start,
-                                step=STEPS.get(scale, 0.01), key=f"ea-override-value-{metric}")
+                                step=scale.step, key=f"ea-override-value-{metric}")
     why = st.text_input("Why (optional)", key="ea-override-note")
     if st.button("Save override", key="ea-save-override"):
         if not author:

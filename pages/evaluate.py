@@ -19,6 +19,7 @@ from evaluators.demo import QUEUED
 from evaluators.judges import prices
 from evaluators.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
+from evaluators.metrics.registry import lookup
 from evaluators.metrics.registry import NEEDS
 from evaluators.runner import Snapshot
 from ui.common import md_escape, run_cost_caption, run_manager, store
@@ -111,7 +112,7 @@ def per_metric_progress(snap: Snapshot) -> pd.DataFrame:
     rows = []
     for metric_id, state in snap.metrics.items():
         pace = state.seconds_per_cell
-        rows.append({"metric": metric_id, "family": REGISTRY[metric_id].family if metric_id in REGISTRY else "",
+        rows.append({"metric": metric_id, "family": lookup(metric_id).family,
                      "done": state.done, "total": state.total,
                      "progress": state.done / state.total if state.total else 1.0,
                      "ms per cell": round(1000 * pace, 2) if pace is not None else None,

@@ -5,9 +5,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from evaluators.metrics import REGISTRY
+from evaluators.metrics.registry import in_catalogue_order, lookup
+from evaluators.queries import OWN, VIEWS, in_view
 from evaluators.queries import overview as q
-from ui.common import (OWN, VIEWS, current_run, downloads, how_computed, in_view, md_escape, plotly_config,
+from ui.common import (current_run, downloads, how_computed, md_escape, plotly_config,
                        run_header, stop_without_scores, store)
 
 run = current_run()
@@ -51,10 +52,9 @@ def cell_table(frame: pd.DataFrame) -> pd.DataFrame:
         table[m] = wide[("value", m)].astype(float).round(3)
         table[f"{m} 95% CI"] = wide[("ci", m)]
         table[f"{m} n"] = wide[("n", m)]
-    order = [m for m in REGISTRY if m in table.index] + [m for m in table.index if m not in REGISTRY]
-    table = table.loc[order]
-    table.insert(0, "scale", [REGISTRY[m].scale if m in REGISTRY else "" for m in table.index])
-    table.insert(0, "family", [REGISTRY[m].family if m in REGISTRY else "" for m in table.index])
+    table = table.loc[in_catalogue_order(table.index)]
+    table.insert(0, "scale", [lookup(m).scale for m in table.index])
+    table.insert(0, "family", [lookup(m).family for m in table.index])
     judges = frame.groupby("metric")["judge"].first()
     table["judge"] = judges.reindex(table.index)
     return table
@@ -73,7 +73,7 @@ if chosen_type != q.ALL_TYPES:
     counts = counts[counts["question_type"] == chosen_type]
 titles = {"verdict": "Pass / partial / fail (seed 001)", "answer_class": "CORRECT / WRONG / DON'T KNOW (seed 003)",
           "accuracy_grade": "Factual accuracy grade A-E (seed 003)"}
-for col, metric in zip(st.columns(3), q.LABELS):
+for col, metric in zip(st.columns(3), titles):
     col.markdown(f"**{titles[metric]}**")
     labels = q.label_table(counts, metric)
     if labels.empty:
@@ -95,7 +95,7 @@ if not spread.empty:
                "do not all agree (a rating or a verdict that flips).")
 
 st.subheader("By question type")
-metric_ids = [m for m in REGISTRY if m in set(means["metric"])]
+metric_ids = in_catalogue_order(means["metric"])
 metric = st.selectbox("Metric", metric_ids, index=metric_ids.index("judge_overall") if "judge_overall" in metric_ids
                       else 0)
 by_type = means[means["metric"] == metric].copy()

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from evaluators import inspectorraget, labels, loaders
-from evaluators.queries.overview import LABELS
+from evaluators.metrics.registry import label_metrics
 from evaluators.schema import LoadError
 from evaluators.store import close_store, open_store
 
@@ -49,7 +49,7 @@ def tiny_run(db: Path, tmp_path: Path, scores: list[tuple] = (), metrics=("faith
             [{"run_id": run_id, "question_id": q, "method": m, "metric": metric, "value": value,
               "norm": value, "status": status, "judge": "offline", "detail": detail,
               # a label metric's label, as the engine stores it beside the detail that starts with it
-              "label": detail.split(" (")[0] if metric in LABELS and status == "ok" else None}
+              "label": detail.split(" (")[0] if metric in label_metrics() and status == "ok" else None}
              for q, m, metric, value, status, detail in scores]))
     store.finish_run(run_id, "finished")
     return run_id

@@ -34,7 +34,8 @@ import duckdb
 import pytest
 
 from evaluators.judges import prompts
-from evaluators.judges.openai_judge import INCOMPLETE, INVALID, SCHEMA_UNSUPPORTED, OpenAIJudge
+from evaluators.judges.openai_judge import OpenAIJudge
+from evaluators.schema import INCOMPLETE, INVALID, SCHEMA_UNSUPPORTED
 from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
 
 ROOT = Path(__file__).resolve().parent.parent

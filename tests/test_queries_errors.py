@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from evaluators.metrics.registry import lookup
 from evaluators.queries import errors as q
 from evaluators.store import close_store, open_store
 
@@ -38,7 +39,7 @@ def test_the_worst_samples_come_first_with_the_count_of_all_matches(demo):
 def test_lower_is_better_metrics_sort_highest_first():
     assert not q.worst_is_lowest("hallucination_rate") and q.worst_is_lowest("faithfulness")
     assert q.worst_is_lowest("dont_know")  # no better direction: lowest first
-    assert q.value_bounds("judge_overall") == (1.0, 5.0) and q.value_bounds("factual_accuracy") == (0.0, 100.0)
+    assert lookup("judge_overall").range.low == 1.0 and lookup("factual_accuracy").range.high == 100.0
 
 
 def test_hallucination_rate_worst_first(demo):

@@ -16,9 +16,6 @@ from evaluators.runner import RunManager
 from evaluators.store import Store
 
 POLL_SECONDS = 2  # how often an empty page of a run being computed looks whether it has finished
-# How a score is shown (Overview's switch): its own scale, seed 000's 1-5 projection or percent.
-OWN, LIKERT, PERCENT = "own scale", "1-5 (white paper)", "percent"
-VIEWS = (OWN, LIKERT, PERCENT)
 
 
 def md_escape(text: str) -> str:
@@ -112,15 +109,6 @@ def _rerun_when_status_changes(run_id: str, status: str) -> None:
     current = store().run(run_id)
     if current is None or current["status"] != status:
         st.rerun()
-
-
-def in_view(norm: pd.Series, own: pd.Series, view: str) -> pd.Series:
-    """Scores in the chosen view: own scale as stored, 1 + 4 x norm, or 100 x norm."""
-    if view == LIKERT:
-        return 1 + 4 * norm
-    if view == PERCENT:
-        return 100 * norm
-    return own
 
 
 def downloads(frame: pd.DataFrame, stem: str, key: str) -> None:

@@ -65,16 +65,10 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from evaluators.claims import UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Verdict
 from evaluators.judges import prompts
 from evaluators.rubric import Holistic, aggregate
-from evaluators.schema import JUDGE_ERROR, OK, TIMEOUT, Sample
+from evaluators.schema import (BAD_REQUEST, BAD_RESPONSE, CALL_TIMEOUT, CONNECTION_ERROR, INCOMPLETE, INVALID,
+                               JUDGE_ERROR, OK, RATE_LIMITED, SCHEMA_UNSUPPORTED, SERVER_ERROR, TIMEOUT, Sample)
 
 JUDGE = "openai"  # the judge name scores carry (the twin of offline.JUDGE), for the registry
-
-# CallRecord.status values, besides "ok".
-INVALID = "invalid"  # content empty, truncated, unparseable or not matching the schema
-INCOMPLETE = "incomplete"  # a valid verification reply that misses verdicts
-RATE_LIMITED, SERVER_ERROR, CALL_TIMEOUT = "rate_limited", "server_error", "timeout"
-CONNECTION_ERROR, BAD_RESPONSE = "connection_error", "bad_response"  # bad_response: 200 but no completion
-BAD_REQUEST, SCHEMA_UNSUPPORTED = "bad_request", "schema_unsupported"
 
 RETRYABLE_STATUS_CODES = frozenset({408, 409, 429})  # and every 5xx
 # How servers without structured outputs, or without a schema keyword, word their 400 (OpenAI, vLLM,

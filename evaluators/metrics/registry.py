@@ -6,20 +6,48 @@ A metric is a function over a batch of samples returning one Result per sample, 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from evaluators.schema import Result, Sample
 
-# How `value` maps to `norm` in [0, 1] (DESIGN.md "Store").
-SCALES = {
-    "binary": "0 or 1",
-    "ratio": "0-1",
-    "likert": "1-5",
-    "percent": "0-100",
-    "label": "label, numeric value in 0-1",
-}
+@dataclass(frozen=True)
+class Scale:
+    """A metric's own scale: value = low + (high - low) x norm, with norm in [0, 1] (DESIGN.md "Store").
+    The one place that maps values to norm and back, for stored scores, intervals, charts and views."""
+
+    name: str
+    text: str  # as listed in the catalogue
+    low: float
+    high: float
+    digits: int  # decimals a value is shown with
+    step: float  # the smallest change a slider or a value field offers
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    def norm(self, value):
+        """value -> norm (a number, an array or a Series)."""
+        return (value - self.low) / self.width
+
+    def value(self, norm):
+        """norm -> value, the inverse of `norm`."""
+        return self.low + self.width * norm
+
+    def difference(self, norm_difference):
+        """A difference of norms in this scale's units (points on 1-5, percentage points)."""
+        return self.width * norm_difference
+
+
+SCALES = {s.name: s for s in (
+    Scale("binary", "0 or 1", 0.0, 1.0, 3, 1.0),
+    Scale("ratio", "0-1", 0.0, 1.0, 3, 0.01),
+    Scale("likert", "1-5", 1.0, 5.0, 2, 0.25),
+    Scale("percent", "0-100", 0.0, 100.0, 1, 1.0),
+    Scale("label", "label, numeric value in 0-1", 0.0, 1.0, 3, 0.01),
+)}
 
 # What a metric can need beyond question + answer; the engine skips (not_applicable) what is absent.
 NEEDS = {
@@ -43,16 +71,29 @@ class Metric:
     seed: str  # the seed document that defines it, e.g. "004"
     formula: str
     compute: Compute
+    # A label metric's labels in display order, each with its numeric value (e.g. pass 1, partial 0.5,
+    # fail 0); the label is stored in its own column (scores.label). Empty for every other metric.
+    labels: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def range(self) -> Scale:
+        return SCALES[self.scale]
+
+    @property
+    def direction(self) -> int:
+        """+1 when higher is better, -1 when lower is better, 0 when neither."""
+        return 0 if self.higher_is_better is None else (1 if self.higher_is_better else -1)
+
+    @property
+    def aggregation(self) -> str:
+        """How a method's cells of this metric are summarised: the shares of its labels, or the mean."""
+        return "label shares" if self.labels else "mean"
 
     def norm(self, value: float | None) -> float | None:
         """The value projected onto [0, 1] for comparisons and correlations."""
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return None
-        if self.scale == "likert":
-            return (value - 1.0) / 4.0
-        if self.scale == "percent":
-            return value / 100.0
-        return float(value)
+        return float(self.range.norm(value))
 
 
 REGISTRY: dict[str, Metric] = {}
@@ -67,10 +108,13 @@ def metric(
     seed: str,
     formula: str,
     needs: tuple[str, ...] = (),
+    labels: Mapping[str, float] | None = None,
 ) -> Callable[[Compute], Compute]:
     """Register `compute(samples, context) -> list[Result]` under `id`."""
     if scale not in SCALES:
         raise ValueError(f"{id}: unknown scale {scale!r}")
+    if (scale == "label") != bool(labels):
+        raise ValueError(f"{id}: a metric has labels exactly when its scale is 'label'")
     unknown = set(needs) - set(NEEDS)
     if unknown:
         raise ValueError(f"{id}: unknown needs {sorted(unknown)}")
@@ -78,10 +122,32 @@ def metric(
     def register(compute: Compute) -> Compute:
         if id in REGISTRY:
             raise ValueError(f"metric {id!r} registered twice")
-        REGISTRY[id] = Metric(id, family, scale, higher_is_better, tuple(needs), seed, formula, compute)
+        REGISTRY[id] = Metric(id, family, scale, higher_is_better, tuple(needs), seed, formula, compute,
+                              dict(labels or {}))
         return compute
 
     return register
+
+
+def lookup(metric_id: str) -> Metric:
+    """The registered metric, or for an id no longer in the catalogue (a run stored by an older version)
+    a plain 0-1 metric with no direction, so that its stored scores still show."""
+    return REGISTRY.get(metric_id) or Metric(metric_id, "other", "ratio", None, (), "", "", _not_registered)
+
+
+def in_catalogue_order(metric_ids) -> list[str]:
+    """The ids in catalogue order, ids no longer in the catalogue last (alphabetically)."""
+    found = set(metric_ids)
+    return [m for m in REGISTRY if m in found] + sorted(found - set(REGISTRY))
+
+
+def label_metrics() -> dict[str, tuple[str, ...]]:
+    """The label metrics and their labels in display order (verdict, answer_class, accuracy_grade)."""
+    return {m.id: tuple(m.labels) for m in REGISTRY.values() if m.labels}
+
+
+def _not_registered(samples, context):
+    raise KeyError("this metric is no longer in the catalogue")
 
 
 def resolve(ids: Sequence[str] | None = None) -> list[Metric]:

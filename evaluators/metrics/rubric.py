@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from evaluators import formulas
 from evaluators.abstention import abstains
 from evaluators.claims import claim_metrics
 from evaluators.judges import HOLISTIC, correctness, grounding, offline
@@ -152,6 +153,10 @@ RUBRIC_METRICS = [
      f"{CORRECT_P} (judge_correctness >= 3), else WRONG; {_P}."),
 ]
 
+# The label metrics' labels, in display order, and their values (DESIGN.md "Metric ids").
+LABELS = {"verdict": formulas.VERDICT_VALUES, "accuracy_grade": formulas.GRADE_VALUES,
+          "answer_class": formulas.ANSWER_CLASS_VALUES}
+
 for _id, _scale, _seed, _needs, _formula in RUBRIC_METRICS:
     metric(_id, family="rubric", scale=_scale, higher_is_better=True, seed=_seed, formula=_formula,
-           needs=_needs)(_compute(_id))
+           needs=_needs, labels=LABELS.get(_id))(_compute(_id))

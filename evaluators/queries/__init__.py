@@ -5,12 +5,37 @@ import json
 
 import pandas as pd
 
+from evaluators import schema
 from evaluators.judges import prices
-from evaluators.schema import ERROR_STATUSES
+from evaluators.metrics.registry import SCALES, lookup
 from evaluators.store import Store
 
-# SQL: the statuses of a failed cell, the ones a retry redoes (schema.ERROR_STATUSES), for `status IN {FAILED}`.
-FAILED = "(" + ", ".join(f"'{s}'" for s in ERROR_STATUSES) + ")"
+# Cell statuses as SQL literals, from schema.py (the one list): `status = {OK}`, `status IN {FAILED}`.
+OK, NOT_APPLICABLE = f"'{schema.OK}'", f"'{schema.NOT_APPLICABLE}'"
+# A failed cell: the statuses a retry redoes (schema.ERROR_STATUSES).
+FAILED = "(" + ", ".join(f"'{s}'" for s in schema.ERROR_STATUSES) + ")"
+ANSWERED = "(" + ", ".join(f"'{s}'" for s in schema.ANSWERED) + ")"  # judge calls whose reply was used
+
+# How a score is shown (the screens' switch): its own scale, seed 000's 1-5 projection or percent.
+OWN, LIKERT, PERCENT = "own scale", "1-5 (white paper)", "percent"
+VIEWS = (OWN, LIKERT, PERCENT)
+_VIEW_SCALES = {LIKERT: SCALES["likert"], PERCENT: SCALES["percent"]}
+
+
+def in_view(norm: pd.Series, own: pd.Series, view: str) -> pd.Series:
+    """Scores in the chosen view: own scale as stored, or norm projected onto 1-5 or 0-100."""
+    return _VIEW_SCALES[view].value(norm) if view in _VIEW_SCALES else own
+
+
+def bounds_in_view(metric: str, view: str) -> tuple[float, float]:
+    """The lowest and highest score a metric can show in the chosen view."""
+    scale = _VIEW_SCALES.get(view, lookup(metric).range)
+    return scale.low, scale.high
+
+
+def difference_in_view(norm: pd.Series, own: pd.Series, view: str) -> pd.Series:
+    """A difference in the chosen view: own units, points on 1-5 or percentage points."""
+    return _VIEW_SCALES[view].difference(norm) if view in _VIEW_SCALES else own
 
 
 def runs(store: Store) -> pd.DataFrame:
@@ -20,7 +45,7 @@ def runs(store: Store) -> pd.DataFrame:
         SELECT r.run_id, r.name, r.created_at, r.status, r.judge, r.judge_model, r.n_samples,
                len(r.metrics) AS n_metrics,
                count(s.metric) AS n_cells,
-               count(s.metric) FILTER (s.status = 'ok') AS n_ok,
+               count(s.metric) FILTER (s.status = {OK}) AS n_ok,
                count(s.metric) FILTER (s.status IN {FAILED}) AS n_failed,
                r.finished_at, r.error
         FROM runs r LEFT JOIN scores s USING (run_id)
@@ -50,10 +75,10 @@ def method_summary(store: Store, run_id: str) -> pd.DataFrame:
     return store.cursor().execute(
         f"""
         SELECT method, metric, any_value(judge) AS judge,
-               avg(value) FILTER (status = 'ok') AS mean,
-               count(*) FILTER (status = 'ok') AS n_scored,
+               avg(value) FILTER (status = {OK}) AS mean,
+               count(*) FILTER (status = {OK}) AS n_scored,
                count(*) AS n_total,
-               count(*) FILTER (status = 'not_applicable') AS n_not_applicable,
+               count(*) FILTER (status = {NOT_APPLICABLE}) AS n_not_applicable,
                count(*) FILTER (status IN {FAILED}) AS n_failed
         FROM scores WHERE run_id = ?
         GROUP BY method, metric ORDER BY metric, method
@@ -79,9 +104,9 @@ def summary_table(store: Store, run_id: str) -> pd.DataFrame:
 def run_calls(store: Store, run_id: str) -> dict:
     """The run's judge calls: how many went out, were cached or failed, and their tokens."""
     row = store.cursor().execute(
-        """
+        f"""
         SELECT count(*) FILTER (NOT cached) AS calls, count(*) FILTER (cached) AS cached,
-               count(*) FILTER (status NOT IN ('ok', 'incomplete')) AS failed,
+               count(*) FILTER (status NOT IN {ANSWERED}) AS failed,
                coalesce(sum(input_tokens) FILTER (NOT cached), 0) AS input_tokens,
                coalesce(sum(output_tokens) FILTER (NOT cached), 0) AS output_tokens
         FROM judge_calls WHERE run_id = ?

@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 
 from evaluators.metrics import REGISTRY
+from evaluators.metrics.registry import in_catalogue_order, lookup
+from evaluators.queries import OK
 from evaluators.stats import holm, paired_comparison
 from evaluators.store import Store
 
@@ -33,8 +35,7 @@ def run_methods(store: Store, run_id: str) -> list[str]:
 def run_metrics(store: Store, run_id: str) -> list[str]:
     """The metrics that have score cells in the run, in catalogue order (unknown ids last)."""
     rows = store.cursor().execute("SELECT DISTINCT metric FROM scores WHERE run_id = ?", [run_id]).fetchall()
-    found = {m for (m,) in rows}
-    return [m for m in REGISTRY if m in found] + sorted(found - set(REGISTRY))
+    return in_catalogue_order(m for (m,) in rows)
 
 
 def scores_version(store: Store, run_id: str) -> tuple:
@@ -51,18 +52,6 @@ def default_methods(methods: list[str]) -> tuple[list[str], str | None]:
     if len(chosen) < 2:
         return chosen, None
     return chosen, chosen[-1]
-
-
-def scale_of(metric: str) -> tuple[float, float]:
-    """(lowest, width) of the metric's own scale: value = lowest + width x norm (registry.Metric.norm)."""
-    scale = REGISTRY[metric].scale if metric in REGISTRY else "ratio"
-    return {"likert": (1.0, 4.0), "percent": (0.0, 100.0)}.get(scale, (0.0, 1.0))
-
-
-def direction(metric: str) -> int:
-    """+1 when higher is better, -1 when lower is better, 0 when neither (or unknown)."""
-    better = REGISTRY[metric].higher_is_better if metric in REGISTRY else None
-    return 0 if better is None else (1 if better else -1)
 
 
 def _golden_dataset(store: Store, run_id: str) -> str | None:
@@ -86,7 +75,7 @@ def paired_scores(store: Store, run_id: str, method_a: str, method_b: str, *, me
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
     params: dict[str, object] = {"run": run_id, "a": method_a, "b": method_b}
-    where = ["a.run_id = $run", "a.method = $a", "b.method = $b", "a.status = 'ok'", "b.status = 'ok'",
+    where = ["a.run_id = $run", "a.method = $a", "b.method = $b", f"a.status = {OK}", f"b.status = {OK}",
              "a.value IS NOT NULL", "b.value IS NOT NULL"]
     if metrics is not None:
         where.append(_in_list("a.metric", "m", metrics, params))
@@ -173,7 +162,7 @@ def _value_pairs(store: Store, run_id: str, method_a: str, method_b: str, *, met
     """metric, value_a, value_b of every pair: paired_scores' rows without ids, text or order, which
     halves the time at 25,000 questions x 30 metrics (sorting 750,000 string keys was the cost)."""
     params: dict[str, object] = {"run": run_id, "a": method_a, "b": method_b}
-    where = ["a.run_id = $run", "a.method = $a", "b.method = $b", "a.status = 'ok'", "b.status = 'ok'",
+    where = ["a.run_id = $run", "a.method = $a", "b.method = $b", f"a.status = {OK}", f"b.status = {OK}",
              "a.value IS NOT NULL", "b.value IS NOT NULL"]
     golden = ""
     if metrics is not None:
@@ -198,28 +187,29 @@ def _compare_metric(method: str, baseline: str, metric: str, a: np.ndarray, b: n
     # sorting the pairs by value makes the interval the same on every rerun without sorting in SQL.
     order = np.lexsort((b, a))
     c = paired_comparison(a[order], b[order], tie_tolerance=TIE_TOLERANCE)
-    sign = direction(metric)
-    lowest, width = scale_of(metric)
+    m = lookup(metric)
+    sign = m.direction
     wins, losses = (c.wins, c.losses) if sign >= 0 else (c.losses, c.wins)
     better = None
     if sign and c.mean_diff is not None:
         advantage = sign * c.mean_diff
         better = method if advantage > TIE_TOLERANCE else baseline if advantage < -TIE_TOLERANCE else "tie"
-    m = REGISTRY.get(metric)
 
-    def norm(x: float | None, shift: float = 0.0) -> float | None:
-        return None if x is None else (x - shift) / width
+    def norm(x: float | None) -> float | None:
+        return None if x is None else m.range.norm(x)
+
+    def norm_difference(x: float | None) -> float | None:
+        return None if x is None else x / m.range.width
 
     return {
         "method": method, "baseline": baseline, "metric": metric,
-        "family": m.family if m else "", "scale": m.scale if m else "",
-        "higher_is_better": m.higher_is_better if m else None,
+        "family": m.family, "scale": m.scale, "higher_is_better": m.higher_is_better,
         "n": c.n, "mean_a": c.mean_a, "mean_b": c.mean_b, "delta": c.mean_diff, "ci_low": c.low,
         "ci_high": c.high, "p_value": c.p_value, "p_holm": None, "significant": False,
         "wins": wins if sign else None, "ties": c.ties if sign else None, "losses": losses if sign else None,
         "better": better, "test": c.test, "ci_method": c.ci_method,
-        "mean_a_norm": norm(c.mean_a, lowest), "mean_b_norm": norm(c.mean_b, lowest),
-        "delta_norm": norm(c.mean_diff), "ci_low_norm": norm(c.low), "ci_high_norm": norm(c.high),
+        "mean_a_norm": norm(c.mean_a), "mean_b_norm": norm(c.mean_b), "delta_norm": norm_difference(c.mean_diff),
+        "ci_low_norm": norm_difference(c.low), "ci_high_norm": norm_difference(c.high),
     }
 
 
@@ -239,11 +229,11 @@ def type_deltas(store: Store, run_id: str, method_a: str, method_b: str, *,
         FROM scores a
         JOIN scores b ON b.run_id = a.run_id AND b.question_id = a.question_id AND b.metric = a.metric
         LEFT JOIN golden_items g ON g.dataset_id = $golden AND g.question_id = a.question_id
-        WHERE a.run_id = $run AND a.method = $a AND b.method = $b AND a.status = 'ok' AND b.status = 'ok'
+        WHERE a.run_id = $run AND a.method = $a AND b.method = $b AND a.status = {OK} AND b.status = {OK}
           AND a.value IS NOT NULL AND b.value IS NOT NULL {metric_filter}
         GROUP BY ALL ORDER BY question_type, a.metric
         """, params).df()
-    signs = frame["metric"].map(direction).replace(0, np.nan)
+    signs = frame["metric"].map(lambda m: lookup(m).direction).replace(0, np.nan)
     frame["advantage"] = frame["delta_norm"] * signs
     return frame
 

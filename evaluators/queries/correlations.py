@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from evaluators.queries import OK
 from evaluators.queries.compare import run_metrics
 from evaluators.stats import correlation_matrix
 from evaluators.store import Store
@@ -28,7 +29,7 @@ def metric_pivot(store: Store, run_id: str, *, method: str | None = None,
     for i, metric in enumerate(metrics):
         params[f"m{i}"] = metric
         columns.append(f"any_value(norm) FILTER (metric = $m{i}) AS c{i}")
-    where = "run_id = $run AND status = 'ok' AND norm IS NOT NULL"
+    where = f"run_id = $run AND status = {OK} AND norm IS NOT NULL"
     if method is not None:
         where += " AND method = $method"
         params["method"] = method
@@ -97,7 +98,7 @@ def pair_points(store: Store, run_id: str, metric_x: str, metric_y: str, *, meth
         FROM scores a
         JOIN scores b ON b.run_id = a.run_id AND b.question_id = a.question_id AND b.method = a.method
         LEFT JOIN golden_items g ON g.dataset_id = $golden AND g.question_id = a.question_id
-        WHERE a.run_id = $run AND a.metric = $mx AND b.metric = $my AND a.status = 'ok' AND b.status = 'ok'
+        WHERE a.run_id = $run AND a.metric = $mx AND b.metric = $my AND a.status = {OK} AND b.status = {OK}
           AND a.norm IS NOT NULL AND b.norm IS NOT NULL {method_filter}
         ORDER BY {'hash(a.question_id, a.method), ' if limit is not None else ''}a.method, a.question_id
         {f'LIMIT {int(limit)}' if limit is not None else ''}

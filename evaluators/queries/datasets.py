@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evaluators.schema import ERROR_STATUSES
+from evaluators.queries import FAILED, NOT_APPLICABLE, OK
 from evaluators.store import Store
 
 MAX_ROWS = 500  # lists on screen are capped; the newest come first
@@ -62,18 +62,18 @@ def run_cells(store: Store, run_id: str) -> pd.DataFrame:
     """Per metric of the run: cells stored ok, not applicable, failed (judge_error, timeout; what a
     re-run recomputes) and still missing (never computed: what a resume computes)."""
     frame = store.cursor().execute(
-        """
+        f"""
         WITH m AS (SELECT unnest(metrics) AS metric, generate_subscripts(metrics, 1) AS idx, n_samples
                    FROM runs WHERE run_id = ?),
-             s AS (SELECT metric, count(*) FILTER (status = 'ok') AS n_ok,
-                          count(*) FILTER (status = 'not_applicable') AS n_not_applicable,
-                          count(*) FILTER (list_contains(?, status)) AS n_failed,
+             s AS (SELECT metric, count(*) FILTER (status = {OK}) AS n_ok,
+                          count(*) FILTER (status = {NOT_APPLICABLE}) AS n_not_applicable,
+                          count(*) FILTER (status IN {FAILED}) AS n_failed,
                           count(*) AS n_stored
                    FROM scores WHERE run_id = ? GROUP BY metric)
         SELECT m.metric, coalesce(s.n_ok, 0) AS n_ok, coalesce(s.n_not_applicable, 0) AS n_not_applicable,
                coalesce(s.n_failed, 0) AS n_failed, coalesce(s.n_stored, 0) AS n_stored, m.n_samples AS n_total
         FROM m LEFT JOIN s USING (metric) ORDER BY m.idx
-        """, [run_id, list(ERROR_STATUSES), run_id]).df()
+        """, [run_id, run_id]).df()
     frame["n_missing"] = (frame["n_total"] - frame["n_stored"]).clip(lower=0)
     return frame.drop(columns="n_stored")
 

@@ -12,31 +12,19 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from evaluators import formulas
-from evaluators.metrics import REGISTRY
-from evaluators.queries import FAILED
-from evaluators.queries.overview import LABELS
+from evaluators.metrics.registry import in_catalogue_order, label_metrics, lookup
+from evaluators.queries import FAILED, OK
 from evaluators.store import Store
 
 # Score columns shown for every listed sample (besides the sort and filter metrics).
 SAMPLE_METRICS = ("faithfulness", "answer_correctness_f1", "context_precision", "judge_overall",
                   "hallucination_rate")
-# A label metric's numeric value (DESIGN.md "Metric ids"), for a human label given as an override.
-LABEL_VALUES = {"verdict": formulas.VERDICT_VALUES, "answer_class": formulas.ANSWER_CLASS_VALUES,
-                "accuracy_grade": formulas.GRADE_VALUES}
-_SCALE_BOUNDS = {"binary": (0.0, 1.0), "ratio": (0.0, 1.0), "likert": (1.0, 5.0), "percent": (0.0, 100.0),
-                 "label": (0.0, 1.0)}
-
-
-def value_bounds(metric: str) -> tuple[float, float]:
-    """The range of a metric's own scale (1-5, 0-100, 0-1)."""
-    return _SCALE_BOUNDS.get(REGISTRY[metric].scale if metric in REGISTRY else "ratio", (0.0, 1.0))
 
 
 def worst_is_lowest(metric: str) -> bool:
     """Worst first means lowest norm first, except for metrics where lower is better
     (hallucination_rate). A metric with no better direction (dont_know) sorts lowest first."""
-    return metric not in REGISTRY or REGISTRY[metric].higher_is_better is not False
+    return lookup(metric).direction >= 0
 
 
 def run_facets(store: Store, run_id: str) -> dict[str, list[str]]:
@@ -46,12 +34,10 @@ def run_facets(store: Store, run_id: str) -> dict[str, list[str]]:
         "SELECT DISTINCT method FROM scores WHERE run_id = ? ORDER BY method", [run_id]).fetchall()]
     present = {m for m, in cur.execute("SELECT DISTINCT metric FROM scores WHERE run_id = ?", [run_id]).fetchall()}
     labels = cur.execute(
-        f"""SELECT DISTINCT metric, label FROM scores
-            WHERE run_id = ? AND status = 'ok' AND metric IN ({', '.join(f"'{m}'" for m in LABELS)})""",
+        f"SELECT DISTINCT metric, label FROM scores WHERE run_id = ? AND status = {OK} AND label IS NOT NULL",
         [run_id]).fetchall()
-    facets = {"methods": methods,
-              "metrics": [m for m in REGISTRY if m in present] + sorted(present - set(REGISTRY))}
-    for metric, order in LABELS.items():
+    facets = {"methods": methods, "metrics": in_catalogue_order(present)}
+    for metric, order in label_metrics().items():
         seen = {label for m, label in labels if m == metric}
         facets[metric] = [x for x in order if x in seen] + sorted(seen - set(order))
     return facets
@@ -96,7 +82,7 @@ def samples(store: Store, run_id: str, *, methods: Sequence[str] = (), question_
     if annotated_only:
         where.append("coalesce(a.n_annotations, 0) > 0")
     direction = "ASC" if worst_is_lowest(sort_metric) else "DESC"
-    columns = ",\n".join(f"max(value) FILTER (metric = '{m}' AND status = 'ok') AS \"{m}\"" for m in SAMPLE_METRICS)
+    columns = ",\n".join(f"max(value) FILTER (metric = '{m}' AND status = {OK}) AS \"{m}\"" for m in SAMPLE_METRICS)
     shown = ", ".join(f'c."{m}"' for m in SAMPLE_METRICS)
     if limit is not None:
         params["limit"] = int(limit)
@@ -104,10 +90,10 @@ def samples(store: Store, run_id: str, *, methods: Sequence[str] = (), question_
         f"""
         WITH c AS (
             SELECT question_id, method,
-                   max(norm) FILTER (metric = $sort AND status = 'ok') AS sort_norm,
-                   max(value) FILTER (metric = $sort AND status = 'ok') AS sort_value,
+                   max(norm) FILTER (metric = $sort AND status = {OK}) AS sort_norm,
+                   max(value) FILTER (metric = $sort AND status = {OK}) AS sort_value,
                    max(status) FILTER (metric = $sort) AS sort_status,
-                   max(value) FILTER (metric = $filter AND status = 'ok') AS filter_value,
+                   max(value) FILTER (metric = $filter AND status = {OK}) AS filter_value,
                    max(label) FILTER (metric = 'verdict') AS verdict,
                    max(label) FILTER (metric = 'answer_class') AS answer_class,
                    {"count(*) FILTER (list_contains($statuses, status))" if statuses else "0"} AS n_status,
@@ -183,7 +169,7 @@ def claim_agreement(store: Store, run_id: str, methods: Sequence[str] = ()) -> p
 def label_agreement(store: Store, run_id: str, methods: Sequence[str] = ()) -> pd.DataFrame:
     """One row per label-metric cell and author a human relabelled (their latest label): the
     judge's label (as seen, else current) and the human's."""
-    labels = ", ".join(f"'{m}'" for m in LABELS)
+    labels = ", ".join(f"'{m}'" for m in label_metrics())
     return store.cursor().execute(
         f"""
         SELECT a.metric, a.question_id, a.method, a.author,

@@ -26,7 +26,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from evaluators.metrics import REGISTRY
-from evaluators.queries.overview import LABELS
+from evaluators.metrics.registry import lookup
+from evaluators.schema import OK
 from evaluators.stats import bootstrap_ci, cohen_kappa, krippendorff_alpha, spearman
 from evaluators.store import Store
 
@@ -162,16 +163,17 @@ def _ceiling(rated: pd.DataFrame) -> dict:
 def _compare(items: pd.DataFrame, cells: pd.DataFrame, metric: str, n_boot: int, seed: int) -> tuple[dict, pd.DataFrame]:
     """One agreement row (n, statistics with CIs, a note) and the compared (item, judge, human) pairs."""
     merged = items.merge(cells, on=["question_id", "method"], how="left")
-    ok = merged[merged["status"] == "ok"]
+    ok = merged[merged["status"] == OK]
     if merged["status"].isna().all():
         return {"n": 0, "n_questions": 0, "note": f"{metric} is not in this run"}, ok
     kind, note = items["kind"].iloc[0], _note(merged, metric)
-    if kind == "label" and metric in LABELS:
+    is_label = bool(lookup(metric).labels)
+    if kind == "label" and is_label:
         ties = int(ok["human_label"].isna().sum())
         ok = ok[ok["human_label"].notna()].assign(judge_label=lambda f: f["label"].str.casefold())
         note = _join(note, f"{ties} item{'s' if ties != 1 else ''} whose annotators split evenly left out" if ties else "")
     row = {"n": len(ok), "n_questions": ok["question_id"].nunique()}
-    if kind == "label" and metric not in LABELS:
+    if kind == "label" and not is_label:
         note = _join(note, f"people gave labels and {metric} is a score: no statistic")
     elif len(ok) < MIN_ITEMS:
         note = _join(note, f"fewer than {MIN_ITEMS} items with both: no statistic")
@@ -192,7 +194,7 @@ def _kappa(judge, human) -> float | None:
 
 def _note(merged: pd.DataFrame, metric: str) -> str:
     """Why rated items have no ok cell of the metric: their statuses and the commonest reason."""
-    left_out = merged[merged["status"].notna() & (merged["status"] != "ok")]
+    left_out = merged[merged["status"].notna() & (merged["status"] != OK)]
     if left_out.empty:
         return ""
     statuses = ", ".join(f"{n} {status}" for status, n in left_out["status"].value_counts().items())

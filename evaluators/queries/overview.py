@@ -12,17 +12,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from evaluators.metrics import REGISTRY
-from evaluators.queries import FAILED
+from evaluators.metrics.registry import label_metrics, lookup
+from evaluators.queries import FAILED, NOT_APPLICABLE, OK
 from evaluators.store import Store
 
 ALL_TYPES = "All question types"
-# The label metrics and their labels, in display order (DESIGN.md "Metric ids").
-LABELS = {
-    "verdict": ("pass", "partial", "fail"),
-    "answer_class": ("CORRECT", "WRONG", "DON'T KNOW"),
-    "accuracy_grade": ("A", "B", "C", "D", "E"),
-}
 
 
 def question_types(store: Store, run_id: str) -> list[str]:
@@ -43,12 +37,12 @@ def metric_means(store: Store, run_id: str, by_type: bool = False, confidence: f
     frame = store.cursor().execute(
         f"""
         SELECT s.method, s.metric, {type_col} AS question_type, any_value(s.judge) AS judge,
-               avg(s.value) FILTER (s.status = 'ok') AS mean,
-               avg(s.norm) FILTER (s.status = 'ok') AS mean_norm,
-               stddev_samp(s.norm) FILTER (s.status = 'ok') AS sd_norm,
-               count(*) FILTER (s.status = 'ok') AS n_scored,
+               avg(s.value) FILTER (s.status = {OK}) AS mean,
+               avg(s.norm) FILTER (s.status = {OK}) AS mean_norm,
+               stddev_samp(s.norm) FILTER (s.status = {OK}) AS sd_norm,
+               count(*) FILTER (s.status = {OK}) AS n_scored,
                count(*) AS n_total,
-               count(*) FILTER (s.status = 'not_applicable') AS n_not_applicable,
+               count(*) FILTER (s.status = {NOT_APPLICABLE}) AS n_not_applicable,
                count(*) FILTER (s.status IN {FAILED}) AS n_failed
         FROM scores s JOIN runs r USING (run_id)
         LEFT JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = s.question_id
@@ -63,18 +57,10 @@ def metric_means(store: Store, run_id: str, by_type: bool = False, confidence: f
     # then mapped back to the metric's own scale.
     frame["ci_low_norm"] = (frame["mean_norm"] - half).clip(0.0, 1.0)
     frame["ci_high_norm"] = (frame["mean_norm"] + half).clip(0.0, 1.0)
-    lowest, width = _scale_bounds(frame["metric"])
-    frame["ci_low"] = lowest + width * frame["ci_low_norm"]
-    frame["ci_high"] = lowest + width * frame["ci_high_norm"]
+    scales = frame["metric"].map(lambda m: lookup(m).range)
+    frame["ci_low"] = [s.value(x) for s, x in zip(scales, frame["ci_low_norm"])]
+    frame["ci_high"] = [s.value(x) for s, x in zip(scales, frame["ci_high_norm"])]
     return frame
-
-
-def _scale_bounds(metric_ids: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """value = lowest + width x norm for every metric (registry.Metric.norm inverted)."""
-    scales = metric_ids.map(lambda m: REGISTRY[m].scale if m in REGISTRY else "ratio")
-    lowest = np.where(scales == "likert", 1.0, 0.0)
-    width = np.select([scales == "likert", scales == "percent"], [4.0, 100.0], 1.0)
-    return lowest, width
 
 
 def label_counts(store: Store, run_id: str, by_type: bool = False) -> pd.DataFrame:
@@ -86,7 +72,7 @@ def label_counts(store: Store, run_id: str, by_type: bool = False) -> pd.DataFra
                count(*) AS n
         FROM scores s JOIN runs r USING (run_id)
         LEFT JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = s.question_id
-        WHERE s.run_id = ? AND s.status = 'ok' AND s.metric IN ({', '.join(f"'{m}'" for m in LABELS)})
+        WHERE s.run_id = ? AND s.status = {OK} AND s.label IS NOT NULL
         GROUP BY ALL ORDER BY ALL
         """, [run_id]).df()
     return frame
@@ -95,7 +81,7 @@ def label_counts(store: Store, run_id: str, by_type: bool = False) -> pd.DataFra
 def label_table(counts: pd.DataFrame, metric: str) -> pd.DataFrame:
     """One label metric's counts as method (x question type) rows and one column per label, in the
     labels' order, with the share of the first label (pass rate, share CORRECT, share A)."""
-    labels = LABELS[metric]
+    labels = label_metrics()[metric]
     rows = counts[counts["metric"] == metric]
     table = rows.pivot_table(index=["question_type", "method"], columns="label", values="n", aggfunc="sum",
                              fill_value=0)
@@ -112,11 +98,11 @@ def repeatability(store: Store, run_id: str) -> pd.DataFrame:
     of the value, and the share of samples whose replies disagree (a rating or a label that flips).
     Empty for a run asked once per sample."""
     return store.cursor().execute(
-        """
+        f"""
         SELECT method, metric, max(len(repeats)) AS replies, count(*) AS samples,
                avg(list_stddev_samp(repeats)) AS mean_sd,
                avg(CASE WHEN list_unique(repeats) > 1 THEN 1.0 ELSE 0.0 END) AS share_disagreeing
         FROM scores
-        WHERE run_id = ? AND status = 'ok' AND len(repeats) > 1
+        WHERE run_id = ? AND status = {OK} AND len(repeats) > 1
         GROUP BY ALL ORDER BY metric, method
         """, [run_id]).df()

@@ -36,7 +36,7 @@ def problem_frame(problems: list[Problem]) -> pd.DataFrame:
 def file_columns(raw: bytes, name: str, encoding: str) -> list[str]:
     """The file's own column names, for the mapping step."""
     try:
-        return loaders.read_records(raw, name=name, encoding=encoding).keys
+        return loaders.column_names(raw, name=name, encoding=encoding)
     except LoadError:
         return []
 

@@ -1,0 +1,134 @@
+"""`load`: one file -> a `Dataset` of golden items and RAG outputs, or LoadError listing every
+problem; `check_against_golden`: the outputs of several files against the golden set.
+
+The pipeline: bytes -> records (formats) -> canonical columns (columns) -> typed records
+(records). Structural failures and missing columns stop early, because what follows them would
+be noise; problems inside records are all collected before raising.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from evaluators.loaders.columns import GOLDEN_FIELDS, OUTPUT_FIELDS, id_field, plan_roles, resolve_columns
+from evaluators.loaders.formats import gc_paused, parse, read_source
+from evaluators.loaders.problems import Problems
+from evaluators.loaders.records import RecordReader, derive_question_id, duplicate_outputs
+from evaluators.schema import GoldenItem, LoadError, Problem, RagOutput
+
+ROLES = ("auto", "golden", "outputs")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    source: str  # file name shown in messages (basename)
+    format: str  # one of FORMATS, as detected
+    content_hash: str  # sha256 of the raw bytes + the load options that change meaning
+    golden: tuple[GoldenItem, ...]  # empty when the file holds no golden fields
+    outputs: tuple[RagOutput, ...]  # empty when the file holds no answers
+    columns: dict[str, str]  # canonical field -> the column/key it was read from
+    output_rows: tuple[int, ...] = ()  # record number of each output, for later messages
+
+
+def load(source, *, name=None, role="auto", method=None, context_sep=None, fmt=None,
+         encoding="utf-8", column_map=None) -> Dataset:
+    """Read one file into a Dataset, or raise LoadError listing every problem found.
+
+    source: a path, or raw bytes (then `name`, the uploaded file's name, is required).
+    role: "golden", "outputs" or "auto" (whatever the file holds, at least one of them).
+    method: method name for outputs when the file has no method column (default: file stem).
+    context_sep: separator that joins the chunks when contexts are stored as one string.
+    column_map: {canonical_field: column} overrides; a None column turns a guessed field off.
+    """
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, not {role!r}")
+    raw, file = read_source(source, name)
+    with gc_paused():
+        return _load(raw, file, role, method, context_sep, fmt, encoding, column_map or {})
+
+
+def _load(raw: bytes, file: str, role: str, method, context_sep, fmt, encoding,
+          column_map: dict) -> Dataset:
+    problems = Problems(file)
+    _check_options(problems, method, context_sep)
+    fmt, codec, keys, records = parse(raw, file, fmt, encoding, problems)
+    found_in_records = len(problems.items)  # bad lines/rows: reported, the good records still read
+    columns = resolve_columns(keys, role, column_map, problems)
+    want_golden, want_outputs = plan_roles(columns, role, keys, problems)
+    if len(problems.items) > found_in_records:
+        raise LoadError(problems.items)  # without the right columns the rows are noise
+
+    default_method = None
+    if want_outputs and "method" not in columns:
+        default_method = method.strip() if method is not None else Path(file).stem
+    reader = RecordReader(columns, problems, want_golden, want_outputs, default_method,
+                          context_sep)
+    golden, outputs, output_rows = reader.read_all(records)
+    for row, field, message in duplicate_outputs(outputs, output_rows, columns):
+        problems.add(row, field, message)
+    problems.raise_if_any()
+
+    options = {"format": fmt, "role": role, "method": default_method,
+               "context_sep": context_sep, "column_map": column_map, "encoding": codec}
+    used = (GOLDEN_FIELDS if want_golden else ()) + (OUTPUT_FIELDS if want_outputs else ())
+    return Dataset(
+        source=file,
+        format=fmt,
+        content_hash=_content_hash(raw, options),
+        golden=golden,
+        outputs=outputs,
+        columns={f: c for f, c in columns.items() if f in used},
+        output_rows=output_rows,
+    )
+
+
+def _check_options(problems: Problems, method, context_sep) -> None:
+    """Problems with the options that shape the records (the format's own: `formats.parse`)."""
+    if method is not None and not str(method).strip():
+        problems.add(None, "method", "the method name is empty; give the method a name "
+                     "(or leave it out to use the file name)")
+    if context_sep is not None and not context_sep:
+        problems.add(None, "contexts", "the context separator is empty; name the text that "
+                     "separates chunks, for example '\\n\\n' or '|||'")
+
+
+def _content_hash(raw: bytes, options: dict) -> str:
+    digest = hashlib.sha256(raw)
+    digest.update(b"\0" + json.dumps(options, sort_keys=True).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def check_against_golden(outputs: Dataset | Sequence[Dataset], golden: Dataset) -> list[Problem]:
+    """Outputs whose question is not in the golden set, and (question_id, method) pairs answered
+    twice, also across files (their scores would overwrite each other)."""
+    if not golden.golden:
+        return [Problem(golden.source, None, None,
+                        "holds no golden items; choose the golden set file as the golden set")]
+    known = {item.question_id for item in golden.golden}
+    by_text = {derive_question_id(item.question): item.question_id for item in golden.golden}
+    problems, first_seen = [], {}
+    for ds in [outputs] if isinstance(outputs, Dataset) else outputs:
+        rows = ds.output_rows or tuple(range(1, len(ds.outputs) + 1))
+        field = id_field(ds.columns)
+        for row, out in zip(rows, ds.outputs):
+            key = (out.question_id, out.method)
+            if out.question_id not in known:
+                problems.append(Problem(ds.source, row, field, _unknown_question_message(out, golden.source, by_text)))
+            elif key in first_seen:
+                problems.append(Problem(ds.source, row, field, (
+                    f"question '{out.question_id}' already has an answer from method '{out.method}' in "
+                    f"{first_seen[key][0]} (row {first_seen[key][1]}); give each file its own method name")))
+            first_seen.setdefault(key, (ds.source, row))
+    return problems
+
+
+def _unknown_question_message(output: RagOutput, golden_source: str, by_text: dict) -> str:
+    if output.question_id in by_text:
+        return (f"this answer's question text matches golden question "
+                f"'{by_text[output.question_id]}', but this file has no question id column "
+                "and the golden set has ids: add a question_id column")
+    return (f"question id '{output.question_id}' (method '{output.method}') is not in the golden "
+            f"set {golden_source}; fix the id or add the question to the golden set")

@@ -1,0 +1,359 @@
+"""A file's bytes -> records: reading the source, the format (by extension, else sniffed), the
+text encoding, and the four parsers (CSV, JSON, JSON Lines, Parquet), each giving the column
+names and the records as (row number, dict), before any column is given a meaning.
+
+Structural failures (unreadable, empty, undecodable, invalid JSON) stop at once; a record that
+cannot be read (a broken line, a short row) is reported and the others are still read.
+"""
+from __future__ import annotations
+
+import codecs
+import csv
+import gc
+import hashlib
+import io
+import json
+from collections.abc import Iterable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluators import inspectorraget
+from evaluators.loaders.problems import Problems, kind
+from evaluators.schema import LoadError, Problem
+
+FORMATS = ("csv", "json", "jsonl", "parquet")
+
+_EXTENSIONS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "jsonl",
+               ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
+_WRAPPER_KEYS = ("results", "data", "samples", "examples")
+_CSV_DELIMITERS = (",", ";", "\t", "|")
+# Fits a C long on every platform; cells over MAX_CELL_CHARS get our own message instead of
+# the csv module's "field larger than field limit".
+_CSV_FIELD_LIMIT = 2**31 - 1
+_HEAD_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class Records:
+    """A file parsed into records, before any column is given a meaning (for readers of other
+    tables than golden sets and outputs, such as human labels: `evaluators.labels`)."""
+
+    file: str  # file name shown in messages (basename)
+    format: str  # one of FORMATS, as detected
+    content_hash: str  # sha256 of the raw bytes
+    keys: list[str]  # every column / key seen, in first-seen order
+    rows: list[tuple[int, dict]]  # (row number as messages give it, record)
+    problems: list[Problem]  # records that could not be read (a broken line, a short row); not in rows
+
+
+def read_records(source, *, name=None, encoding="utf-8") -> Records:
+    """Any CSV / JSON / JSONL / Parquet file (a path, or bytes with `name`) as records, with the
+    same format detection, parsing and messages as `load`; LoadError when no record can be read
+    (unreadable, empty, undecodable, invalid JSON). InspectorRAGet's experiment JSON comes back as
+    its loader records (one per model result)."""
+    raw, file = read_source(source, name)
+    problems = Problems(file)
+    with gc_paused():
+        fmt, _, keys, records = parse(raw, file, None, encoding, problems)
+    return Records(file, fmt, hashlib.sha256(raw).hexdigest(), [str(k) for k in keys], records,
+                   list(problems.items))
+
+
+def column_names(source, *, name=None, encoding="utf-8") -> list[str]:
+    """The file's own column names (every key seen, in first-seen order), read as `load` reads
+    the file: the names a column mapping can choose from. LoadError, with the problems `load`
+    would give, when no record can be read."""
+    return read_records(source, name=name, encoding=encoding).keys
+
+
+def detect_format(name: str, head: bytes) -> str:
+    """The format by file extension, else by sniffing the first bytes; LoadError if unknown."""
+    problems = Problems(Path(name).name)
+    return _detect(name, head, problems)
+
+
+# --------------------------------------------------------------------------- source
+
+
+@contextmanager
+def gc_paused():
+    """Building a million small records triggers repeated full collections that walk all of
+    them (more than half the load time); none of them is cyclic, so the collector can wait."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def read_source(source, name) -> tuple[bytes, str]:
+    """(the bytes, the file name messages give) of a path, or of bytes named by `name`."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        if not name:
+            raise ValueError("load(bytes) needs name=, the uploaded file's name")
+        return bytes(source), Path(name).name
+    path = Path(source)
+    file = Path(name).name if name else path.name
+    try:
+        return path.read_bytes(), file
+    except OSError as err:
+        raise LoadError([Problem(file, None, None, f"cannot read the file: {err.strerror or err}")])
+
+
+def parse(raw: bytes, file: str, fmt: str | None, encoding: str, problems: Problems):
+    """(format, codec name, column names, [(row number, record dict)]) of a file's bytes; `fmt`
+    None detects the format."""
+    codec = _check_options(problems, fmt, encoding)
+    _check_not_empty(raw, problems)
+    fmt = fmt or _detect(file, raw[:_HEAD_BYTES], problems)
+    if fmt == "parquet":
+        keys, records = _parse_parquet(raw, problems)
+    else:
+        text = _decode(raw, codec, fmt, problems)
+        _reject_nul(text, fmt, problems)
+        if fmt == "csv":
+            keys, records = _parse_csv(text, problems)
+        elif fmt == "jsonl":
+            keys, records = _parse_jsonl(text, problems)
+        else:
+            fmt, keys, records = _parse_json(text, problems)
+    if not records:
+        problems.raise_if_any()  # every record was broken: those problems say it all
+        problems.stop(None, None, _no_records_message(fmt))
+    return fmt, codec, keys, records
+
+
+def _check_options(problems: Problems, fmt, encoding) -> str:
+    """Problems with the format options themselves; returns the normalised codec name."""
+    if fmt is not None and fmt not in FORMATS:
+        problems.stop(None, None, f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        problems.stop(None, None, f"unknown encoding {encoding!r}; use a Python codec name "
+                      "such as 'utf-8', 'cp1252' or 'latin-1'")
+
+
+def _check_not_empty(raw: bytes, problems: Problems) -> None:
+    if not raw.strip(b" \t\r\n\x0b\x0c\xef\xbb\xbf"):
+        problems.stop(None, None, "the file is empty; export the data again and upload that file")
+
+
+def _no_records_message(fmt: str) -> str:
+    if fmt == "csv":
+        return "the file has a header row but no data rows; add at least one row under the header"
+    return "the file holds no records; it needs at least one question"
+
+
+# --------------------------------------------------------------------------- format detection
+
+
+def _detect(name: str, head: bytes, problems: Problems) -> str:
+    suffix = Path(name).suffix.lower()
+    fmt = _EXTENSIONS.get(suffix) or _sniff_format(head)
+    if fmt is None:
+        problems.stop(None, None, _unknown_format_message(suffix, head))
+    return fmt
+
+
+def _sniff_format(head: bytes) -> str | None:
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith(b"["):
+        return "json"
+    if text.startswith(b"{"):
+        first, _, rest = text.partition(b"\n")
+        return "jsonl" if rest.lstrip().startswith(b"{") and _is_json(first) else "json"
+    first_line = text.split(b"\n", 1)[0]
+    if b"\0" not in first_line and any(d.encode() in first_line for d in _CSV_DELIMITERS):
+        return "csv"
+    return None
+
+
+def _is_json(data: bytes | str) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
+
+
+def _unknown_format_message(suffix: str, head: bytes) -> str:
+    if suffix in (".xlsx", ".xls") or head.startswith(b"PK\x03\x04"):
+        return ("this looks like an Excel workbook, which RAGScope does not read; "
+                "save it as 'CSV UTF-8' and upload the CSV")
+    what = f"unknown file format {suffix!r}" if suffix else "unknown file format"
+    return (f"{what}: RAGScope reads .csv, .json, .jsonl and .parquet files; give the file "
+            "its real extension or choose the format explicitly")
+
+
+# --------------------------------------------------------------------------- text encoding
+
+
+def _decode(raw: bytes, codec: str, fmt: str, problems: Problems) -> str:
+    try:
+        text = raw.decode("utf-8-sig" if codec == "utf-8" else codec)
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        problems.stop(line if fmt == "jsonl" else None, None,
+                      _encoding_message(raw, err.start, line, codec))
+    return text.removeprefix("\ufeff")
+
+
+def _encoding_message(raw: bytes, position: int, line: int, codec: str) -> str:
+    guess = _guess_encoding(raw, position)
+    label = "UTF-8" if codec == "utf-8" else codec
+    message = (f"the file is not valid {label} text: byte 0x{raw[position]:02x} on line {line} "
+               "cannot be read.")
+    if guess and guess != codec:
+        return (f"{message} It looks like {guess}; re-save the file as UTF-8 "
+                f"(in Excel: Save As > CSV UTF-8), or load it with encoding='{guess}'.")
+    return (f"{message} Re-save the file as UTF-8, or load it with the encoding it was "
+            "saved in (encoding=..., for example 'cp1252').")
+
+
+def _guess_encoding(raw: bytes, position: int) -> str | None:
+    from charset_normalizer import from_bytes  # only needed when decoding failed
+
+    # The start of the file plus the bytes around the failure: enough to judge, cheap on 50 MB.
+    if position < 96 * 1024:
+        sample = raw[: position + 32 * 1024]
+    else:
+        sample = raw[: 64 * 1024] + raw[position - 32 * 1024: position + 32 * 1024]
+    matches = list(from_bytes(sample))
+    if not matches:
+        return None
+    # Short samples fit several code pages about equally; among those, name cp1252 (what
+    # Western-locale Excel saves) rather than an exotic neighbour such as cp1257.
+    close = [m for m in matches if m.chaos <= matches[0].chaos + 0.1]
+    if any("cp1252" in m.could_be_from_charset for m in close):
+        return "cp1252"
+    return matches[0].encoding
+
+
+def _reject_nul(text: str, fmt: str, problems: Problems) -> None:
+    position = text.find("\x00")
+    if position >= 0:
+        line = text.count("\n", 0, position) + 1
+        problems.stop(line if fmt == "jsonl" else None, None,
+                      f"line {line} contains a NUL byte (\\x00), so this is not plain text: the "
+                      "file may be binary or saved as UTF-16; re-save it as UTF-8 text")
+
+
+# --------------------------------------------------------------------------- the parsers
+
+
+def _parse_csv(text: str, problems: Problems):
+    csv.field_size_limit(max(csv.field_size_limit(), _CSV_FIELD_LIMIT))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_csv_delimiter(text),
+                        strict=True)
+    records: list[tuple[int, dict]] = []
+    row = 0
+    try:
+        header = next((cells for cells in reader if any(c.strip() for c in cells)), [])
+        header = [cell.strip() for cell in header]
+        _check_header(header, problems)
+        for row, cells in enumerate(reader, 1):
+            if len(cells) == len(header) and any(cells):
+                records.append((row, dict(zip(header, cells))))
+            elif any(cell.strip() for cell in cells):  # blank lines and ",,," rows are skipped
+                problems.add(row, None, f"this row has {len(cells)} fields but the header has "
+                             f"{len(header)}; a value containing the separator must be quoted")
+    except csv.Error as err:
+        problems.stop(row + 1, None, f"the CSV is malformed near line {reader.line_num} ({err}); "
+                      "check for an unclosed or stray double quote")
+    return header, records
+
+
+def _csv_delimiter(text: str) -> str:
+    """Comma unless the header line has none and another separator (Excel's ';', tab) instead."""
+    header_line = text.lstrip("\r\n").split("\n", 1)[0]
+    counts = {d: header_line.count(d) for d in _CSV_DELIMITERS}
+    if counts[","]:
+        return ","
+    best = max(counts, key=counts.get)
+    return best if counts[best] else ","
+
+
+def _check_header(header: list[str], problems: Problems) -> None:
+    seen: dict[str, int] = {}
+    for position, column in enumerate(header, 1):
+        if column in seen and column:  # unnamed columns (a trailing comma) are never read
+            problems.add(None, column, f"column '{column}' appears twice in the header "
+                         f"(columns {seen[column]} and {position}); rename or delete one")
+        seen.setdefault(column, position)
+
+
+def _parse_json(text: str, problems: Problems):
+    try:
+        top = json.loads(text)
+    except json.JSONDecodeError as err:
+        if err.msg == "Extra data" and _is_json(text.lstrip().split("\n", 1)[0]):
+            return ("jsonl", *_parse_jsonl(text, problems))  # JSON Lines saved as .json
+        problems.stop(None, None, f"the file is not valid JSON: {err.msg} at line {err.lineno}, "
+                      f"column {err.colno}; fix it there (or export the file again)")
+    if inspectorraget.is_inspectorraget(top):  # known by its keys, whatever the file's name
+        return ("json", *inspectorraget.records(top, problems))
+    items = _unwrap(top, problems)
+    return ("json", *_records(enumerate(items, 1), problems))
+
+
+def _unwrap(top: Any, problems: Problems) -> list:
+    """The list of records: the top level itself, or the list a wrapper object holds."""
+    if isinstance(top, list):
+        return top
+    if not isinstance(top, dict):
+        problems.stop(None, None, f"the top level of the JSON is {kind(top)}; expected a list "
+                      "of records, or an object holding one (like {\"results\": [...]})")
+    for key in _WRAPPER_KEYS:
+        if isinstance(top.get(key), list):
+            return top[key]
+    if len(top) == 1 and isinstance(next(iter(top.values())), list):
+        return next(iter(top.values()))
+    problems.stop(None, None, "the top-level JSON object holds no list of records (under "
+                  f"{', '.join(_WRAPPER_KEYS)} or a single key); keys found: "
+                  f"{', '.join(map(str, top)) or 'none'}. Put the records in a list")
+
+
+def _parse_jsonl(text: str, problems: Problems):
+    items = []
+    # split on "\n" only: splitlines() would also break on U+2028 inside JSON strings
+    for line_number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            items.append((line_number, json.loads(line)))
+        except json.JSONDecodeError as err:
+            problems.add(line_number, None, f"this line is not valid JSON: {err.msg} at column "
+                         f"{err.colno}; each line must hold one complete JSON object")
+    return _records(items, problems)
+
+
+def _records(items: Iterable[tuple[int, Any]], problems: Problems):
+    """Object records with their row numbers, and every key seen, in first-seen order."""
+    records = []
+    for row, item in items:
+        if isinstance(item, dict):
+            records.append((row, item))
+        else:
+            problems.add(row, None, f"this record is {kind(item)}; each record must be an "
+                         "object like {\"question\": ..., \"answer\": ...}")
+    keys = list(dict.fromkeys(key for _, record in records for key in record))
+    return keys, records
+
+
+def _parse_parquet(raw: bytes, problems: Problems):
+    import pyarrow as pa  # imported here: only Parquet files pay for it
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(pa.BufferReader(raw))
+    except (pa.ArrowException, OSError, ValueError) as err:
+        problems.stop(None, None, f"this is not a readable Parquet file ({err}); export it "
+                      "again as Parquet, or give the file its real extension")
+    return table.column_names, list(enumerate(table.to_pylist(), 1))

@@ -22,8 +22,7 @@ from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 from calibration.sets import DEV, load
 from evaluators.judges import offline
 from evaluators.judges.correctness import SIGNALS, WEIGHTS, signals
-from evaluators.metrics.rubric import similarities
-from evaluators.rubric import CORRECT_P, answer_contradicted_by_reference
+from evaluators.metrics.rubric import CORRECT_P, answer_contradicted_by_reference, similarities
 from evaluators.schema import GoldenItem, RagOutput, Sample
 
 REGULARISATION = 1.0  # sklearn's C; the signals are all in [0, 1], so no scaling is needed

@@ -19,7 +19,7 @@ import numpy as np
 
 from calibration.sets import DEV, SUPPORTED, load, subsample
 from evaluators import stats
-from evaluators.claims import claim_metrics
+from evaluators.metrics.claims import claim_metrics
 from evaluators.judges import offline
 from evaluators.judges.grounding import WEIGHTS, word_support
 from evaluators.schema import Chunk, GoldenItem, RagOutput, Sample

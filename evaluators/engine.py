@@ -18,7 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators.claims import ClaimMatrix, JudgeFailure, chunk_rows, claim_rows
+from evaluators.judgments import ClaimMatrix, JudgeFailure
+from evaluators.metrics.claims import chunk_rows, claim_rows
 from evaluators.judges import CLAIMS, JUDGES, Judged, judge_samples
 from evaluators.estimate import needed_parts
 from evaluators.metrics import Metric, resolve

@@ -8,8 +8,8 @@ API at a glance
 ---------------
 Scales
     scale_to_likert(x) -> float            [0,1] -> [1,5]: 1 + 4x                      (seed 000)
-    likert_to_unit(score) -> float         [1,5] -> [0,1]: (score - 1) / 4              (DESIGN.md)
     ratio(part, whole, *, when_empty=nan)  part / whole for counts, `when_empty` if whole == 0
+    half_up(x, digits)                     rounded half up (3.25 -> 3.3), as stored scores are
 Claims and chunks (ratios in [0, 1]; multiply by 100 for seed 003's percentages)
     faithfulness(supported, total)         supported / total; no claims -> 1.0          (seeds 002, 003)
     hallucination_rate(unsupported, total) unsupported / total; no claims -> 0.0
@@ -26,13 +26,11 @@ White paper (seed 000): raw ratios in [0, 1] plus a warning; project with scale_
     white_paper_overall(scores, weights=None)                  0.4 C + 0.2 F + 0.2 P + 0.2 R + 0 Rel (1-5)
 Rubric and labels
     verdict(overall) / verdict_value(label)          >=4 pass, >=3 partial, else fail; 1/0.5/0 (seed 001)
-    pass_rate(overalls)                              share of overall >= 4              (seed 001)
     factual_accuracy(correctness, completeness, consistency)  0.5 C1 + 0.3 C2 + 0.2 C3, 0-100 (seed 003)
     accuracy_grade(score) / grade_value(grade)       A>=80 B>=60 C>=40 D>=20 else E; 1..0 (seed 003)
     answer_class_value(label)                        CORRECT 1, WRONG 0, DON'T KNOW 0  (DESIGN.md)
 Semantic
-    cosine_similarity(a, b)                a.b / (|a| |b|); a zero vector -> 0.0           (seed 003)
-    semantic_similarity_percent(cosine)    round(max(0, cos) * 100, 2)                  (seed 003)
+    semantic_similarity_percent(cos, 2)    round(max(0, cos) * 100, 2)                  (seed 003)
     mean_cosine(similarities)              1/N sum cos; empty -> NaN                     (seed 002)
     f1_from_precision_recall(p, r)         2PR / (P + R); 0 when P + R == 0             (seed 003)
 Composite
@@ -43,9 +41,9 @@ Conventions (the undocumented edge cases, decided here once)
 ------------------------------------------------------------
 * Counts (supported, total, tp, ...) must be finite, >= 0 and part <= whole, else ValueError;
   non-numbers raise TypeError. A NaN count is an error, not a missing value.
-* One-value transforms (scale_to_likert, likert_to_unit, semantic_similarity_percent,
-  f1_from_precision_recall, factual_accuracy) map None/NaN to NaN: "not available" flows through.
-* Aggregates over several metrics (ragas_composite, white_paper_overall, pass_rate) skip None/NaN
+* One-value transforms (scale_to_likert, semantic_similarity_percent, f1_from_precision_recall,
+  factual_accuracy) map None/NaN to NaN: "not available" flows through.
+* Aggregates over several metrics (ragas_composite, white_paper_overall) skip None/NaN
   and return NaN when nothing is left (or when the weights of what is left sum to 0, e.g. only the
   white paper's relevance, whose weight is 0). Missing keys count as missing scores; unknown keys
   in scores or weights raise ValueError; custom weights must name every component (no silent 0).
@@ -57,7 +55,6 @@ Conventions (the undocumented edge cases, decided here once)
 * Context precision with no chunks is NaN (seeds 000 and 003's table: "NaN (not calculable)"),
   although seed 003's pseudo code returns 0.0: an empty retrieval is not-applicable, not a zero.
 * claim_f1 with TP = FP = FN = 0 (no claims on either side) is NaN: seed 002 gives no rule.
-* pass_rate returns a share in [0, 1] (the store's ratio scale); seed 001's "Pass Rate (%)" is x100.
 * Context recall with no contexts needs no flag: nothing can be attributed, so it is 0.0 (seed 003),
   except that no reference statements gives 1.0 first, as in seed 003's pseudo code.
 """
@@ -82,8 +79,8 @@ __all__ = [
     "NO_CONTEXT_FOR_RECALL",
     "NO_FACTS_TO_RECALL",
     "scale_to_likert",
-    "likert_to_unit",
     "ratio",
+    "half_up",
     "faithfulness",
     "hallucination_rate",
     "context_recall",
@@ -97,12 +94,10 @@ __all__ = [
     "white_paper_overall",
     "verdict",
     "verdict_value",
-    "pass_rate",
     "factual_accuracy",
     "accuracy_grade",
     "grade_value",
     "answer_class_value",
-    "cosine_similarity",
     "semantic_similarity_percent",
     "mean_cosine",
     "f1_from_precision_recall",
@@ -213,13 +208,6 @@ def scale_to_likert(x: float | None) -> float:
     return 1.0 + 4.0 * _in_range(x, 0.0, 1.0, "x")
 
 
-def likert_to_unit(score: float | None) -> float:
-    """(score - 1) / 4: the inverse of scale_to_likert, DESIGN.md's norm for 1-5 scores; None/NaN -> NaN."""
-    if _is_missing(score):
-        return NAN
-    return (_in_range(score, 1.0, 5.0, "score") - 1.0) / 4.0
-
-
 def ratio(part: float, whole: float, *, when_empty: float = NAN) -> float:
     """part / whole for counts with 0 <= part <= whole; `when_empty` (default NaN) when whole == 0."""
     p = _count(part, "part")
@@ -229,6 +217,12 @@ def ratio(part: float, whole: float, *, when_empty: float = NAN) -> float:
     if w == 0:
         return when_empty
     return p / w
+
+
+def half_up(x: float, digits: int) -> float:
+    """x rounded half up (3.25 -> 3.3, as people round a score), not to even; +1e-9 absorbs float noise (4.1499999... -> 4.2)."""
+    scale = 10 ** digits
+    return math.floor(x * scale + 0.5 + 1e-9) / scale
 
 
 # --------------------------------------------------------------------------- claims and chunks
@@ -381,18 +375,6 @@ def verdict_value(label: str) -> float:
     return VERDICT_VALUES[key]
 
 
-def pass_rate(overalls: Iterable[float | None]) -> float:
-    """share of overall scores >= 4 (seed 001 "Pass Rate", as a [0, 1] share); None/NaN ignored, none left -> NaN."""
-    values = [
-        _in_range(o, 1.0, 5.0, f"overalls[{i}]")
-        for i, o in enumerate(overalls)
-        if not _is_missing(o)
-    ]
-    if not values:
-        return NAN
-    return sum(1 for v in values if v >= 4.0) / len(values)
-
-
 def factual_accuracy(correctness: float | None, completeness: float | None, consistency: float | None) -> float:
     """0.5 C_correct + 0.3 C_complete + 0.2 C_consist on 0-100 (seed 003 GEval); any None/NaN -> NaN."""
     parts = (correctness, completeness, consistency)
@@ -439,28 +421,12 @@ def answer_class_value(label: str) -> float:
 
 # --------------------------------------------------------------------------- semantic
 
-def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
-    """a . g / (|a| |g|) (seed 003 semantic similarity); a zero vector -> 0.0 as in seed 003."""
-    if len(a) != len(b):
-        raise ValueError(f"vectors differ in length: {len(a)} vs {len(b)}")
-    if len(a) == 0:
-        raise ValueError("empty vectors have no cosine")
-    xs = [_finite(x, "a[i]") for x in a]
-    ys = [_finite(y, "b[i]") for y in b]
-    norm_a = math.sqrt(math.fsum(x * x for x in xs))
-    norm_b = math.sqrt(math.fsum(y * y for y in ys))
-    if norm_a == 0 or norm_b == 0:
-        return 0.0
-    cos = math.fsum(x * y for x, y in zip(xs, ys)) / (norm_a * norm_b)
-    return min(1.0, max(-1.0, cos))  # rounding can step just outside [-1, 1]
-
-
-def semantic_similarity_percent(cosine: float | None) -> float:
-    """round(max(0, cos) * 100, 2) (seed 003 semantic_similarity_percentage); None/NaN -> NaN."""
+def semantic_similarity_percent(cosine: float | None, digits: int = 2) -> float:
+    """round(max(0, cos) * 100, digits), 2 digits in seed 003's semantic_similarity_percentage; None/NaN -> NaN."""
     if _is_missing(cosine):
         return NAN
     c = _in_range(cosine, -1.0, 1.0, "cosine", COSINE_SLACK)
-    return round(max(0.0, c) * 100.0, 2)
+    return round(max(0.0, c) * 100.0, digits)
 
 
 def mean_cosine(similarities: Iterable[float]) -> float:

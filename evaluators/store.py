@@ -446,7 +446,7 @@ class Store:
     def write_claims(self, run_id: str, keys: list[tuple[str, str]], claims: list[dict], chunks: list[dict],
                      questions: list[dict] = ()) -> None:
         """The judge's output for the (question_id, method) `keys` of a run: rows of `claims`,
-        `chunk_verdicts` (see evaluators.claims.claim_rows) and `generated_questions`, replacing
+        `chunk_verdicts` (see evaluators.metrics.claims.claim_rows) and `generated_questions`, replacing
         every earlier row of those keys (a re-judged answer may have fewer claims than before)."""
         tables = (("claims", claims, _CLAIMS_SCHEMA), ("chunk_verdicts", chunks, _CHUNK_VERDICTS_SCHEMA),
                   ("generated_questions", questions, _GENERATED_QUESTIONS_SCHEMA))

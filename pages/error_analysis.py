@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from evaluators import schema
-from evaluators.claims import VERDICTS
+from evaluators.judgments import VERDICTS
 from evaluators.metrics.registry import lookup
 from evaluators.queries import claims as qc
 from evaluators.queries import errors as q

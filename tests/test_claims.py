@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from evaluators import formulas
-from evaluators.claims import (CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN, ChunkRelevance, ClaimMatrix,
-                               claim_metrics, combine, tp_fp_fn)
+from evaluators.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN, ChunkRelevance, ClaimMatrix, combine
+from evaluators.metrics.claims import chunk_rows, claim_metrics, claim_rows, tp_fp_fn
 from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK
 
 NLI = {"Entailment": SUPPORTED, "Contradiction": CONTRADICTED, "Neutral": NOT_FOUND}
@@ -176,8 +176,6 @@ def test_a_matrix_of_the_wrong_shape_or_verdicts_is_refused():
 
 
 def test_rows_for_the_claims_and_chunk_verdicts_tables():
-    from evaluators.claims import chunk_rows, claim_rows
-
     key = {"run_id": "r", "question_id": "q", "method": "m"}
     m = _case_study()
     rows = claim_rows(key, m)
@@ -191,8 +189,6 @@ def test_rows_for_the_claims_and_chunk_verdicts_tables():
 
 
 def test_a_claim_without_verdict_is_stored_as_unknown_never_supported():
-    from evaluators.claims import claim_rows
-
     m = _case_study()
     broken = ClaimMatrix(m.answer_claims, m.reference_claims, m.chunk_ids,
                          ((NOT_FOUND, None, NOT_FOUND), (None, None, None)), m.reference_vs_chunks,

@@ -5,10 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from evaluators.claims import claim_metrics
 from evaluators.judges import correctness, offline
-from evaluators.metrics.rubric import correct, similarities
-from evaluators.rubric import answer_contradicted_by_reference
+from evaluators.metrics.claims import claim_metrics
+from evaluators.metrics.rubric import answer_contradicted_by_reference, correct, similarities
 from evaluators.schema import GoldenItem, RagOutput, Result, Sample
 
 

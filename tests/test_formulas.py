@@ -31,15 +31,13 @@ from evaluators.formulas import (
     completeness,
     context_precision_mean,
     context_recall,
-    cosine_similarity,
     f1_from_precision_recall,
     factual_accuracy,
     faithfulness,
     grade_value,
+    half_up,
     hallucination_rate,
-    likert_to_unit,
     mean_cosine,
-    pass_rate,
     ragas_composite,
     ratio,
     scale_to_likert,
@@ -211,18 +209,9 @@ class TestScales:
     def test_scale_to_likert(self, x, expected):
         assert scale_to_likert(x) == expected
 
-    @pytest.mark.parametrize("x", [0.0, 0.1, 1 / 3, 0.5, 2 / 3, 0.9, 1.0])
-    def test_likert_to_unit_inverts_scale_to_likert(self, x):
-        assert likert_to_unit(scale_to_likert(x)) == pytest.approx(x, **TIGHT)
-
-    @pytest.mark.parametrize("score, expected", [(1, 0.0), (5, 1.0), (3, 0.5), (4, 0.75), (3.7, 0.675)])
-    def test_likert_to_unit(self, score, expected):
-        assert likert_to_unit(score) == pytest.approx(expected, **TIGHT)
-
     @pytest.mark.parametrize("missing", [None, NAN])
     def test_missing_maps_to_nan(self, missing):
         assert is_nan(scale_to_likert(missing))
-        assert is_nan(likert_to_unit(missing))
 
     @pytest.mark.parametrize("x", [-0.1, 1.1, -1e-8, 1 + 1e-8, float("inf")])
     def test_scale_to_likert_out_of_range_raises(self, x):
@@ -232,17 +221,24 @@ class TestScales:
     def test_slack_is_clamped(self):
         assert scale_to_likert(1 + 1e-12) == 5.0
         assert scale_to_likert(-1e-12) == 1.0
-        assert likert_to_unit(5 + 1e-12) == 1.0
-
-    @pytest.mark.parametrize("score", [0, 0.5, 5.5, -1])
-    def test_likert_to_unit_out_of_range_raises(self, score):
-        with pytest.raises(ValueError):
-            likert_to_unit(score)
 
     @pytest.mark.parametrize("bad", ["0.5", [0.5], True])
     def test_non_numbers_raise_type_error(self, bad):
         with pytest.raises(TypeError):
             scale_to_likert(bad)
+
+
+class TestHalfUp:
+    @pytest.mark.parametrize("x, digits, expected", [
+        (3.25, 1, 3.3),  # Python's round gives 3.2 (half to even)
+        (4.15, 1, 4.2),
+        (math.fsum([4.2, 4.0, 5.0, 3.4]) / 4, 1, 4.2),  # 4.1499999... in floats
+        (3.24, 1, 3.2),
+        (59 / 15, 2, 3.93),  # seed 000's case study overall
+        (93.72625, 2, 93.73),  # seed 003's local_search RAGAS score
+    ])
+    def test_values(self, x, digits, expected):
+        assert half_up(x, digits) == expected
 
 
 class TestRatio:
@@ -582,23 +578,10 @@ class TestSemantic:
         with pytest.raises(ValueError):
             semantic_similarity_percent(1.5)
 
-    def test_cornish_heath_identical_embeddings(self):
-        emb = [0.23, -0.15, 0.89]
-        cos = cosine_similarity(emb, emb)
-        assert cos == pytest.approx(1.0, **TIGHT)
-        assert semantic_similarity_percent(cos) == 100.0
-
-    def test_cosine_similarity(self):
-        assert cosine_similarity([1, 0], [0, 1]) == 0.0
-        assert cosine_similarity([1, 0], [-2, 0]) == -1.0
-        assert cosine_similarity([1, 1], [1, 0]) == pytest.approx(1 / math.sqrt(2), **TIGHT)
-        assert cosine_similarity([0, 0], [1, 0]) == 0.0  # seed 003: zero norm -> 0.0
-
-    def test_cosine_similarity_invalid(self):
-        with pytest.raises(ValueError):
-            cosine_similarity([1, 0], [1, 0, 0])
-        with pytest.raises(ValueError):
-            cosine_similarity([], [])
+    def test_whole_points(self):
+        # the offline judge's chunk relevance score: the same percentage in whole points
+        assert semantic_similarity_percent(0.5731, 0) == 57.0
+        assert semantic_similarity_percent(-0.2, 0) == 0.0
 
     @pytest.mark.parametrize(
         "p, r, expected",
@@ -662,29 +645,6 @@ class TestVerdict:
             verdict_value("ok")
 
 
-class TestPassRate:
-    def test_share_at_or_above_4(self):
-        assert pass_rate([5, 4, 3, 2, 1]) == pytest.approx(0.4, **TIGHT)
-        assert pass_rate([4, 4]) == 1.0
-        assert pass_rate([3.99, 1]) == 0.0
-        assert pass_rate([5, 4, 3, 2, 1]) * 100 == pytest.approx(40.0, **TIGHT)  # seed's "Pass Rate (%)"
-
-    def test_missing_ignored(self):
-        assert pass_rate([5, None, NAN, 3]) == 0.5
-
-    def test_none_left_is_nan(self):
-        assert is_nan(pass_rate([]))
-        assert is_nan(pass_rate([None, NAN]))
-
-    def test_out_of_range_raises(self):
-        with pytest.raises(ValueError):
-            pass_rate([5, 0])
-
-    def test_matches_verdict(self):
-        overalls = [1, 2, 3, 3.5, 4, 4.5, 5]
-        assert pass_rate(overalls) == sum(verdict(o) == "pass" for o in overalls) / len(overalls)
-
-
 # =========================================================================== module hygiene
 
 def test_module_imports_only_the_standard_library():
@@ -702,9 +662,9 @@ def test_module_imports_only_the_standard_library():
 
 def test_every_public_function_has_a_one_line_docstring_citing_its_source():
     functions = [getattr(f, name) for name in f.__all__ if inspect.isfunction(getattr(f, name))]
-    assert len(functions) >= 25
+    assert len(functions) >= 20
     for fn in functions:
         doc = fn.__doc__ or ""
         assert doc and "\n" not in doc.strip(), fn.__name__
-        if fn is not ratio:  # the generic helper has no single source
+        if fn not in (ratio, half_up):  # the generic helpers have no single source
             assert "seed" in doc or "DESIGN.md" in doc, fn.__name__

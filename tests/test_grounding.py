@@ -4,8 +4,8 @@ import json
 import pytest
 
 from evaluators import engine, loaders
+from evaluators.formulas import half_up
 from evaluators.judges import grounding
-from evaluators.rubric import half_up
 from evaluators.schema import JUDGE_ERROR, OK, Result
 from evaluators.store import close_store, open_store
 

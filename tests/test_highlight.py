@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from evaluators.claims import VERDICTS
+from evaluators.judgments import VERDICTS
 from ui import highlight as hl
 
 SCRIPT = "<script>alert(1)</script>"

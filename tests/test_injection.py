@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.claims import claim_metrics
+from evaluators.metrics.claims import claim_metrics
 from evaluators.judges import prompts
 from evaluators.judges.openai_judge import OpenAIJudge
 from evaluators.schema import OK, Chunk, GoldenItem, RagOutput, Sample

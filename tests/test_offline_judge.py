@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from evaluators import embeddings
-from evaluators.claims import (CONTRADICTED, NOT_FOUND, SUPPORTED, ClaimMatrix, answer_claim_verdicts, claim_metrics,
-                               tp_fp_fn)
 from evaluators.engine import plan
 from evaluators.judges import offline
 from evaluators.judges.offline import build_matrices, build_matrix, segment_claims, support
+from evaluators.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, ClaimMatrix
 from evaluators.loaders import load
+from evaluators.metrics.claims import answer_claim_verdicts, claim_metrics, tp_fp_fn
 from evaluators.schema import OK, Chunk, GoldenItem, RagOutput, Sample
 
 ROOT = Path(__file__).resolve().parent.parent

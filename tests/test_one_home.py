@@ -18,9 +18,7 @@ READ_SIDE = [*ROOT.glob("evaluators/queries/*.py"), *ROOT.glob("pages/*.py"), *R
 # Everything but the homes: the scales (registry.py), the seeds' math (formulas.py), the migrations (store.py,
 # frozen history) and the metric families, which declare their scale by name.
 CODE = [p for p in ROOT.glob("evaluators/**/*.py")
-        if p.name not in ("registry.py", "formulas.py", "store.py") and p.parent.name != "metrics"
-        and str(p.relative_to(ROOT)) not in ("evaluators/rubric.py", "evaluators/judges/offline.py",
-                                             "evaluators/judges/correctness.py")]
+        if p.name not in ("registry.py", "formulas.py", "store.py") and p.parent.name != "metrics"]
 CODE += [p for p in READ_SIDE if p not in CODE]
 CELL_AND_CALL_STATUSES = (*schema.STATUSES, schema.INVALID, schema.INCOMPLETE, schema.RATE_LIMITED,
                           schema.SERVER_ERROR, schema.CONNECTION_ERROR, schema.BAD_RESPONSE, schema.BAD_REQUEST,

@@ -13,9 +13,10 @@ import time
 
 import pytest
 
-from evaluators.claims import NOT_FOUND, SUPPORTED, ChunkRelevance, claim_metrics
 from evaluators.judges import openai_judge, prompts
 from evaluators.judges.openai_judge import OpenAIJudge
+from evaluators.judgments import NOT_FOUND, SUPPORTED, ChunkRelevance
+from evaluators.metrics.claims import claim_metrics
 from evaluators.schema import JUDGE_ERROR, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
 from tests.openai_server import Reply, start_server
 
@@ -453,8 +454,8 @@ def test_holistic_ratings_in_one_call_with_the_schema_and_the_whole_context(serv
     assert h.ratings == {"correctness": 3, "completeness": 3, "faithfulness": 5, "relevance": 4, "clarity": 4,
                          "overall": 4}
     assert (h.verdict, h.classification) == ("partial", "CORRECT")
-    assert h.alignment == (3, "The answer overlaps partially with the reference.")
-    assert h.geval["completeness"] == (70, "Misses 'mostly exciting'.")
+    assert (h.alignment.score, h.alignment.reasoning) == (3, "The answer overlaps partially with the reference.")
+    assert (h.step2_completeness.score, h.step2_completeness.reasoning) == (70, "Misses 'mostly exciting'.")
     body = server.requests[0].body
     assert body["response_format"]["json_schema"] == prompts.HOLISTIC_SCHEMA
     assert body["messages"][0]["content"] == prompts.HOLISTIC_SYSTEM  # static instructions first

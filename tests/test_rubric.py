@@ -3,14 +3,15 @@ import json
 import pytest
 
 from evaluators import engine, loaders
-from evaluators.claims import CONTRADICTED as C, NOT_FOUND as N, SUPPORTED as S, ChunkRelevance, ClaimMatrix
+from evaluators.judgments import CONTRADICTED as C, NOT_FOUND as N, SUPPORTED as S
+from evaluators.judgments import ChunkRelevance, ClaimMatrix, Holistic, JudgeFailure, aggregate
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.composite import ragas_from_results
-from evaluators.claims import JudgeFailure
-from evaluators.rubric import (CONTRADICTED, GROUNDED, RUBRIC_IDS, Holistic, aggregate,
-                               answer_contradicted_by_reference, judged_rubric, offline_rubric)
+from evaluators.metrics.rubric import (CONTRADICTED, GROUNDED, RUBRIC_IDS, answer_contradicted_by_reference,
+                                       judged_rubric, offline_rubric)
 from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Result, not_applicable
 from evaluators.store import close_store, open_store
+from tests.test_openai_judge import SEED_000_HOLISTIC
 
 
 def claims(**overrides):
@@ -184,14 +185,8 @@ def test_ragas_score_reproduces_seed_003():
 # ----------------------------------------------------------------------------- an LLM judge's ratings
 
 def holistic(**overrides) -> Holistic:
-    base = dict(ratings={"correctness": 3, "completeness": 3, "faithfulness": 5, "relevance": 4, "clarity": 4,
-                         "overall": 4},
-                verdict="pass", explanation="Benefits and risks, partly aligned.",
-                alignment=(3, "overlaps partially"), question_relevance=(4, "slightly indirect"),
-                geval={"correctness": (85, "accurate"), "completeness": (70, "misses a point"),
-                       "consistency": (95, "consistent")},
-                classification="CORRECT")
-    return Holistic(**{**base, **overrides})
+    """The case study's holistic reply, parsed as the LLM judge parses it, with `overrides`."""
+    return Holistic.model_validate({**SEED_000_HOLISTIC, **overrides})
 
 
 def test_judged_rubric_takes_the_ratings_and_applies_the_seeds_formulas():
@@ -202,24 +197,25 @@ def test_judged_rubric_takes_the_ratings_and_applies_the_seeds_formulas():
     assert list(out) == list(RUBRIC_IDS) and all(r.status == OK for r in out.values())
     assert [out[i].value for i in ("judge_correctness", "judge_completeness", "judge_faithfulness",
                                    "judge_relevance", "judge_clarity", "judge_overall")] == [3, 3, 5, 4, 4, 4]
-    assert out["judge_overall"].detail == "LLM judge: Benefits and risks, partly aligned."
+    assert out["judge_overall"].detail == "LLM judge: Both name benefits and risks; the answer is not fully aligned."
     assert (out["verdict"].value, label(out["verdict"])) == (1.0, "pass")
     assert (out["wp_correctness"].value, out["wp_relevance"].value) == (3.0, 4.0)
-    assert out["wp_correctness"].detail == "LLM judge: overlaps partially"
+    assert out["wp_correctness"].detail == "LLM judge: The answer overlaps partially with the reference."
     # 0.4 x 3 + 0.2 x 5 + 0.2 x (1 + 8/3) + 0.2 x 5 + 0 x 4 = 3.9333 -> 3.93
     assert out["wp_overall"].value == 3.93
     assert "faithfulness 5.00, precision 3.67, recall 5.00" in out["wp_overall"].detail
     # GEval: 0.5 x 85 + 0.3 x 70 + 0.2 x 95 = 82.5 -> A
-    assert out["factual_accuracy"].value == 82.5 and "completeness: misses a point" in out["factual_accuracy"].detail
+    assert out["factual_accuracy"].value == 82.5
+    assert "completeness: Misses 'mostly exciting'." in out["factual_accuracy"].detail
     assert (out["accuracy_grade"].value, label(out["accuracy_grade"])) == (1.0, "A")
     assert (out["answer_class"].value, label(out["answer_class"])) == (1.0, "CORRECT")
 
 
 def test_the_verdict_is_recomputed_from_overall_and_a_disagreeing_judge_is_noted():
-    out = judged_rubric(holistic(verdict="pass", ratings={**holistic().ratings, "overall": 3}), claims(), None)
+    out = judged_rubric(holistic(verdict="pass", overall_score=3), claims(), None)
     assert label(out["verdict"]) == "partial" and out["verdict"].value == 0.5
     assert "the judge said 'pass'" in out["verdict"].detail
-    assert judged_rubric(holistic(ratings={**holistic().ratings, "overall": 2}), claims(), None)["verdict"].value == 0.0
+    assert judged_rubric(holistic(overall_score=2), claims(), None)["verdict"].value == 0.0
 
 
 def test_dont_know_comes_before_the_judges_class_and_survives_a_failed_call():
@@ -312,12 +308,11 @@ def test_engine_fills_rubric_and_composite_cells_as_offline(tmp_path):
 
 
 def test_several_replies_score_with_the_mean_and_the_majority_and_keep_every_value():
-    replies = [holistic(ratings={**holistic().ratings, "overall": o, "correctness": o}, classification=c,
-                        geval={**holistic().geval, "correctness": (g, "-")})
+    replies = [holistic(overall_score=o, correctness=o, classification=c, step1_correctness={"score": g})
                for o, c, g in ((3, "WRONG", 60), (4, "CORRECT", 80), (4, "CORRECT", 91))]
     h = aggregate(replies)
     assert h.ratings["overall"] == 3.67 and h.ratings["faithfulness"] == 5  # half up to 2 digits
-    assert h.classification == "CORRECT" and h.geval["correctness"][0] == 77.0 and h.repeats == tuple(replies)
+    assert h.classification == "CORRECT" and h.step1_correctness.score == 77.0 and h.repeats == tuple(replies)
     assert aggregate(replies[:1]) is replies[0]
     assert aggregate(replies[:2]).classification == "WRONG"  # a tie goes to the earlier reply
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evaluators.claims import CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN
+from evaluators.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN
 
 # (background, border/text) per verdict: green, red, amber, grey.
 COLOURS = {

@@ -14,9 +14,8 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from evaluators.claims import ClaimMatrix, JudgeFailure
 from evaluators.judges import offline
-from evaluators.rubric import Holistic
+from evaluators.judgments import ClaimMatrix, Holistic, JudgeFailure
 from evaluators.schema import Sample
 
 JUDGES = (offline.JUDGE, "openai")

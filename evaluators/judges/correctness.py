@@ -13,8 +13,8 @@ Signals, each in [0, 1] (`signals`):
   reference_recall     share of the reference's SQuAD tokens the answer has
   reference_in_answer  the whole normalised reference occurs in the answer
   token_f1             SQuAD token F1 of answer and reference
-  cosine               MiniLM cosine of answer and reference (the semantic_similarity metric / 100)
-  bertscore            BERTScore F1 of answer and reference on MiniLM (the bert_score_f1 metric / 100)
+  cosine               MiniLM cosine of answer and reference (the semantic_similarity metric's norm)
+  bertscore            BERTScore F1 of answer and reference on MiniLM (the bert_score_f1 metric's norm)
   abstains             the answer abstains (`evaluators.abstention`)
   contradicted         share of answer claims the reference contradicts (offline claim matrix)
   answer_length        min(1, log(1 + answer words) / log(1 + 200))
@@ -22,7 +22,7 @@ Signals, each in [0, 1] (`signals`):
   bertscore_recall     BERTScore's R: how much of the reference the answer states
 (P and R beside F1: 5-fold cross-validated AUROC on EVOUNA's dev part 0.895 with F1 alone, 0.912 with all three.)
 The fit weighs both classes equally (class_weight="balanced"), so 0.5 means "as likely correct as not"
-whatever the share of correct answers in a data set (`evaluators.rubric.CORRECT_P`).
+whatever the share of correct answers in a data set (`evaluators.metrics.rubric.CORRECT_P`).
 
 Domain: EVOUNA's references are short answers (TriviaQA: a name, date or phrase, often with aliases,
 "David Seville/Ross Bagdasarian"). Between two sentences on one topic BERTScore and cosine run high

@@ -37,12 +37,12 @@ Method
       silent, not contrary), or a proper name (a capitalised word not starting the claim) that
       the whole chunk lacks ("born in Spain" vs "born in Germany", which MiniLM finds close);
     - supports it otherwise.
-  Verdicts over units combine as `evaluators.claims.combine` does: supported by any wins, then
+  Verdicts over units combine as `evaluators.judgments.combine` does: supported by any wins, then
   contradicted by any, else not_found.
 * The same test gives reference claims vs chunks (attributable?), answer claims vs the reference
   (TP/FP) and reference claims vs the answer (covered?).
 * Chunk relevance: the cosine of the question and the chunk's most similar sentence, relevant from
-  `RELEVANCE_COSINE`; the score is that cosine x 100, rounded.
+  `RELEVANCE_COSINE`; the score is that cosine as a percentage in whole points (seed 003's 0-100).
 * `build_matrices` embeds every distinct text of a batch in one `embeddings.encode` call; text
   features are memoised, so a chunk retrieved by several methods is read once.
 
@@ -74,9 +74,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from evaluators import embeddings
+from evaluators import embeddings, formulas
 from evaluators.judges import nli, verdict_model
-from evaluators.claims import CONTRADICTED, NOT_FOUND, SUPPORTED, ChunkRelevance, ClaimMatrix, combine
+from evaluators.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, ChunkRelevance, ClaimMatrix, combine
 from evaluators.schema import Chunk, Sample
 from evaluators.text import STOP_WORDS, fold, number_values
 
@@ -434,7 +434,7 @@ def relevance(question: str, chunk_text: str, vectors: Vectors) -> ChunkRelevanc
     if not parts or not question.strip():
         return ChunkRelevance(False, 0.0, "offline: empty question or chunk")
     cosine = round(float(vectors.cosines([question], parts).max()), COSINE_DECIMALS)
-    return ChunkRelevance(relevant=cosine >= RELEVANCE_COSINE, score=float(round(max(cosine, 0.0) * 100)),
+    return ChunkRelevance(relevant=cosine >= RELEVANCE_COSINE, score=formulas.semantic_similarity_percent(cosine, 0),
                           reason=f"offline: question-chunk cosine {cosine:.2f}")
 
 

@@ -27,7 +27,7 @@ Policy (the issue's, and why):
 * Replies that do not parse, do not validate or are empty get one repair call: the bad output goes
   back with the error and a request for corrected JSON.
 * A verification reply that misses verdicts keeps the matrix: the missing cells are None, so
-  `evaluators.claims` gives judge_error on exactly the metrics that need them; the call's status
+  `evaluators.metrics.claims` gives judge_error on exactly the metrics that need them; the call's status
   is "incomplete". A failed verification call leaves its chunks' cells None and sets the
   Judgment's status; a failed extraction leaves no matrix.
 * A semaphore bounds concurrent HTTP requests (not samples); backoff sleeps do not hold it.
@@ -40,7 +40,7 @@ Policy (the issue's, and why):
 * Repeats (`repeats` N > 1): the holistic call is asked N times per sample, as N choices of one
   request (`n`; input tokens paid once) where the server gives them, else one request per reply,
   reply k with seed + k (so each is its own cache entry). The ratings are averaged and the labels go
-  by majority (`rubric.aggregate`, which keeps every reply for the spread). The temperature stays 0:
+  by majority (`judgments.aggregate`, which keeps every reply for the spread). The temperature stays 0:
   the spread is the judge's own variation at the run's settings.
 * Every attempt becomes a `CallRecord` (the `judge_calls` row without run/sample keys); the API key
   is only ever passed to the client, never into a record, a message or repr().
@@ -60,11 +60,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import openai
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError, field_validator
 
-from evaluators.claims import UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Verdict
 from evaluators.judges import prompts
-from evaluators.rubric import Holistic, aggregate
+from evaluators.judgments import UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Holistic, Verdict, aggregate
 from evaluators.schema import (BAD_REQUEST, BAD_RESPONSE, CALL_TIMEOUT, CONNECTION_ERROR, INCOMPLETE, INVALID,
                                JUDGE_ERROR, OK, RATE_LIMITED, SCHEMA_UNSUPPORTED, SERVER_ERROR, TIMEOUT, Sample)
 
@@ -122,7 +121,8 @@ class HolisticJudgment:
     calls: list[CallRecord] = field(default_factory=list)
 
 
-# -- reply models: lenient on purpose (verdict strings are mapped, not rejected) ---------------------
+# -- reply models: lenient on purpose (verdict strings are mapped, not rejected); the holistic reply's is
+# `judgments.Holistic`, the record the rubric family reads.
 
 class _Extraction(BaseModel):
     answer_claims: list[str]
@@ -167,60 +167,6 @@ class _Verification(BaseModel):
     answer_claims: list[_AnswerClaim]
     reference_claims: list[_ReferenceClaim]
     chunks: list[_ChunkRelevanceReply]
-
-
-_Rating = Field(ge=1, le=5)  # a rating outside the rubric's scale is unusable: repaired, never clipped
-
-
-class _Reasoned(BaseModel):
-    reasoning: str = ""
-    score: float
-
-
-class _Rated(_Reasoned):
-    score: float = _Rating
-
-
-class _Percent(_Reasoned):
-    score: float = Field(ge=0, le=100)
-
-
-class _HolisticReply(BaseModel):
-    correctness: float = _Rating
-    completeness: float = _Rating
-    faithfulness: float = _Rating
-    relevance: float = _Rating
-    clarity: float = _Rating
-    overall_score: float = _Rating
-    verdict: str = ""
-    explanation: str = ""
-    alignment: _Rated
-    question_relevance: _Rated
-    step1_correctness: _Percent
-    step2_completeness: _Percent
-    step3_consistency: _Percent
-    classification: str
-
-    @field_validator("classification")
-    @classmethod
-    def _class(cls, value: str) -> str:
-        label = value.strip().upper()
-        if label not in ("CORRECT", "WRONG"):
-            raise ValueError(f"classification must be CORRECT or WRONG, not {value!r}")
-        return label
-
-    def holistic(self) -> Holistic:
-        return Holistic(
-            ratings={"correctness": self.correctness, "completeness": self.completeness,
-                     "faithfulness": self.faithfulness, "relevance": self.relevance, "clarity": self.clarity,
-                     "overall": self.overall_score},
-            verdict=self.verdict.strip().lower(), explanation=self.explanation.strip(),
-            alignment=(self.alignment.score, self.alignment.reasoning.strip()),
-            question_relevance=(self.question_relevance.score, self.question_relevance.reasoning.strip()),
-            geval={name: (step.score, step.reasoning.strip()) for name, step in (
-                ("correctness", self.step1_correctness), ("completeness", self.step2_completeness),
-                ("consistency", self.step3_consistency))},
-            classification=self.classification)
 
 
 class CallFailed(Exception):
@@ -346,7 +292,7 @@ class _Session:
         return judgment
 
     async def rate_sample(self, sample: Sample) -> HolisticJudgment:
-        """`judge.repeats` holistic replies, aggregated (`rubric.aggregate`): first as the choices of
+        """`judge.repeats` holistic replies, aggregated (`judgments.aggregate`): first as the choices of
         one request (`n`), then one request per missing reply, reply k with seed + k. A sample with a
         failed reply fails as a whole: a retry asks again, and the replies that came are cached."""
         golden, output = sample.golden, sample.output
@@ -364,7 +310,7 @@ class _Session:
             reason = str(failures[0]) if n == 1 else f"{len(failures)} of {n} replies failed: {failures[0]}"
             judgment = HolisticJudgment(None, status, reason, calls)
         else:
-            judgment = HolisticJudgment(aggregate([r.holistic() for r in replies]), OK, None, calls)
+            judgment = HolisticJudgment(aggregate(replies), OK, None, calls)
         if self.judge.cache is not None:
             self.remember(calls)
         return judgment
@@ -379,7 +325,7 @@ class _Session:
         except CallFailed as failed:
             return None, records, failed
 
-    async def choices(self, messages: prompts.Messages, n: int, calls: list[CallRecord]) -> list[_HolisticReply]:
+    async def choices(self, messages: prompts.Messages, n: int, calls: list[CallRecord]) -> list[Holistic]:
         """The usable replies among the `n` choices of one request (none on any failure: the missing
         replies are asked one by one). A server that answers with fewer choices ignores `n`."""
         try:
@@ -684,8 +630,8 @@ def _parse_verification(content: str) -> _Verification:
     return _Verification.model_validate(json.loads(content))
 
 
-def _parse_holistic(content: str) -> _HolisticReply:
-    return _HolisticReply.model_validate(json.loads(content))
+def _parse_holistic(content: str) -> Holistic:
+    return Holistic.model_validate(json.loads(content))
 
 
 def _clean(texts: list[str]) -> list[str]:

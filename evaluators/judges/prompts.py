@@ -10,7 +10,7 @@ Three calls judge one sample (DESIGN.md "Judging"); the first two fill its claim
    More than `CHUNKS_PER_CALL` chunks go to further calls with the next chunk numbers; the claims
    comparison is asked only in the first (`compare_claims`), and the replies merge by id.
 3. holistic: the 1-5 ratings of seeds 001 and 000, seed 003's three GEval criteria (0-100) and its
-   CORRECT/WRONG class, each with the seed's rubric, in one reply (`evaluators.rubric.Holistic`).
+   CORRECT/WRONG class, each with the seed's rubric, in one reply (`evaluators.judgments.Holistic`).
    It needs no claims, so it is independent of calls 1 and 2.
 
 Every system message is static and every user message holds only the sample's data, so providers
@@ -28,6 +28,8 @@ Schemas carry their bounds (ratings 1-5, scores 0-100, exactly 3 generated quest
 that constrains decoding cannot produce an unusable value; `plain()` drops them for a server that
 rejects such keywords. They stay the same for every sample (no per-sample id enums or list sizes):
 providers compile a new schema on first use, and a schema per sample would pay that on every call.
+The holistic schema is made from the reply's model, `judgments.Holistic` (`strict_schema`), which also
+parses the reply, so the two cannot drift apart.
 
 Change `PROMPT_VERSION` whenever a prompt or schema changes: the judge cache is keyed by it.
 """
@@ -37,10 +39,13 @@ import json
 import re
 from collections.abc import Sequence
 
+from pydantic import BaseModel
+
+from evaluators.judgments import VERDICTS, Holistic
+
 PROMPT_VERSION = "2026-11.3"
 CHUNKS_PER_CALL = 16
 N_GENERATED_QUESTIONS = 3
-VERDICT_VALUES = ("supported", "contradicted", "not_found", "unknown")
 
 Messages = list[dict[str, str]]
 
@@ -227,14 +232,14 @@ def _strings(size: int | None = None) -> dict:
     return {"type": "array", "items": {"type": "string"}, **sized}
 
 
-def _number(low: int, high: int, kind: str = "number") -> dict:
-    return {"type": kind, "minimum": low, "maximum": high}
+def _number(low: int, high: int) -> dict:
+    return {"type": "number", "minimum": low, "maximum": high}
 
 
 BOUNDS = ("minimum", "maximum", "minItems", "maxItems")  # what `plain` drops
 
 
-_VERDICT = {"type": "string", "enum": list(VERDICT_VALUES)}
+_VERDICT = {"type": "string", "enum": list(VERDICTS)}
 _CHUNK_VERDICTS = {"type": "array", "items": _object({"chunk_id": {"type": "string"}, "verdict": _VERDICT})}
 
 EXTRACTION_SCHEMA = {
@@ -262,27 +267,23 @@ def verification_schema(compare_claims: bool) -> dict:
     }
 
 
-_RATING = _number(1, 5, "integer")
+def strict_schema(model: type[BaseModel]) -> dict:
+    """A reply model's fields as a strict schema: each field's JSON type (what its `json_schema_extra` says
+    instead: an enum, "integer" for a rating the parser takes as a number) and its bounds; nested models alike."""
+    properties = {}
+    for name, field in model.model_fields.items():
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            properties[name] = strict_schema(field.annotation)
+            continue
+        schema = {"type": {str: "string", float: "number"}[field.annotation], **(field.json_schema_extra or {})}
+        for constraint in field.metadata:  # annotated_types' Ge and Le, from Field(ge=..., le=...)
+            schema |= {key: getattr(constraint, bound) for bound, key in (("ge", "minimum"), ("le", "maximum"))
+                       if hasattr(constraint, bound)}
+        properties[name] = schema
+    return _object(properties)
 
 
-def _reasoned(score: dict) -> dict:
-    return _object({"reasoning": {"type": "string"}, "score": score})
-
-
-HOLISTIC_SCHEMA = {
-    "name": "holistic_rating",
-    "strict": True,
-    "schema": _object({
-        **{dim: _RATING for dim in ("correctness", "completeness", "faithfulness", "relevance", "clarity",
-                                    "overall_score")},
-        "verdict": {"type": "string", "enum": ["pass", "partial", "fail"]},
-        "explanation": {"type": "string"},
-        **{part: _reasoned(_RATING) for part in ("alignment", "question_relevance")},
-        **{part: _reasoned(_number(0, 100)) for part in ("step1_correctness", "step2_completeness",
-                                                          "step3_consistency")},
-        "classification": {"type": "string", "enum": ["CORRECT", "WRONG"]},
-    }),
-}
+HOLISTIC_SCHEMA = {"name": "holistic_rating", "strict": True, "schema": strict_schema(Holistic)}
 
 
 def plain(schema):

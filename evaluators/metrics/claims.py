@@ -1,16 +1,26 @@
-"""Claim-level metrics: one claim matrix per sample (from the run's judge), nine metrics from it.
+"""Claim-level metrics: one claim matrix per sample (`evaluators.judgments.ClaimMatrix`, from the run's
+judge), nine metrics from it, and the rows of the `claims` and `chunk_verdicts` tables it is stored as.
 
-The arithmetic is `evaluators.claims.claim_metrics`; here each metric is registered with its scale
-and seed. The matrices of a batch are built once by the run context and shared by all nine.
+Every metric is arithmetic over that one matrix, so they are consistent with each other and cost no
+extra calls; the ratios are `formulas`' named functions. The matrices of a batch are built once by the
+run context and shared by all nine. A verdict the judge did not give (None) makes the metrics that
+need it judge_error (or the matrix's `missing_status`), never a lower score.
+
+Where the rest is: the LLM judge's extraction and verification prompts in `judges/prompts.py`, the offline
+judge in `judges/offline.py`; the tables in `store.py`; the Claims screen (`queries/claims.py`,
+`pages/claims.py`) and, with every metric, Overview and Compare.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from evaluators.claims import claim_metrics
+from evaluators import formulas
+from evaluators.judgments import (CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN, VERDICTS, ClaimMatrix, JudgeFailure,
+                                  Verdict, combine)
 from evaluators.metrics.registry import metric
-from evaluators.schema import Result, Sample
+from evaluators.schema import JUDGE_ERROR, Result, Sample, not_applicable
 
 NEEDS = ("judge", "reference", "contexts")
 
@@ -42,6 +52,197 @@ CLAIM_METRICS = [
      "seed 000); a claim the judge could not decide counts neither way."),
 ]
 
+
+def answer_claim_verdicts(m: ClaimMatrix) -> list[Verdict]:
+    return [combine(row) for row in m.answer_vs_chunks]
+
+
+def reference_claim_attributions(m: ClaimMatrix) -> list[Verdict]:
+    return [combine(row) for row in m.reference_vs_chunks]
+
+
+def chunks_used_by_answer(m: ClaimMatrix) -> list[bool]:
+    """A chunk is used when it supports at least one answer claim (seed 000's 'used chunks')."""
+    return [any(row[j] == SUPPORTED for row in m.answer_vs_chunks) for j in range(len(m.chunk_ids))]
+
+
+def claim_metrics(m: ClaimMatrix | JudgeFailure) -> dict[str, Result]:
+    """Every claims-family metric of one sample, by metric id (DESIGN.md "Metric ids")."""
+    if isinstance(m, JudgeFailure):
+        return {metric_id: Result(None, m.status, m.error) for metric_id, *_ in CLAIM_METRICS}
+    answer = answer_claim_verdicts(m)
+    attributed = reference_claim_attributions(m)
+    has_context = bool(m.chunk_ids)
+    out = {
+        "faithfulness": _faithfulness(answer, has_context),
+        "hallucination_rate": _hallucination_rate(answer, has_context),
+        "context_recall": _context_recall(attributed, has_context),
+        "wp_recall": _wp_recall(answer, has_context),
+        "wp_precision": _wp_precision(m),
+        "completeness": _share(m.reference_vs_answer, formulas.completeness, "reference claims",
+                               "no reference claims", "{hits}/{total} reference claims covered by the answer"),
+        "answer_correctness_f1": _answer_correctness(m),
+    }
+    out.update(_context_precision(m))
+    if m.missing_status != JUDGE_ERROR or m.missing_reason:  # say why the verdicts are missing
+        out = {k: _missing_because(r, m) if r.status == JUDGE_ERROR else r for k, r in out.items()}
+    return out
+
+
+def _missing(what: str, verdicts: Sequence[Verdict]) -> Result:
+    n = sum(v is None for v in verdicts)
+    return Result(None, JUDGE_ERROR, f"the judge gave no verdict for {n} of {len(verdicts)} {what}")
+
+
+def _missing_because(r: Result, m: ClaimMatrix) -> Result:
+    return Result(None, m.missing_status, f"{r.detail}: {m.missing_reason}" if m.missing_reason else r.detail)
+
+
+def _share(verdicts: Sequence[Verdict], formula: Callable[[int, int], float], what: str, empty: str, detail: str,
+           counted: tuple[str, ...] = (SUPPORTED,)) -> Result:
+    """`formula(hits, total)` over the verdicts, a hit being one of `counted`; `empty` is the detail
+    when there are none (the formula gives the value), `detail` is formatted with hits and total."""
+    if None in verdicts:
+        return _missing(what, verdicts)
+    hits = sum(v in counted for v in verdicts)
+    return Result(formula(hits, len(verdicts)),
+                  detail=detail.format(hits=hits, total=len(verdicts)) if verdicts else empty)
+
+
+def _faithfulness(answer: list[Verdict], has_context: bool) -> Result:
+    if not has_context:  # seed 000: 1.0 with its warning, whatever the counts
+        value, warning = formulas.wp_faithfulness(0, len(answer), has_context=False)
+        return Result(value, detail=warning)
+    return _share(answer, formulas.faithfulness, "answer claims", "no claims in the answer (seed 003)",
+                  "{hits}/{total} answer claims supported by the retrieved chunks")
+
+
+def _hallucination_rate(answer: list[Verdict], has_context: bool) -> Result:
+    """Claims the chunks contradict or do not contain; `unknown` is neither supported nor this."""
+    if not has_context:
+        return not_applicable("no retrieved context to check the answer against")
+    return _share(answer, formulas.hallucination_rate, "answer claims", "no claims in the answer",
+                  "{hits}/{total} answer claims contradicted or not found", counted=(CONTRADICTED, NOT_FOUND))
+
+
+def _context_recall(attributed: list[Verdict], has_context: bool) -> Result:
+    # Without context no claim is attributable (combine of no chunk is not_found): 0 of n, seed 003's 0.0.
+    detail = "{hits}/{total} reference claims attributable to the retrieved chunks" if has_context \
+        else "no retrieved context (seed 003)"
+    return _share(attributed, formulas.context_recall, "reference claims", "no reference claims to recall (seed 003)",
+                  detail)
+
+
+def _wp_recall(answer: list[Verdict], has_context: bool) -> Result:
+    """Seed 000's recall: the answer's facts covered by the retrieved chunks; no context -> 1.0."""
+    if not has_context:
+        return Result(formulas.wp_recall(0, len(answer), has_context=False).value,
+                      detail="no retrieved context: 1.0 (seed 000)")
+    return _share(answer, lambda hits, total: formulas.wp_recall(hits, total, has_context=True).value, "answer claims",
+                  "no facts in the answer", "{hits}/{total} answer facts covered by the retrieved chunks")
+
+
+def _wp_precision(m: ClaimMatrix) -> Result:
+    """Seed 000's precision: chunks the answer used / retrieved chunks; no context -> not applicable."""
+    if not m.chunk_ids:
+        return not_applicable("no retrieved context: precision is NaN (seed 000)")
+    if any(None in row for row in m.answer_vs_chunks):
+        return _missing("answer claim x chunk pairs", [v for row in m.answer_vs_chunks for v in row])
+    used = chunks_used_by_answer(m)
+    ids = [c for c, u in zip(m.chunk_ids, used) if u]
+    return Result(formulas.wp_precision(sum(used), len(used)).value,
+                  detail=f"{sum(used)}/{len(used)} chunks used by the answer" + (f": {', '.join(ids)}" if ids else ""))
+
+
+def _context_precision(m: ClaimMatrix) -> dict[str, Result]:
+    """Mean chunk relevance (seed 003) and rank-aware AP@k (seed 002), from the chunk verdicts."""
+    if not m.chunk_ids:
+        na = not_applicable("no retrieved context")
+        return {"context_precision": na, "context_precision_ap": na}
+    relevant = [c.relevant for c in m.chunk_relevance]
+    if None in relevant:
+        error = _missing("chunks' relevance", relevant)
+        return {"context_precision": error, "context_precision_ap": error}
+    ranks = ", ".join(str(i + 1) for i, r in enumerate(relevant) if r) or "none"
+    detail = f"{sum(relevant)}/{len(relevant)} chunks relevant (ranks {ranks})"
+    return {
+        "context_precision": Result(formulas.context_precision_mean(relevant), detail=detail),
+        "context_precision_ap": Result(formulas.average_precision(relevant), detail=detail),
+    }
+
+
+def _answer_correctness(m: ClaimMatrix) -> Result:
+    """Seed 002: TP = answer claims the reference supports, FP = the other answer claims,
+    FN = reference claims the answer does not cover; F1 = TP / (TP + 0.5 (FP + FN))."""
+    if None in m.answer_vs_reference or None in m.reference_vs_answer:
+        return _missing("claim pairs between answer and reference", [*m.answer_vs_reference, *m.reference_vs_answer])
+    tp = sum(v == SUPPORTED for v in m.answer_vs_reference)
+    fp = len(m.answer_vs_reference) - tp
+    fn = sum(v != SUPPORTED for v in m.reference_vs_answer)
+    f1 = formulas.claim_f1(tp, fp, fn)
+    if math.isnan(f1):
+        return not_applicable("no claims in the answer nor in the reference")
+    return Result(f1, detail=f"TP {tp}, FP {fp}, FN {fn}")
+
+
+def tp_fp_fn(m: ClaimMatrix) -> dict[str, list[str]]:
+    """Seed 002's transparent output: the claims behind answer_correctness_f1."""
+    return {
+        "TP": [c for c, v in zip(m.answer_claims, m.answer_vs_reference) if v == SUPPORTED],
+        "FP": [c for c, v in zip(m.answer_claims, m.answer_vs_reference) if v != SUPPORTED],
+        "FN": [c for c, v in zip(m.reference_claims, m.reference_vs_answer) if v != SUPPORTED],
+    }
+
+
+# -- storage: the `claims` and `chunk_verdicts` rows ---------------------------------------------------
+
+def claim_rows(key: dict, m: ClaimMatrix | JudgeFailure) -> list[dict]:
+    """The `claims` table rows of one matrix; `key` holds run_id, question_id and method.
+
+    A claim without a verdict is stored as `unknown`, with the reason, never as supported.
+    `other_side_verdict` is the claim's verdict against the other side (an answer claim against the
+    reference: supported = TP, else FP; a reference claim against the answer: supported = covered,
+    else FN), NULL when the judge gave none."""
+    if isinstance(m, JudgeFailure):
+        return []
+    rows = []
+    for source, claims, grid, other in (("answer", m.answer_claims, m.answer_vs_chunks, m.answer_vs_reference),
+                                        ("reference", m.reference_claims, m.reference_vs_chunks,
+                                         m.reference_vs_answer)):
+        for idx, (text, verdicts) in enumerate(zip(claims, grid)):
+            verdict = combine(verdicts) if m.chunk_ids else None
+            rows.append({
+                **key, "source": source, "claim_idx": idx, "text": text, "verdict": verdict or UNKNOWN,
+                "chunk_ids": [c for c, v in zip(m.chunk_ids, verdicts) if v == SUPPORTED],
+                "matched_claims": list(m.answer_matches[idx]) if source == "answer" and m.answer_matches else [],
+                "reason": _claim_reason(verdicts, bool(m.chunk_ids), verdict),
+                "other_side_verdict": other[idx],
+            })
+    return rows
+
+
+def _claim_reason(verdicts: Sequence[Verdict], has_context: bool, verdict: Verdict) -> str:
+    if not has_context:
+        return "no retrieved context"
+    if verdict is None:
+        return f"the judge gave no verdict for {sum(v is None for v in verdicts)} of {len(verdicts)} chunks"
+    counts = {v: sum(x == v for x in verdicts) for v in VERDICTS if v in verdicts}
+    return ", ".join(f"{n} chunk{'s' if n != 1 else ''} {v.replace('_', ' ')}" for v, n in counts.items())
+
+
+def chunk_rows(key: dict, m: ClaimMatrix | JudgeFailure) -> list[dict]:
+    """The `chunk_verdicts` table rows of one matrix."""
+    if isinstance(m, JudgeFailure):
+        return []
+    used = chunks_used_by_answer(m)
+    return [
+        {**key, "chunk_idx": idx, "chunk_id": chunk_id, "relevant": rel.relevant,
+         "relevance_score": rel.score, "used_by_answer": used[idx], "reason": rel.reason}
+        for idx, (chunk_id, rel) in enumerate(zip(m.chunk_ids, m.chunk_relevance))
+    ]
+
+
+# -- registration ----------------------------------------------------------------------------------------
 
 def _compute(metric_id: str):
     def compute(samples: Sequence[Sample], context: Any) -> list[Result]:

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluators import formulas
-from evaluators.claims import claim_metrics
-from evaluators.metrics.registry import metric
+from evaluators.metrics.claims import claim_metrics
+from evaluators.metrics.registry import REGISTRY, SCALES, metric
 from evaluators.metrics.semantic import answer_relevance
 from evaluators.schema import NOT_APPLICABLE, OK, Result, Sample, not_applicable
 
@@ -24,16 +24,14 @@ RAGAS_INPUTS = ("faithfulness", "context_precision", "context_recall", "answer_r
 _NO_CONTEXT = "no retrieved context (N/A in seed 003)"
 
 
-def ragas_from_results(inputs: Mapping[str, Result], scales: Mapping[str, float] | None = None) -> Result:
-    """ragas_score of one sample from its four input Results; `scales` multiplies each value onto 0-100
-    (default: x100 for the three claim ratios, x1 for answer_relevance)."""
-    scales = scales or {"faithfulness": 100.0, "context_precision": 100.0, "context_recall": 100.0,
-                        "answer_relevance": 1.0}
+def ragas_from_results(inputs: Mapping[str, Result]) -> Result:
+    """ragas_score of one sample from its four input Results, each taken onto 0-100 (seed 003's scale)."""
     failed = {k: r for k, r in inputs.items() if r.status not in (OK, NOT_APPLICABLE)}
     if failed:
         name, r = next(iter(failed.items()))
         return Result(None, r.status, f"ragas_score: input {name} is {r.status}" + (f" ({r.detail})" if r.detail else ""))
-    scores = {k: (inputs[k].value * scales[k] if k in inputs and inputs[k].status == OK else None) for k in RAGAS_INPUTS}
+    scores = {k: _percent(k, inputs[k].value) if k in inputs and inputs[k].status == OK else None
+              for k in RAGAS_INPUTS}
     value = formulas.ragas_composite(scores)
     left_out = [f"{k} ({inputs[k].detail or 'not applicable'})" if k in inputs else k
                 for k in RAGAS_INPUTS if scores[k] is None]
@@ -44,6 +42,13 @@ def ragas_from_results(inputs: Mapping[str, Result], scales: Mapping[str, float]
     if left_out:
         detail += "; left out, weights renormalised: " + "; ".join(left_out)
     return Result(round(value, 2), detail=detail)
+
+
+def _percent(metric_id: str, value: float) -> float:
+    """A value of `metric_id` on 0-100: a ratio through its norm, a percentage as it is (no round trip)."""
+    percent = SCALES["percent"]
+    m = REGISTRY[metric_id]
+    return value if m.range is percent else percent.value(m.norm(value))
 
 
 @metric(

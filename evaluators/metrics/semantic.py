@@ -27,9 +27,9 @@ import numpy as np
 from evaluators import embeddings
 from evaluators.embeddings import MAX_TOKENS, MODEL_NAME
 from evaluators.formulas import f1_from_precision_recall, mean_cosine, semantic_similarity_percent
-from evaluators.metrics.registry import metric
-from evaluators.claims import JudgeFailure
+from evaluators.metrics.registry import REGISTRY, metric
 from evaluators.judges import offline
+from evaluators.judgments import JudgeFailure
 from evaluators.schema import Result, Sample, not_applicable
 
 _EMPTY_RULE = "0 by seed 003's rule for empty inputs"
@@ -90,8 +90,9 @@ def bertscore_prf(cand_vecs: np.ndarray, ref_vecs: np.ndarray) -> tuple[float, f
             f"or reference scores 0.",
 )
 def bert_score_f1(samples: Sequence[Sample], context: Any = None) -> list[Result]:
-    return [r if isinstance(r, Result) else Result(r[2] * 100.0, detail=f"P {r[0] * 100:.2f}, R {r[1] * 100:.2f} "
-                                                                         f"({MODEL_NAME} token embeddings)")
+    percent = REGISTRY["bert_score_f1"].range.value  # (P, R, F1) are on 0-1
+    return [r if isinstance(r, Result) else Result(
+                percent(r[2]), detail=f"P {percent(r[0]):.2f}, R {percent(r[1]):.2f} ({MODEL_NAME} token embeddings)")
             for r in bertscores(samples, context)]
 
 

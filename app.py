@@ -1,4 +1,5 @@
 """RAGScope: Streamlit entry point. Thin: page config, the database, the run picker, navigation."""
+import math
 import os
 
 import streamlit as st
@@ -29,7 +30,7 @@ navigation = st.navigation(PAGES)
 
 @st.cache_resource(show_spinner=False)
 def store_for(path: str):
-    """One DuckDB connection per process and path (DuckDB 2.x); pages take a cursor per use."""
+    """The process's Store of `path`, its migrations checked once; it holds the file only while in use."""
     store = open_store(path)
     # First start (or a demo build stopped mid-way): the demo runs are computed in the background, the
     # default first; evaluating them takes minutes, so the app opens at once and their pages fill in.
@@ -37,33 +38,46 @@ def store_for(path: str):
     return store
 
 
+def _busy() -> None:
+    # Called between attempts to get the file; being an st call, it also lets a click end this script run.
+    busy.info("The database is busy (another process is writing to it), retrying...")
+
+
 db_path = os.environ.get("RAGSCOPE_DB", "data/ragscope.duckdb")
+busy = st.empty()
 with st.spinner("Opening the database..."):
     st.session_state["store"] = store_for(db_path)
 
-runs = queries.runs(st.session_state["store"])
-with st.sidebar:
-    names = runs.set_index("run_id")["name"]
-    # The run in view lives in a plain session key (pages set it to open a run); the picker shows it.
-    # A widget key would be dropped whenever the widget is not drawn in a script run.
-    if st.session_state.get("run_id") not in names.index:
-        st.session_state["run_id"] = names.index[0] if len(names) else None
-    if st.session_state["run_id"] is not None:
-        options = list(names.index)
-        st.session_state["run_id"] = st.selectbox("Run", options, index=options.index(st.session_state["run_id"]),
-                                                  format_func=lambda r: f"{names[r]} ({r})")
-        run = runs.set_index("run_id").loc[st.session_state["run_id"]]
-        calls = queries.run_calls(st.session_state["store"], st.session_state["run_id"])
-        judge = run["judge"] + (f" · {run['judge_model']}" if run["judge_model"] else "")
-        took = (run["finished_at"] - run["created_at"]).total_seconds() if run["finished_at"] is not None else None
-        st.caption(md_escape(f"{run['status']} · judge {judge} · {run['n_samples']} samples x {run['n_metrics']} "
-                             f"metrics" + (f" · {took:.0f} s" if took is not None and took == took else "")))
-        if calls["calls"] or calls["cached"]:
-            st.caption(f"judge calls {calls['calls']} (+{calls['cached']} cached, {calls['failed']} failed) · "
-                       f"tokens {calls['input_tokens']:,} in, {calls['output_tokens']:,} out")
-        run_cost_caption(st.session_state["run_id"])
-    else:
-        st.caption("No run yet: add data on **Data**, then start a run on **Evaluate**.")
-    st.caption(f"Database: `{db_path}`")
+# A script run is one unit of work: it holds the file until the page is drawn and then lets go of it, so
+# `python -m evaluators` can use the file between two runs (its new runs show on the next one).
+with st.session_state["store"].lease(wait=math.inf, on_busy=_busy):
+    busy.empty()
+    runs = queries.runs(st.session_state["store"])
+    with st.sidebar:
+        names = runs.set_index("run_id")["name"]
+        # The run in view lives in a plain session key (pages set it to open a run); the picker shows it.
+        # A widget key would be dropped whenever the widget is not drawn in a script run.
+        if st.session_state.get("run_id") not in names.index:
+            st.session_state["run_id"] = names.index[0] if len(names) else None
+        if st.session_state["run_id"] is not None:
+            options = list(names.index)
+            st.session_state["run_id"] = st.selectbox("Run", options,
+                                                      index=options.index(st.session_state["run_id"]),
+                                                      format_func=lambda r: f"{names[r]} ({r})")
+            run = runs.set_index("run_id").loc[st.session_state["run_id"]]
+            calls = queries.run_calls(st.session_state["store"], st.session_state["run_id"])
+            judge = run["judge"] + (f" · {run['judge_model']}" if run["judge_model"] else "")
+            took = ((run["finished_at"] - run["created_at"]).total_seconds() if run["finished_at"] is not None
+                    else None)
+            st.caption(md_escape(f"{run['status']} · judge {judge} · {run['n_samples']} samples x "
+                                 f"{run['n_metrics']} metrics"
+                                 + (f" · {took:.0f} s" if took is not None and took == took else "")))
+            if calls["calls"] or calls["cached"]:
+                st.caption(f"judge calls {calls['calls']} (+{calls['cached']} cached, {calls['failed']} failed) · "
+                           f"tokens {calls['input_tokens']:,} in, {calls['output_tokens']:,} out")
+            run_cost_caption(st.session_state["run_id"])
+        else:
+            st.caption("No run yet: add data on **Data**, then start a run on **Evaluate**.")
+        st.caption(f"Database: `{db_path}`")
 
-navigation.run()
+    navigation.run()

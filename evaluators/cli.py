@@ -1,10 +1,14 @@
-"""`python -m evaluators`: run, resume, export and list metrics without the app."""
+"""`python -m evaluators`: run, resume, export, list metrics and print any screen's tables without the app."""
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
+import re
 import sys
+import types
+import typing
 from pathlib import Path
 
 import pandas as pd
@@ -14,9 +18,10 @@ from evaluators.judges import JUDGES, prices
 from evaluators.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import NEEDS, SCALES
+from evaluators.queries.screens import SCREENS
 from evaluators.runner import batch_size_for
 from evaluators.schema import LoadError
-from evaluators.store import StoreLocked, open_store
+from evaluators.store import Store, StoreLocked, open_store
 
 DEFAULT_DB = "data/ragscope.duckdb"
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DB_LOCKED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -24,8 +29,9 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DB_LOCKED, EXIT_INTERRUPTED = 0, 1, 2
 EPILOG = f"""\
 database: --db, else $RAGSCOPE_DB, else {DEFAULT_DB}.
 exit codes: 0 success; 1 the run failed or no cell could be scored; 2 bad input or usage
-(every problem is listed with file, row and field; nothing is written); 3 the database is held by
-another process (e.g. the running app); 130 interrupted (resume with `run --resume RUN_ID`).
+(every problem is listed with file, row and field; nothing is written); 3 another process (e.g. the
+running app) held the database for longer than $RAGSCOPE_DB_WAIT seconds (default 60: the app lets go
+of it between page runs and batches); 130 interrupted (resume with `run --resume RUN_ID`).
 
 examples:
   python -m evaluators run --golden data/demo/novel_44557_golden.csv \\
@@ -33,6 +39,7 @@ examples:
   python -m evaluators run --golden ragchecker.json          # golden and answers in one file
   python -m evaluators run --golden gold.csv --outputs local_search=local.jsonl --outputs basic_search=basic.csv
   python -m evaluators export RUN_ID --out scores.parquet
+  python -m evaluators view compare RUN_ID --scale percent --json   # a screen's tables, as the app shows them
   python -m evaluators metrics
 """
 
@@ -116,6 +123,15 @@ def build_parser() -> argparse.ArgumentParser:
     labels_import.add_argument("file", help="the labels file")
     labels_import.add_argument("--run", required=True, metavar="RUN_ID", help="the run whose answers were rated")
     labels_import.add_argument("--encoding", default="utf-8", help="text encoding of a CSV/JSON file (default: utf-8)")
+
+    view = sub.add_parser(
+        "view", help="print a screen's tables as the app shows them (text, --json or --csv)",
+        description="Print the tables a screen of the app shows, with the same numbers and columns, for the same "
+                    "choices: each screen's options are its view's (python -m evaluators view SCREEN --help).")
+    screens = view.add_subparsers(dest="screen", required=True, metavar="SCREEN")
+    for name, screen in SCREENS.items():
+        _add_screen(with_db(screens.add_parser(name, help=_doc(screen).split("\n\n")[0].split(":")[0],
+                                               description=_doc(screen).split("\n\n")[0])), screen)
     return parser
 
 
@@ -137,6 +153,19 @@ def main(argv: list[str] | None = None) -> int:
 def _fail(message: str, code: int) -> int:
     print(f"error: {message}", file=sys.stderr)
     return code
+
+
+def _open_store(db: str) -> Store:
+    """The store of `db`. The app holds the file while a page runs and while a batch is written; then the CLI
+    waits and tries again (evaluators.store), saying so once (a long run may wait before each batch)."""
+    said = []
+
+    def busy() -> None:
+        if not said:
+            said.append(True)
+            print("the database is busy (another process, e.g. the app, is using it), retrying...", file=sys.stderr)
+
+    return open_store(db, on_busy=busy)
 
 
 # -- run ------------------------------------------------------------------------------------------
@@ -194,21 +223,23 @@ def cmd_run(args) -> int:
         samples = _print_plan(golden, outputs, metric_ids, args.judge, args, price)
         if args.estimate:
             return EXIT_OK if samples else EXIT_BAD_INPUT
-        store = open_store(args.db)
-        golden_id = store.save_dataset(golden).dataset_id
-        outputs_ids = list(dict.fromkeys(store.save_dataset(ds).dataset_id for ds in outputs))
-        run_id = engine.create_run(
-            store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids, metrics=metric_ids,
-            judge=args.judge, judge_model=args.model, name=args.name,
-            config={"context_sep": args.context_sep, "concurrency": args.concurrency, "repeats": args.repeats,
-                    "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")}
-                   | (prices.to_config(price) if price else {}),
-        )
+        store = _open_store(args.db)
+        with store.lease():  # the import and the new run: one unit of work
+            golden_id = store.save_dataset(golden).dataset_id
+            outputs_ids = list(dict.fromkeys(store.save_dataset(ds).dataset_id for ds in outputs))
+            run_id = engine.create_run(
+                store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids, metrics=metric_ids,
+                judge=args.judge, judge_model=args.model, name=args.name,
+                config={"context_sep": args.context_sep, "concurrency": args.concurrency, "repeats": args.repeats,
+                        "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")}
+                       | (prices.to_config(price) if price else {}),
+            )
         print(f"run {run_id}", file=sys.stderr)
     else:
-        store = open_store(args.db)
-    _execute_with_bar(store, run_id)
-    return _report(store, run_id)
+        store = _open_store(args.db)
+    _execute_with_bar(store, run_id)  # the engine lets go of the file between batches
+    with store.lease():
+        return _report(store, run_id)
 
 
 def _print_plan(golden, outputs, metric_ids: list[str] | None, judge: str, args, price) -> list:
@@ -312,7 +343,7 @@ def _defuse_formulas(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def cmd_export(args) -> int:
-    store = open_store(args.db)
+    store = _open_store(args.db)
     if store.run(args.run_id) is None:
         return _fail(f"no run {args.run_id!r} in {args.db} (see `python -m evaluators runs`)", EXIT_BAD_INPUT)
     fmt = args.format or (Path(args.out).suffix.lstrip(".").lower() if args.out else "csv")
@@ -355,7 +386,7 @@ def cmd_demo(args) -> int:
     if unknown:
         return _fail(f"unknown demo {', '.join(unknown)}; the demos are {', '.join(d.key for d in DEMOS)}",
                      EXIT_BAD_INPUT)
-    store = open_store(args.db)
+    store = _open_store(args.db)
     for built in build_demos(store, chosen):  # each line as soon as its run is done: a first build takes minutes
         took = f"computed in {built.seconds:.0f} s" if built.computed else "already finished"
         print(f"{built.run_id}  {built.name}: {took}", flush=True)
@@ -364,18 +395,101 @@ def cmd_demo(args) -> int:
 
 
 def cmd_runs(args) -> int:
-    frame = queries.runs(open_store(args.db))
+    frame = queries.runs(_open_store(args.db))
     print(frame.to_string(index=False) if not frame.empty else "no runs yet")
     return EXIT_OK
+
+
+# -- view ---------------------------------------------------------------------------------------------
+
+def _doc(screen) -> str:
+    return inspect.getdoc(screen) or ""
+
+
+def _add_screen(parser: argparse.ArgumentParser, screen) -> None:
+    """RUN_ID (optional for a screen whose view needs no run), one flag per keyword-only option of the view
+    (its help: the option's line in the view's docstring and the default), and the output format."""
+    params = inspect.signature(screen, eval_str=True).parameters
+    needs_run = params["run_id"].default is inspect.Parameter.empty
+    parser.add_argument("run_id", metavar="RUN_ID", nargs=None if needs_run else "?",
+                        help="the run (see `python -m evaluators runs`)" + ("" if needs_run else
+                                                                             "; optional: this screen needs none"))
+    for param in params.values():
+        if param.kind is inspect.Parameter.KEYWORD_ONLY:
+            _add_option(parser, param, _doc(screen))
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="one JSON object: table name -> list of rows")
+    output.add_argument("--csv", action="store_true", help="each table as CSV after a `# NAME` line")
+
+
+def _add_option(parser: argparse.ArgumentParser, param: inspect.Parameter, doc: str) -> None:
+    """`--name` for the option; not given, it is left out and the view applies its own default."""
+    line = re.search(rf"^{param.name}: (.+)$", doc, re.MULTILINE)
+    default = param.default
+    shown = ",".join(default) if isinstance(default, (list, tuple)) else default
+    text = (line.group(1) if line else "") + ("" if default is None else f" (default: {shown})")
+    flag = "--" + param.name.replace("_", "-")
+    annotation = param.annotation  # e.g. str, list[str] | None
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    kind = next(a for a in (typing.get_args(annotation) if union else (annotation,)) if a is not type(None))
+    if kind is bool:
+        parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=text)
+        return
+    if typing.get_origin(kind) is list:
+        kind, text = _comma_list, text + "; comma-separated"
+    elif kind not in (int, float):
+        kind = str
+    parser.add_argument(flag, type=kind, default=argparse.SUPPRESS, metavar=param.name.upper(),
+                        help=text.replace("%", "%%"))
+
+
+def _comma_list(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def cmd_view(args) -> int:
+    screen = SCREENS[args.screen]
+    options = {name: getattr(args, name) for name, param in inspect.signature(screen).parameters.items()
+               if param.kind is inspect.Parameter.KEYWORD_ONLY and hasattr(args, name)}
+    store = _open_store(args.db)
+    with store.lease():  # the screen's queries: one unit of work
+        if args.run_id is not None and store.run(args.run_id) is None:
+            return _fail(f"no run {args.run_id!r} in {args.db} (see `python -m evaluators runs`)", EXIT_BAD_INPUT)
+        tables = screen(store, args.run_id, **options)
+    print(_json(tables) if args.json else _csv(tables) if args.csv else _text(tables))
+    return EXIT_OK
+
+
+def _flat(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table with named row labels (metric, method) gets them as its first column."""
+    return frame.reset_index() if any(frame.index.names) else frame
+
+
+def _text(tables: dict[str, pd.DataFrame]) -> str:
+    return "\n\n".join(f"{name}\n" + (_flat(frame).to_string(index=False) if len(frame) else "(no rows)")
+                        for name, frame in tables.items())
+
+
+def _json(tables: dict[str, pd.DataFrame]) -> str:
+    return json.dumps({name: json.loads(_flat(frame).to_json(orient="records", double_precision=15, force_ascii=False,
+                                                             date_format="iso"))
+                       for name, frame in tables.items()}, ensure_ascii=False, indent=1)
+
+
+def _csv(tables: dict[str, pd.DataFrame]) -> str:
+    return "\n".join(f"# {name}\n" + _defuse_formulas(_flat(frame)).to_csv(index=False)
+                     for name, frame in tables.items())
 
 
 def cmd_labels(args) -> int:
     from evaluators.labels import import_file
 
-    result = import_file(open_store(args.db), args.run, args.file, encoding=args.encoding)
+    store = _open_store(args.db)
+    with store.lease():  # an import: one unit of work
+        result = import_file(store, args.run, args.file, encoding=args.encoding)
     print(result.summary())
     return EXIT_OK
 
 
 COMMANDS = {"run": cmd_run, "export": cmd_export, "metrics": cmd_metrics, "demo": cmd_demo, "runs": cmd_runs,
-            "labels": cmd_labels}
+            "labels": cmd_labels, "view": cmd_view}

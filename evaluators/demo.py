@@ -71,7 +71,8 @@ def _import_clapnq_ratings(store: Store, run_id: str) -> None:
     """The ClapNQ file's 2,700 human ratings (three annotators x faithfulness, answer relevance, fluency) into
     `annotations`, so Error analysis shows judge vs humans. Idempotent: a re-import of the same file stores
     nothing (its content hash), so every build_demos may call it."""
-    labels.import_file(store, run_id, CLAPNQ_FILE)
+    with store.lease():  # one unit of work: the file is not let go of between its reads and its write
+        labels.import_file(store, run_id, CLAPNQ_FILE)
 
 
 # The four retrieval settings of haystack's ARAGOG parameter search: the embedder, the chunks retrieved
@@ -177,11 +178,12 @@ def demo_runs(store: Store, demos=None) -> list[tuple[Demo, str]]:
     """(demo, run id) for each demo, creating the missing runs last demo first, so the first is the newest."""
     demos = DEMOS if demos is None else demos
     found = {}
-    for demo in reversed(demos):
-        golden, outputs = _datasets(store, demo)
-        found[demo] = _find_run(store, demo, golden) or engine.create_run(
-            store, golden_dataset_id=golden, outputs_dataset_ids=outputs, name=demo.name, metrics=demo.metrics,
-            config={"description": demo.description})
+    with store.lease():
+        for demo in reversed(demos):
+            golden, outputs = _datasets(store, demo)
+            found[demo] = _find_run(store, demo, golden) or engine.create_run(
+                store, golden_dataset_id=golden, outputs_dataset_ids=outputs, name=demo.name, metrics=demo.metrics,
+                config={"description": demo.description})
     return [(demo, found[demo]) for demo in demos]
 
 
@@ -218,14 +220,15 @@ def start_demos(store: Store, manager, demos=None) -> threading.Thread | None:
     default run, whose pages fill in when it is done; `manager` (the app's `runner.RunManager`) computes each
     run, so Evaluate shows its progress and can cancel it."""
     demos = DEMOS if demos is None else demos
-    first_start = not store.cursor().execute("SELECT 1 FROM runs WHERE status = 'finished' LIMIT 1").fetchall()
-    if not first_start and not _unfinished_by_name(store, demos):
-        return None  # the usual start: nothing to load or compute
-    pending = [(demo, run_id) for demo, run_id in demo_runs(store, demos) if not _finished(store, run_id)]
-    if not pending:
-        return None
-    for _, run_id in pending:  # honest status while each waits for the one before it
-        store.cursor().execute("UPDATE runs SET status = ? WHERE run_id = ?", [QUEUED, run_id])
+    with store.lease():
+        first_start = not store.cursor().execute("SELECT 1 FROM runs WHERE status = 'finished' LIMIT 1").fetchall()
+        if not first_start and not _unfinished_by_name(store, demos):
+            return None  # the usual start: nothing to load or compute
+        pending = [(demo, run_id) for demo, run_id in demo_runs(store, demos) if not _finished(store, run_id)]
+        if not pending:
+            return None
+        for _, run_id in pending:  # honest status while each waits for the one before it
+            store.cursor().execute("UPDATE runs SET status = ? WHERE run_id = ?", [QUEUED, run_id])
     thread = threading.Thread(target=_compute_in_turn, args=(store, manager, pending), name="ragscope-demos",
                               daemon=True)
     _builders[store.path] = thread

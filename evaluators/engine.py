@@ -18,11 +18,11 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators.judgments import ClaimMatrix, JudgeFailure
-from evaluators.metrics.claims import chunk_rows, claim_rows
 from evaluators.judges import CLAIMS, JUDGES, Judged, judge_samples
 from evaluators.estimate import needed_parts
+from evaluators.judgments import ClaimMatrix, JudgeFailure
 from evaluators.metrics import Metric, resolve
+from evaluators.metrics.claims import chunk_rows, claim_rows
 from evaluators.schema import GoldenItem, RagOutput, Sample
 from evaluators.store import SCORE_COLUMNS, Store
 
@@ -113,15 +113,16 @@ def create_run(store: Store, *, golden_dataset_id: str, outputs_dataset_ids: lis
     if judge not in JUDGES:
         raise ValueError(f"unknown judge {judge!r}; available: {', '.join(JUDGES)}")
     chosen = [m.id for m in resolve(metrics)]
-    samples = plan(store.golden_items(golden_dataset_id), store.rag_outputs(outputs_dataset_ids)).samples
-    samples = _chosen_methods(samples, (config or {}).get("methods"))
-    if not samples:
-        raise ValueError("no output answers a question of the golden set: nothing to evaluate")
-    return store.create_run(
-        name=name or f"{len(samples)} samples, {len(chosen)} metrics",
-        golden_dataset_id=golden_dataset_id, outputs_dataset_ids=outputs_dataset_ids, judge=judge,
-        judge_model=judge_model, metrics=chosen, config=config or {}, n_samples=len(samples),
-    )
+    with store.lease():
+        samples = plan(store.golden_items(golden_dataset_id), store.rag_outputs(outputs_dataset_ids)).samples
+        samples = _chosen_methods(samples, (config or {}).get("methods"))
+        if not samples:
+            raise ValueError("no output answers a question of the golden set: nothing to evaluate")
+        return store.create_run(
+            name=name or f"{len(samples)} samples, {len(chosen)} metrics",
+            golden_dataset_id=golden_dataset_id, outputs_dataset_ids=outputs_dataset_ids, judge=judge,
+            judge_model=judge_model, metrics=chosen, config=config or {}, n_samples=len(samples),
+        )
 
 
 def _chosen_methods(samples: list[Sample], methods: Sequence[str] | None) -> list[Sample]:
@@ -144,18 +145,21 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
     the run ends "cancelled", resumable like an interrupted one. `on_sample()` is called each time an
     LLM judge has judged a sample (its parts the batch needs), for progress within a batch.
     """
-    run = store.run(run_id)
-    if run is None:
-        raise KeyError(f"no run {run_id!r} in {store.path}")
-    metrics = resolve(list(run["metrics"]))
-    config = json.loads(run["config"] or "{}")
-    outputs = store.rag_outputs(list(run["outputs_dataset_ids"]))
-    samples = plan(store.golden_items(run["golden_dataset_id"]), outputs).samples
-    samples = _chosen_methods(samples, config.get("methods"))
+    # The file is held to read the run and to write each batch, not while computing (an LLM judge's cache
+    # look-ups hold it a moment each): another process, the app or a CLI job, can use it in between.
+    with store.lease():
+        run = store.run(run_id)
+        if run is None:
+            raise KeyError(f"no run {run_id!r} in {store.path}")
+        metrics = resolve(list(run["metrics"]))
+        config = json.loads(run["config"] or "{}")
+        outputs = store.rag_outputs(list(run["outputs_dataset_ids"]))
+        samples = plan(store.golden_items(run["golden_dataset_id"]), outputs).samples
+        samples = _chosen_methods(samples, config.get("methods"))
+        store.mark_running(run_id)
+        finished = store.finished_cells(run_id)
     context = RunContext(run_id, run["judge"], run["judge_model"], config, store=store,
                          parts=frozenset(needed_parts(metrics)), on_sample=on_sample)
-    store.mark_running(run_id)
-    finished = store.finished_cells(run_id)
     todo = [(s, [m for m in metrics if (*s.key, m.id) not in finished]) for s in samples]
     todo = [(s, ms) for s, ms in todo if ms]
     total = len(samples) * len(metrics)
@@ -186,9 +190,10 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
                     if on_metric:
                         on_metric(m.id, metric_done[m.id], len(samples), done, total)
             # a cancelled batch keeps the metrics it finished: a resume computes only the others
-            _write_judged(store, run_id, context.take_judged())  # before the scores: see _write_judged
-            if frames:
-                store.write_scores(pd.concat(frames, ignore_index=True))
+            with store.lease():
+                _write_judged(store, run_id, context.take_judged())  # before the scores: see _write_judged
+                if frames:
+                    store.write_scores(pd.concat(frames, ignore_index=True))
             if progress:
                 progress(done, total)
             if cancelled:

@@ -7,7 +7,9 @@ poll, and stops it on request between two metrics or batches (the engine's `canc
 leaves the run "cancelled" and resumable. No Streamlit here: the worker never touches `st.*`.
 
 Threads and DuckDB: the worker uses the process's one Store, whose every method takes its own
-cursor, so several runs (and the pages reading meanwhile) share the connection safely. An API key
+cursor, so several runs (and the pages reading meanwhile) share the connection safely. The engine
+holds the file only to read the run and to write each batch (`Store.lease`), so a CLI job on the
+same file runs in between, and a worker that finds the file held by one waits for it. An API key
 handed to `start` reaches the judge through `judges.lent_api_key` for this run only, in memory.
 """
 from __future__ import annotations

@@ -1,15 +1,26 @@
 """DuckDB store: schema, migrations and writes.
 
 Analysts open the file with any DuckDB client, so table and column names are part of the interface
-(DESIGN.md "Store"). DuckDB 2.x allows one read-write connection per file per process: `open_store`
-keeps one per path and hands out a cursor per use, which is what makes threads safe.
+(DESIGN.md "Store").
+
+Sharing the file: while one process holds a DuckDB file, no other process can open it, not even read-only.
+So the app and `python -m evaluators` hold it only for a unit of work (a script run of a page, a batch's
+writes, an import, a command step) and let go in between, so the other can take it. `open_store` keeps one
+Store per path and process, whose connection is open while any lease is held (`with store.lease():`, or a
+cursor, which holds one until it is garbage) and closed when the last one ends; the threads of a process
+share it, a cursor each (a connection shared by two threads raises "busy"). A lease taken while another
+process holds the file waits for it (backoff, up to `wait` seconds, then StoreLocked).
 """
 from __future__ import annotations
 
 import json
+import os
+import random
 import secrets
 import threading
-from collections.abc import Iterator, Sequence
+import time
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -291,7 +302,15 @@ _SAMPLE_TEXTS = """
 
 
 class StoreLocked(RuntimeError):
-    """Another process (often the running app) holds the database file."""
+    """Another process (often the running app) holds the database file, and kept it for longer than we waited."""
+
+
+# Seconds a lease waits by default for another process to let go of the file ($RAGSCOPE_DB_WAIT): that process
+# holds it for a unit of work, seconds at most, so a longer hold is one that will not end soon.
+BUSY_WAIT = 60.0
+# Backoff between attempts to open a file another process holds: short, as that process lets go for moments
+# only (between two page runs or batches), and random, so as not to keep in step with its rhythm.
+_FIRST_DELAY, _MAX_DELAY = 0.02, 0.25
 
 
 def _now() -> datetime:
@@ -306,26 +325,80 @@ class SavedDataset:
 
 
 class Store:
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, on_busy: Callable[[], None] | None = None):
+        """`on_busy()` is called before each wait for another process to let go of the file (the CLI says so)."""
         self.path = str(path)
-        if self.path != ":memory:":
+        self.wait = float(os.environ.get("RAGSCOPE_DB_WAIT", BUSY_WAIT))
+        self.on_busy = on_busy
+        # Reentrant: a cursor's finalizer may run (garbage collection) inside this thread's own _acquire/_release.
+        self._lock = threading.RLock()
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._holders = 0
+        if self.path == ":memory:":
+            self._holders = 1  # never closed: an in-memory database would be gone
+        else:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._con = duckdb.connect(self.path)
-        except duckdb.IOException as exc:
-            if "lock" in str(exc).lower():
-                raise StoreLocked(
-                    f"{self.path} is in use by another process (a running RAGScope app or CLI job). "
-                    "Stop it, or point --db / RAGSCOPE_DB at another file."
-                ) from exc
-            raise
-        self._migrate()
+        with self.lease():
+            self._migrate()  # once per Store, so once per process and path (open_store)
 
     # -- plumbing ----------------------------------------------------------------------------
 
+    @contextmanager
+    def lease(self, *, wait: float | None = None, on_busy: Callable[[], None] | None = None) -> Iterator[Store]:
+        """Hold the file for one unit of work; the last lease of the process to end closes it. Leases nest and
+        threads share them. While another process holds the file, `on_busy()` (else the store's) is called and
+        the lease tries again with backoff for up to `wait` seconds (default: the store's; math.inf: until
+        it gets the file), then raises StoreLocked."""
+        self._acquire(self.wait if wait is None else wait, on_busy or self.on_busy)
+        try:
+            yield self
+        finally:
+            self._release()
+
+    def _acquire(self, wait: float, on_busy: Callable[[], None] | None) -> None:
+        deadline, delay = time.monotonic() + wait, _FIRST_DELAY
+        while True:
+            with self._lock:
+                self._holders += 1  # first: a finalizer running in between must not close the connection
+                try:
+                    if self._con is None:
+                        self._con = duckdb.connect(self.path)
+                    return
+                except duckdb.IOException as exc:
+                    self._holders -= 1
+                    if "could not set lock" not in str(exc).lower():
+                        raise
+                    error = exc
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise StoreLocked(
+                    f"{self.path} is in use by another process (a running RAGScope app or CLI job, or another "
+                    f"DuckDB client) and was not let go of within {wait:.0f} s. Stop it, or point --db / "
+                    "RAGSCOPE_DB at another file."
+                ) from error
+            if on_busy is not None:
+                on_busy()
+            time.sleep(min(random.uniform(0.5, 1) * delay, left))
+            delay = min(2 * delay, _MAX_DELAY)
+
+    def _release(self) -> None:
+        with self._lock:
+            self._holders -= 1
+            if self._holders == 0 and self._con is not None:
+                con, self._con = self._con, None
+                con.close()  # the file is free for another process
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
-        """A cursor for one thread or one script run (a shared connection raises 'busy')."""
-        return self._con.cursor()
+        """A cursor for one thread or one script run (a shared connection raises 'busy'). It holds a lease
+        until it is garbage, so a query works with or without one held around it."""
+        self._acquire(self.wait, self.on_busy)
+        try:
+            cur = self._con.cursor()
+        except BaseException:
+            self._release()
+            raise
+        weakref.finalize(cur, self._release)
+        return cur
 
     @contextmanager
     def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -340,7 +413,11 @@ class Store:
         cur.execute("COMMIT")
 
     def close(self) -> None:
-        self._con.close()
+        """Let go of the file now (tests, teardown); a later lease opens it again."""
+        with self._lock:
+            if self._con is not None:
+                con, self._con = self._con, None
+                con.close()
 
     def schema_version(self) -> int:
         cur = self.cursor()
@@ -611,12 +688,13 @@ _stores: dict[str, Store] = {}
 _stores_lock = threading.Lock()
 
 
-def open_store(path: str | Path) -> Store:
-    """The process's one Store for `path` (DuckDB allows a single read-write connection per file)."""
+def open_store(path: str | Path, *, on_busy: Callable[[], None] | None = None) -> Store:
+    """The process's one Store for `path` (created, and its migrations run, on first use; `on_busy` is the new
+    Store's). It holds the file only while a lease or cursor is alive."""
     key = str(path) if str(path) == ":memory:" else str(Path(path).resolve())
     with _stores_lock:
         if key not in _stores:
-            _stores[key] = Store(path)
+            _stores[key] = Store(path, on_busy=on_busy)
         return _stores[key]
 
 

@@ -9,25 +9,15 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from evaluators.metrics.registry import lookup
 from evaluators.queries import compare as qc
 from evaluators.queries import correlations as q
 from ui.common import md_escape as md, plot_label as label, plot_wrap as wrap
 from ui.common import (current_run, downloads, how_computed, open_question, plotly_config, run_header,
                        stop_without_scores, store)
 
-ALL_METHODS = "All methods pooled"
 NAMES = {"pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ-b"}
-SCATTER_POINTS = 3000  # a fixed random sample above this
 TEXT_UP_TO = 20  # coefficients printed in the cells up to this many metrics; hover beyond
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def cached_correlations(_store, db: str, run_id: str, version: tuple, coefficient: str, method: str | None,
-                        metrics: tuple[str, ...]):
-    """Per (run, method, selection): Kendall takes seconds at 50,000 samples, so compute each once."""
-    return q.correlations(_store, run_id, coefficient=coefficient, method=method, metrics=list(metrics))
 
 
 def jitter(values, seed: int):
@@ -36,51 +26,45 @@ def jitter(values, seed: int):
     return values + np.random.default_rng(seed).uniform(-0.04, 0.04, len(values))
 
 
-def family(metric: str) -> str:
-    return lookup(metric).family
-
-
 run = current_run()
 run_id = run["run_id"]
-db = store().path
 run_header("Correlations", run)
 
 run_metrics = qc.run_metrics(store(), run_id)
 if not run_metrics:
     stop_without_scores(run)
 methods = qc.run_methods(store(), run_id)
-version = qc.scores_version(store(), run_id)
 
 top = st.columns([3, 2, 3])
 coefficient = top[0].radio("Coefficient", q.COEFFICIENTS, format_func=NAMES.get, horizontal=True, key="cor_coef",
                            help="Pearson: linear; Spearman: monotonic (ranks); Kendall: concordant pairs, robust to "
                                 "ties but slow on large runs (computed only when chosen, then cached).")
-method_choice = top[1].selectbox("Samples", [ALL_METHODS, *methods], key="cor_method",
+method_choice = top[1].selectbox("Samples", [q.ALL_METHODS, *methods], key="cor_method",
                                  help="One method's samples, or all methods' samples pooled (a sample is one "
                                       "question x method).")
-method = None if method_choice == ALL_METHODS else method_choice
-families = list(dict.fromkeys(family(m) for m in run_metrics))
+method = None if method_choice == q.ALL_METHODS else method_choice
+families = qc.metric_families(run_metrics)
 chosen_families = top[2].multiselect("Metric families", families, default=families, key="cor_families")
-metrics = [m for m in run_metrics if family(m) in chosen_families]
+metrics = qc.family_metrics(run_metrics, chosen_families)
 if len(metrics) < 2:
     st.info("Pick metric families with at least two metrics between them.")
     st.stop()
+# The pair's selectboxes are drawn below the matrix but shape the view: their values from the last script run.
+asked_x, asked_y = (st.session_state.get(k) if st.session_state.get(k) in run_metrics else None
+                    for k in ("cor_x", "cor_y"))
 
 with st.spinner(f"Computing {NAMES[coefficient]} over every pair of metrics"
                 + (" (Kendall takes a few seconds on large runs; cached afterwards)" if coefficient == "kendall"
                    else "") + "..."):
-    coefficients, counts = cached_correlations(store(), db, run_id, version, coefficient, method, tuple(metrics))
-
-# A metric with no coefficient at all (never scored, or constant: exact_match all 0) is an empty line.
-off_diagonal = coefficients.mask(np.eye(len(coefficients), dtype=bool))
-usable = [m for m in metrics if off_diagonal[m].notna().any()]
-left_out = [m for m in metrics if m not in usable]
-if len(usable) < 2:
+    tables = q.view(store(), run_id, coefficient=coefficient, samples=method_choice, families=chosen_families,
+                    x=asked_x, y=asked_y)
+coefficients, counts = tables["matrix"], tables["n"]
+if coefficients.empty:
     st.info("Fewer than two of these metrics vary across samples scored `ok`, so there is nothing to correlate. "
             "Widen the metric families or pick another method.")
     st.stop()
-coefficients = coefficients.loc[usable, usable]
-counts = counts.loc[usable, usable]
+usable = list(coefficients.index)
+left_out = [m for m in metrics if m not in usable]
 
 st.subheader(f"{NAMES[coefficient]} between metrics · {md(method_choice)}")
 figure = go.Figure(go.Heatmap(
@@ -111,9 +95,8 @@ st.caption(f"On the `norm` values ([0, 1]) of cells scored `ok`; each coefficien
            f"{q.MIN_PERIODS} samples or a constant metric. Click a cell to see its scatter below.")
 if left_out:
     st.caption("Not shown (constant or never scored `ok` here): " + ", ".join(f"`{m}`" for m in left_out))
-matrix = q.long_matrix(coefficients, counts).round({"coefficient": 4})
 samples_name = "all" if method is None else re.sub(r"[^A-Za-z0-9_.-]+", "-", method)  # uploaded name, file name
-downloads(matrix, f"{run_id}-{coefficient}-{samples_name}-correlations", "cor-matrix")
+downloads(tables["pairs"], f"{run_id}-{coefficient}-{samples_name}-correlations", "cor-matrix")
 
 # -- one pair ----------------------------------------------------------------------------------------
 
@@ -124,7 +107,8 @@ if cell is None:
 elif st.session_state.get("cor_cell_applied") != cell:
     st.session_state["cor_cell_applied"] = cell
     st.session_state["cor_x"], st.session_state["cor_y"] = cell
-default = q.strongest_pair(coefficients) or (usable[0], usable[1])
+    st.rerun()  # the scatter below is drawn for the clicked pair
+default = q.default_pair(coefficients)  # the pair the view shows when none is chosen (or not shown here)
 if st.session_state.get("cor_x") not in usable:
     st.session_state["cor_x"] = default[0]
 if st.session_state.get("cor_y") not in usable:
@@ -139,22 +123,22 @@ spread = pick[2].checkbox("Spread overlapping points", value=True, key="cor_jitt
 if metric_x == metric_y:
     st.info("Pick two different metrics (or click a cell off the diagonal).")
 else:
-    points = q.pair_points(store(), run_id, metric_x, metric_y, method=method, limit=SCATTER_POINTS)
+    points = tables["scatter"]
     n_pair = int(counts.loc[metric_x, metric_y])
     r = coefficients.loc[metric_x, metric_y]
     # Spread only where samples really pile up (discrete scores); continuous ones are drawn as they are.
-    spread = spread and bool(points[["x", "y"]].duplicated().mean() > 0.2)
+    spread = spread and bool(points[[metric_x, metric_y]].duplicated().mean() > 0.2)
     scatter = go.Figure()
     trace = go.Scattergl if len(points) > 1000 else go.Scatter
     for m in sorted(points["method"].unique()):
         part = points[points["method"] == m]
         i = methods.index(m) if m in methods else 0  # a method keeps its colour whatever the selection
         scatter.add_trace(trace(
-            x=jitter(part["x"], 2 * i + 1) if spread else part["x"],
-            y=jitter(part["y"], 2 * i + 2) if spread else part["y"],
+            x=jitter(part[metric_x], 2 * i + 1) if spread else part[metric_x],
+            y=jitter(part[metric_y], 2 * i + 2) if spread else part[metric_y],
             mode="markers", name=label(m), marker={"size": 8, "opacity": 0.6, "color": PALETTE[i % len(PALETTE)]},
             customdata=list(zip(part["question_id"], [wrap(t) for t in part["question"]],
-                                [label(t) for t in part["question_type"]], part["x"], part["y"])),
+                                [label(t) for t in part["question_type"]], part[metric_x], part[metric_y])),
             hovertemplate="%{customdata[1]}<br>" + f"{metric_x} %{{customdata[3]:.3f}} · {metric_y} "
                           "%{customdata[4]:.3f}<br>%{customdata[2]}<extra>%{fullData.name}</extra>"))
     scatter.update_layout(height=480, margin={"t": 20, "b": 10}, legend_title="method",

@@ -271,16 +271,12 @@ else:
             "several methods, in a method column).")
 
 st.subheader("Stored datasets")
-stored = qd.stored_datasets(store())
+stored = qd.view(store())["datasets"]
 if stored.empty:
     st.info("No dataset stored yet: upload a golden set and RAG outputs above.")
 else:
-    st.dataframe(
-        stored[["name", "format", "n_golden", "n_outputs", "methods", "n_runs", "created_at", "dataset_id"]].rename(
-            columns={"dataset_id": "dataset", "n_golden": "golden questions", "n_outputs": "answers", "n_runs": "runs",
-                     "created_at": "added"}),
-        hide_index=True, width="stretch",
-        column_config={"added": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")})
+    st.dataframe(stored, hide_index=True, width="stretch",
+                 column_config={"added": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm")})
     st.caption(f"{len(stored)} dataset{'s' if len(stored) != 1 else ''}" +
                (f" (the newest {qd.MAX_ROWS})" if len(stored) >= qd.MAX_ROWS else "") +
                ". The same content is stored once: uploading it again finds the stored copy.")

@@ -13,10 +13,8 @@ from evaluators.judgments import VERDICTS
 from evaluators.metrics.registry import lookup
 from evaluators.queries import claims as qc
 from evaluators.queries import errors as q
-from evaluators.queries import humans as qh
 from evaluators.queries.compare import selected_row
 from evaluators.queries.overview import question_types
-from evaluators.stats import cohen_kappa
 from ui import highlight as hl
 from ui.common import current_run, downloads, open_question, stop_without_scores, store
 
@@ -70,37 +68,15 @@ annotated_only = row3[4].toggle("Annotated only", key="ea-annotated")
 filters = dict(methods=methods, question_types=chosen_types, metric=None if filter_metric == "(none)" else filter_metric,
                low=low, high=high, verdicts=verdicts, answer_classes=classes, statuses=statuses,
                annotated_only=annotated_only, sort_metric=sort_metric)
-rows, total = q.samples(store(), run_id, **filters, limit=limit)
-
-worst = "lowest" if q.worst_is_lowest(sort_metric) else "highest"
+tables = q.view(store(), run_id, **filters, limit=limit)
+matches, table = tables["matches"].iloc[0], tables["samples"]
+total = int(matches["matched"])
 if total == 0:
     st.warning("No sample matches these filters. Widen the range or clear a filter.")
 else:
-    st.caption(f"{total} samples match; showing {len(rows)}, {worst} {sort_metric} first (cells of {sort_metric} "
-               "that are not ok last). Select a row to label it or open it on Claims.")
+    st.caption(f"{total} samples match; showing {len(table)}, {matches['worst first']} {sort_metric} first (cells of "
+               f"{sort_metric} that are not ok last). Select a row to label it or open it on Claims.")
 
-
-def _table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The listed samples as shown: the sort (and filter) metric first, labels, key scores, counts."""
-    table = frame[["question_id", "method"]].copy()
-    table[sort_metric] = frame["sort_value"]
-    if (frame["sort_status"] != schema.OK).any():  # say why a cell is empty
-        table[f"{sort_metric} status"] = frame["sort_status"]
-    if filters["metric"] and filters["metric"] != sort_metric:
-        table[filters["metric"]] = frame["filter_value"]
-    table["verdict"] = frame["verdict"]
-    table["answer_class"] = frame["answer_class"]
-    for m in q.SAMPLE_METRICS:
-        if m not in table:
-            table[m] = frame[m]
-    table["failed cells"] = frame["n_failed"]
-    table["labels"] = frame["n_annotations"]
-    table["question_type"] = frame["question_type"]
-    table["question"] = frame["question"]
-    return table.round(3)
-
-
-table = _table(rows)
 # The table's key follows the filters: a new list starts without a selection (a kept row index would
 # point at another sample).
 filter_key = hashlib.sha1(json.dumps(filters, sort_keys=True, default=str).encode()).hexdigest()[:10]
@@ -109,9 +85,9 @@ with left:
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                          key=f"errors-table-{filter_key}", height=min(38 + 35 * max(len(table), 1), 640),
                          column_config={"question": st.column_config.TextColumn(width="large")})
-    everything = total > len(rows) and st.toggle(f"Export all {total} matches, not only the {len(rows)} shown",
-                                                 key="ea-export-all")
-    export = _table(q.samples(store(), run_id, **filters, limit=None)[0]) if everything else table
+    everything = total > len(table) and st.toggle(f"Export all {total} matches, not only the {len(table)} shown",
+                                                  key="ea-export-all")
+    export = q.sample_table(store(), run_id, **filters, limit=None)[0] if everything else table
     downloads(export, f"{run_id}-errors", "errors")
 
 selected = event.get("selection", {}).get("rows", []) if event else []
@@ -130,20 +106,11 @@ def _saved(message: str) -> None:
     st.rerun()
 
 
-def _score_panel(question_id: str, method: str, author: str) -> None:
-    scores = qc.sample_scores(store(), run_id, question_id)
-    scores = scores[scores["method"] == method]
-    shown = pd.DataFrame({
-        "metric": scores["metric"].to_numpy(),
-        "judge": [r.label if isinstance(r.label, str) else (r.status if r.status != schema.OK else round(r.value, 3))
-                  for r in scores.itertuples(index=False)],
-        "human": [r.human_label if isinstance(r.human_label, str) else
-                  ("" if pd.isna(r.human_value) else round(r.human_value, 3)) for r in scores.itertuples(index=False)],
-        "by": scores["human_author"].fillna("").to_numpy(),
-        "detail": scores["detail"].to_numpy(),
-    }).astype({"judge": str, "human": str})
+def _score_panel(question_id: str, method: str, author: str, shown: pd.DataFrame) -> None:
     st.dataframe(shown, hide_index=True, width="stretch", height=250)
     st.markdown("**Override a score**")
+    scores = qc.sample_scores(store(), run_id, question_id)  # the judge's own value and label, stored with an override
+    scores = scores[scores["method"] == method]
     catalogue = [m for m in metrics if m in set(scores["metric"])]
     metric = st.selectbox("Metric", catalogue, key="ea-override-metric",
                           index=catalogue.index(sort_metric) if sort_metric in catalogue else 0)
@@ -174,18 +141,10 @@ def _score_panel(question_id: str, method: str, author: str) -> None:
             _saved(f"Saved your {metric} for this sample; the judge's value is kept beside it.")
 
 
-def _claims_panel(question_id: str, method: str, author: str) -> None:
-    claims = qc.claims(store(), run_id, question_id)
-    claims = claims[claims["method"] == method]
-    if claims.empty:
+def _claims_panel(question_id: str, method: str, author: str, editor: pd.DataFrame) -> None:
+    if editor.empty:
         st.caption("No claims were extracted for this sample.")
         return
-    editor = pd.DataFrame({
-        "claim": [f"{'A' if s == 'answer' else 'R'}{i + 1}" for s, i in zip(claims["source"], claims["claim_idx"])],
-        "judge verdict": claims["verdict"].to_numpy(),
-        "your verdict": claims["human_verdict"].astype(object).to_numpy(),
-        "text": claims["text"].to_numpy(),
-    })
     st.caption("A = answer claims, R = reference claims; the verdict is against the retrieved chunks. Set your "
                "verdict where you have one (the same as the judge's means you agree), then save.")
     edited = st.data_editor(editor, hide_index=True, width="stretch", disabled=["claim", "judge verdict", "text"],
@@ -193,6 +152,8 @@ def _claims_panel(question_id: str, method: str, author: str) -> None:
                             column_config={"your verdict": st.column_config.SelectboxColumn(options=list(VERDICTS)),
                                            "text": st.column_config.TextColumn(width="large")})
     if st.button("Save claim verdicts", key="ea-save-claims"):
+        claims = qc.claims(store(), run_id, question_id)  # the editor's rows, with what a label is stored with
+        claims = claims[claims["method"] == method]
         changed = [(row, human) for row, human, before in zip(claims.itertuples(index=False), edited["your verdict"],
                                                                claims["human_verdict"])
                    if isinstance(human, str) and human != before]
@@ -226,11 +187,12 @@ def _tags_panel(question_id: str, method: str, author: str) -> None:
 
 
 with right:
-    if not selected or not len(rows):
+    if not selected or not len(table):
         st.info("Select a row of the table to see the sample, label it or open it on Claims.")
     else:
-        sample = rows.iloc[selected[0]]
+        sample = table.iloc[selected[0]]
         question_id, method = sample["question_id"], sample["method"]
+        panel = q.sample_panel(store(), run_id, question_id, method)
         st.html(hl.heading(f"{question_id} · {method}", level=4))
         st.html(hl.text_box(sample["question"] if isinstance(sample["question"], str) else "", label="Question"))
         if st.button("Open on Claims", key="ea-open", type="primary"):
@@ -239,18 +201,16 @@ with right:
         scores_tab, claims_tab, tags_tab, history_tab = st.tabs(["Scores", "Claim verdicts", "Tags and note",
                                                                  "Labels of this sample"])
         with scores_tab:
-            _score_panel(question_id, method, author)
+            _score_panel(question_id, method, author, panel["sample_scores"])
         with claims_tab:
-            _claims_panel(question_id, method, author)
+            _claims_panel(question_id, method, author, panel["sample_claims"])
         with tags_tab:
             _tags_panel(question_id, method, author)
         with history_tab:
-            mine = q.annotations(store(), run_id, question_id, method)
-            if mine.empty:
+            if panel["sample_labels"].empty:
                 st.caption("No labels yet.")
             else:
-                st.dataframe(mine.drop(columns=["question_id", "method", "metric", "claim_source", "claim_idx",
-                                                "annotation_id"]), hide_index=True, width="stretch")
+                st.dataframe(panel["sample_labels"], hide_index=True, width="stretch")
 
 # -- judge-human agreement -----------------------------------------------------------------------------
 
@@ -260,38 +220,29 @@ st.caption("Cohen's kappa between the judge and the humans, over each annotator'
            + ("Over the methods picked above." if methods else "Over every method."))
 
 
-def _kappa_block(title: str, judge: pd.Series, human: pd.Series, key: str) -> None:
-    k = cohen_kappa(list(judge), list(human))
-    st.markdown(f"**{title}**")
-    if k.n == 0:
+for block in tables["kappa"].to_dict("records"):
+    st.markdown(f"**{block['agreement on']}**")
+    if block["n"] == 0:
         st.caption("No annotated items yet.")
-        return
+        continue
     cells = st.columns(4)
-    cells[0].metric("Cohen's kappa", "n/a" if k.kappa is None else f"{k.kappa:.2f}")
-    cells[1].metric("Observed agreement", f"{k.observed:.0%}")
-    cells[2].metric("Chance agreement", f"{k.expected:.0%}")
-    cells[3].metric("n", k.n)
-    confusion = k.confusion.rename_axis(index="judge", columns="human")
-    st.dataframe(confusion, width="content", key=key)
-
-
-claim_pairs = q.claim_agreement(store(), run_id, methods)
-_kappa_block("Claim verdicts", claim_pairs["judge_verdict"], claim_pairs["human_verdict"], "ea-kappa-claims")
-label_pairs = q.label_agreement(store(), run_id, methods)
-for metric, part in label_pairs.groupby("metric", sort=True):
-    _kappa_block(f"{metric} labels", part["judge_label"], part["human_label"], f"ea-kappa-{metric}")
-overrides = q.override_summary(store(), run_id, methods)
-if not overrides.empty:
+    kappa = block["Cohen's kappa"]
+    cells[0].metric("Cohen's kappa", "n/a" if pd.isna(kappa) else f"{kappa:.2f}")
+    cells[1].metric("Observed agreement", f"{block['observed agreement']:.0%}")
+    cells[2].metric("Chance agreement", f"{block['chance agreement']:.0%}")
+    cells[3].metric("n", block["n"])
+    st.dataframe(tables[f"confusion: {block['agreement on']}"].set_index("judge"), width="content",
+                 key=f"ea-kappa-{block['agreement on']}")
+if not tables["overrides"].empty:
     st.markdown("**Score overrides**")
-    st.dataframe(overrides.round(3), hide_index=True, width="stretch")
+    st.dataframe(tables["overrides"], hide_index=True, width="stretch")
     st.caption("Per metric over the overridden cells: n, the judge's and the humans' mean in the metric's own scale, "
                "and the mean difference human - judge.")
 
 # -- judge vs imported human ratings ------------------------------------------------------------------
 
 st.subheader("Judge vs humans")
-humans = qh.judge_vs_humans(store(), run_id, methods)
-if humans["agreement"].empty:
+if tables["humans"].empty:
     st.caption("No human ratings imported for this run: import a file of ratings on **Data** (Import human labels), "
                "or with `python -m evaluators labels import FILE --run RUN_ID`.")
 else:
@@ -300,17 +251,17 @@ else:
                "rating, Cohen's kappa where both are labels (majority label), each with a 95% bootstrap CI over "
                "questions, and the annotators' agreement among themselves (Krippendorff's alpha) as the ceiling. "
                + ("Over the methods picked above." if methods else "Over every method."))
-    st.dataframe(humans["agreement"].round(3), hide_index=True, width="stretch", key="ea-humans",
+    st.dataframe(tables["humans"], hide_index=True, width="stretch", key="ea-humans",
                  column_config={"note": st.column_config.TextColumn(width="large")})
-    downloads(humans["agreement"], f"{run_id}-judge-vs-humans", "ea-humans")
-    gaps = humans["disagreements"]
+    downloads(tables["humans"], f"{run_id}-judge-vs-humans", "ea-humans")
+    gaps = tables["disagreements"]
     pairs = list(dict.fromkeys(zip(gaps["dimension"], gaps["metric"])))
     if pairs:
         picked = st.selectbox("Largest disagreements of", range(len(pairs)), key="ea-humans-pair",
                               format_func=lambda i: f"{pairs[i][0]} vs {pairs[i][1]}")
         dimension, metric = pairs[picked]
         shown = gaps[(gaps["dimension"] == dimension) & (gaps["metric"] == metric)].reset_index(drop=True)
-        gap_event = st.dataframe(shown.drop(columns=["dimension", "metric"]).dropna(axis=1, how="all").round(3),
+        gap_event = st.dataframe(shown.drop(columns=["dimension", "metric"]).dropna(axis=1, how="all"),
                                  hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                                  key=f"ea-humans-gaps-{picked}",
                                  column_config={"question": st.column_config.TextColumn(width="large")})
@@ -321,10 +272,10 @@ else:
             open_question(qid)
 
 st.subheader("All labels of this run")
-every = q.annotations(store(), run_id, limit=None)
+every = tables["labels"]
 if every.empty:
     st.caption("No labels yet: select a sample above and save a verdict, an override, tags or a note.")
 else:
-    st.dataframe(every.drop(columns=["annotation_id"]), hide_index=True, width="stretch", height=300)
+    st.dataframe(every, hide_index=True, width="stretch", height=300)
     downloads(every.assign(created_at=every["created_at"].dt.strftime("%Y-%m-%dT%H:%M:%S")),
               f"{run_id}-annotations", "annotations")

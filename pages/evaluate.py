@@ -14,14 +14,13 @@ import pandas as pd
 import streamlit as st
 
 from evaluators.queries import datasets as qd
+from evaluators.queries import evaluate as qe
 from evaluators import engine
 from evaluators.demo import QUEUED
 from evaluators.judges import prices
 from evaluators.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
-from evaluators.metrics.registry import lookup
 from evaluators.metrics.registry import NEEDS
-from evaluators.runner import Snapshot
 from ui.common import md_escape, run_cost_caption, run_manager, store
 
 POLL_SECONDS = 1.5
@@ -39,18 +38,6 @@ def cost(metric, judge: str) -> str:
     if "embeddings" in metric.needs:
         return "embeddings (MiniLM, local)"
     return "deterministic"
-
-
-def seconds_text(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    if seconds < 1:
-        return "<1 s"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 3600:
-        return f"{seconds // 60:.0f} min {seconds % 60:02.0f} s"
-    return f"{seconds // 3600:.0f} h {seconds % 3600 // 60:02.0f} min"
 
 
 @st.cache_data(show_spinner="Estimating the judge's calls and tokens...", max_entries=32)
@@ -108,19 +95,6 @@ def set_metrics(pick) -> None:
         st.session_state[f"eval-metrics-{family}"] = [m.id for m in REGISTRY.values() if m.family == family and pick(m)]
 
 
-def per_metric_progress(snap: Snapshot) -> pd.DataFrame:
-    rows = []
-    for metric_id, state in snap.metrics.items():
-        pace = state.seconds_per_cell
-        rows.append({"metric": metric_id, "family": lookup(metric_id).family,
-                     "done": state.done, "total": state.total,
-                     "progress": state.done / state.total if state.total else 1.0,
-                     "ms per cell": round(1000 * pace, 2) if pace is not None else None,
-                     "time left": "done" if state.done >= state.total
-                     else seconds_text(snap.metric_seconds_left(metric_id)) or "not timed yet"})
-    return pd.DataFrame(rows)
-
-
 def run_panel(run_id: str, polling: bool) -> None:
     """One run: live progress while its worker computes, else its cells and what can be done next."""
     manager = run_manager()
@@ -139,12 +113,12 @@ def run_panel(run_id: str, polling: bool) -> None:
 
     if live:
         eta = snap.eta_seconds
-        left = (f"about {seconds_text(eta)} left" if eta is not None
+        left = (f"about {qe.seconds_text(eta)} left" if eta is not None
                 else "time left known once every metric has scored a batch")
         st.progress(snap.fraction, text=f"{snap.done:,} of {snap.total:,} cells ({100 * snap.fraction:.0f}%) · {left} "
-                                        f"· running for {seconds_text(snap.elapsed)}")
+                                        f"· running for {qe.seconds_text(snap.elapsed)}")
         if snap.metrics:
-            st.dataframe(per_metric_progress(snap), hide_index=True, width="stretch",
+            st.dataframe(qe.progress(snap), hide_index=True, width="stretch",
                          column_config={"progress": st.column_config.ProgressColumn(min_value=0, max_value=1,
                                                                                      format="percent")})
         st.caption("Cells are stored after each batch of samples. This run continues if you leave this screen or "
@@ -157,9 +131,10 @@ def run_panel(run_id: str, polling: bool) -> None:
                       help="Stops after the metric in progress; computed cells are kept and the run can be resumed.")
         return
 
-    cells = qd.run_cells(store(), run_id)
-    failed, missing = int(cells["n_failed"].sum()), int(cells["n_missing"].sum())
-    ok, not_applicable = int(cells["n_ok"].sum()), int(cells["n_not_applicable"].sum())
+    tables = qe.view(store(), run_id)
+    totals = tables["totals"].iloc[0]
+    ok, not_applicable, failed, missing = (int(totals[c]) for c in ("Scored", "Not applicable", "Failed",
+                                                                     "Not computed yet"))
     cols = st.columns(4)
     cols[0].metric("Scored", f"{ok:,}")
     cols[1].metric("Not applicable", f"{not_applicable:,}")
@@ -202,9 +177,7 @@ def run_panel(run_id: str, polling: bool) -> None:
         st.switch_page("pages/overview.py")
     run_cost_caption(run_id)
     with st.expander("Cells per metric", expanded=bool(failed)):
-        st.dataframe(cells.rename(columns={"n_ok": "ok", "n_not_applicable": "not applicable", "n_failed": "failed",
-                                           "n_total": "samples", "n_missing": "not computed"}),
-                     hide_index=True, width="stretch")
+        st.dataframe(tables["cells"], hide_index=True, width="stretch")
 
 
 st.title("Evaluate")

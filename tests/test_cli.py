@@ -129,7 +129,8 @@ def test_metrics_lists_the_catalogue_with_scale_and_seed():
     assert all(r["seed"] and r["scale"] and r["formula"] for r in rows)
 
 
-def test_a_database_held_by_another_process_exits_3(tmp_path):
+def test_a_database_held_by_another_process_exits_3(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGSCOPE_DB_WAIT", "1")  # how long the CLI waits for the holder to let go
     db = tmp_path / "held.duckdb"
     holder = subprocess.Popen(
         [sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(db)!r}); print('ok', flush=True); time.sleep(60)"],
@@ -139,6 +140,7 @@ def test_a_database_held_by_another_process_exits_3(tmp_path):
         assert holder.stdout.readline().strip() == "ok"
         out = cli("runs", db=db)
         assert out.returncode == 3 and "in use by another process" in out.stderr
+        assert out.stderr.count("the database is busy") == 1  # said once while it waited
     finally:
         holder.kill()
         holder.wait()

@@ -1,13 +1,17 @@
-"""The Claims screen (AppTest): drill-down, stepping, search, the claim table against the database,
-uploaded HTML/markdown staying inert, and an LLM-judged run's calls, questions and TP lists."""
+"""The Claims screen (AppTest; its tables are tested in test_queries_claims.py): the view's tables shown with
+uploaded HTML/markdown staying inert, drill-down, stepping and search, an LLM-judged run's raw calls, and a
+run with repeats (Overview's spread, each reply in the view)."""
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from evaluators.queries import claims as q
 from evaluators.store import close_store, open_store
 from tests.test_highlight import assert_inert
 from tests.test_queries_claims import EVIL_METHOD, PAYLOADS, build_llm_run, build_run
@@ -67,82 +71,44 @@ def _tables(at: AppTest, column: str) -> list:
     return [d.value for d in at.dataframe if column in d.value.columns]
 
 
-def test_drill_down_opens_the_question_in_session_state(app_at):
-    at = app_at()
-    run_id, questions = _demo_questions(app_at.db)
-    keep_run(at, run_id)
-    wanted = questions[17]
-    at.session_state["question_id"] = wanted  # what ui.common.open_question sets before switching pages
-    at.switch_page("pages/claims.py")
-    at.run()
-    assert not at.exception, at.exception
-    assert at.title[0].value == "Claims"
-    assert at.selectbox(key="claims-question").value == wanted
-    question = open_store(app_at.db).cursor().execute(
-        "SELECT question FROM golden_items WHERE question_id = ?", [wanted]).fetchall()[0][0]
-    assert any(question in h.value for h in at.html)
-    assert any(h.value.startswith("<h3") and "basic_search" in h.value for h in at.html)
-    assert any(h.value.startswith("<h3") and "local_search" in h.value for h in at.html)
+def assert_shown(shown, expected) -> None:
+    """A table on the page is the view's (up to the dtypes the browser's Arrow round trip gives)."""
+    pd.testing.assert_frame_equal(shown.reset_index(drop=True), expected.reset_index(drop=True), check_dtype=False)
 
 
-def test_drill_down_to_a_question_beyond_the_listed_ones_survives_a_visit_elsewhere(app_at, monkeypatch):
-    from evaluators.queries import claims as q
+def _per_method(frame):
+    """A view's table as the page shows it: one table per method, in method order, without the method."""
+    return [part.drop(columns="method").reset_index(drop=True) for _, part in frame.groupby("method", sort=True)]
 
+
+def test_drill_down_stepping_and_search(app_at, monkeypatch):
+    """A question asked by another screen (beyond the listed ones) is shown and survives a visit elsewhere;
+    Previous and Next step by id; the search is case-insensitive and says when nothing matches."""
     monkeypatch.setattr(q, "OPTIONS_LIMIT", 10)
     at = app_at()
     run_id, questions = _demo_questions(app_at.db)
     keep_run(at, run_id)
     at.switch_page("pages/claims.py").run()
+    assert at.title[0].value == "Claims"
+    assert at.selectbox(key="claims-question").value == questions[0]  # no drill-down: the first question by id
+    assert at.button[0].label == "Previous" and at.button[0].disabled
     at.text_input(key="claims-search").set_value("novel").run()  # a search that matches every question
-    at.session_state["question_id"] = questions[50]
+    at.session_state["question_id"] = questions[50]  # what ui.common.open_question sets before switching pages
     at.switch_page("pages/overview.py").run()
     at.switch_page("pages/claims.py").run()
     assert not at.exception, at.exception
     assert at.selectbox(key="claims-question").value == questions[50]
     assert len(at.selectbox(key="claims-question").options) == 11  # the 10 listed, and the one asked for
     assert any("first 10 of 103 questions" in c.value for c in at.caption)
+    question = open_store(app_at.db).cursor().execute(
+        "SELECT question FROM golden_items WHERE question_id = ?", [questions[50]]).fetchall()[0][0]
+    assert any(question in h.value for h in at.html)
+    assert any(h.value.startswith("<h3") and "basic_search" in h.value for h in at.html)
+    assert any(h.value.startswith("<h3") and "local_search" in h.value for h in at.html)
     at.button[1].click().run()  # Next steps on by id
     assert at.selectbox(key="claims-question").value == questions[51]
-
-
-def test_claim_table_shows_the_claims_of_the_database(app_at):
-    at = app_at("pages/claims.py")
-    run_id, questions = _demo_questions(app_at.db)
-    shown = at.selectbox(key="claims-question").value
-    assert shown == questions[0]  # no drill-down: the first question by id
-    for method, table in zip(("basic_search", "local_search"), _tables(at, "matched reference claims"), strict=True):
-        rows = open_store(app_at.db).cursor().execute(
-            "SELECT claim_idx, text, verdict, chunk_ids, reason FROM claims WHERE run_id = ? AND question_id = ? "
-            "AND method = ? AND source = 'answer' ORDER BY claim_idx", [run_id, shown, method]).fetchall()
-        assert len(table) == len(rows) > 0
-        assert list(table["claim"]) == [f"A{i + 1}" for i, *_ in rows]
-        assert list(table["text"]) == [t for _, t, *_ in rows]
-        assert list(table["verdict"]) == [v for _, _, v, *_ in rows]
-        assert list(table["supporting chunks"]) == [", ".join(c) for *_, c, _ in rows]
-        assert list(table["reason"]) == [r for *_, r in rows]
-    chunks = _tables(at, "shared with")[0]
-    assert list(chunks["rank"]) == list(range(1, len(chunks) + 1)) and chunks["relevance"].notna().all()
-    # TP/FP/FN counts equal the stored score's detail, and the lists below them have those sizes
-    detail = open_store(app_at.db).cursor().execute(
-        "SELECT detail FROM scores WHERE run_id = ? AND question_id = ? AND method = 'basic_search' "
-        "AND metric = 'answer_correctness_f1'", [run_id, shown]).fetchall()[0][0]
-    tp, fp, fn = (part.split()[1] for part in detail.split(", "))
-    assert any(f"TP</span> <b>{tp}</b>" in h.value and f"FN</span> <b>{fn}</b>" in h.value for h in at.html)
-    assert not any("older version" in c.value for c in at.caption)
-    assert any("generates no questions" in c.value for c in at.caption)
-    assert any("makes no calls" in c.value for c in at.caption)
-
-
-def test_previous_next_and_search(app_at):
-    at = app_at("pages/claims.py")
-    run_id, questions = _demo_questions(app_at.db)
-    keep_run(at, run_id)
-    assert at.button[0].label == "Previous" and at.button[0].disabled
-    at.button[1].click().run()
-    assert at.selectbox(key="claims-question").value == questions[1]
-    at.button[1].click().run()
     at.button[0].click().run()
-    assert at.selectbox(key="claims-question").value == questions[1]
+    assert at.selectbox(key="claims-question").value == questions[50]
     at.text_input(key="claims-search").set_value(questions[40][-6:].upper()).run()  # case-insensitive
     options = at.selectbox(key="claims-question").options
     assert len(options) == 1 and options[0].startswith(f"{questions[40]} · ")
@@ -164,25 +130,39 @@ def _assert_page_is_inert(at: AppTest) -> None:
         assert MARKER not in text and "<b>bold" not in text, text
 
 
-def test_uploaded_html_and_markdown_stay_inert(tmp_path, app_on):
+def test_the_screen_shows_the_views_tables_and_uploaded_text_stays_inert(tmp_path, app_on):
     db = tmp_path / "payload.duckdb"
-    build_run(db, tmp_path)
+    run_id = build_run(db, tmp_path)
     at = app_on(db, "pages/claims.py")
     for question_id in ("q1", "q2", "q3"):
         at.selectbox(key="claims-question").set_value(question_id).run()
         _assert_page_is_inert(at)
         shown = "".join(h.value for h in at.html)
         assert "&lt;b&gt;bold&lt;/b&gt;" in shown  # the method name, escaped in its header
+        expected = q.view(open_store(db), run_id, question_id=question_id)
+        for column, name in (("matched reference claims", "answer_claims"), ("shared with", "chunks"),
+                             ("covered by the answer", "reference_claims")):
+            on_page = _tables(at, column)
+            assert len(on_page) == len(_per_method(expected[name])), name
+            for table, part in zip(on_page, _per_method(expected[name])):
+                assert_shown(table, part)
+        for _, row in expected["tp_fp_fn"].iterrows():
+            if row["status"] == "ok":
+                assert f"TP</span> <b>{row['TP']}</b>" in shown and f"F1</span> <b>{row['F1']:.3f}</b>" in shown
+        for _, row in expected["key_scores"].iterrows():
+            assert all(f"<b>{html.escape(value)}</b>" in shown for value in row.drop("method").dropna())
     at.selectbox(key="claims-question").set_value("q1").run()
     shown = "".join(h.value for h in at.html)
     assert_inert(shown, *PAYLOADS)  # displayed as text, in the answer and the chunk cards
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in shown and "&lt;img src=x onerror=alert(1)&gt;" in shown
     assert "<mark" in shown  # the offline judge's claims are spans of the answer: highlighted inline
-    chunks = _tables(at, "shared with")[0]  # basic
-    assert chunks["shared with"].iloc[0] == EVIL_METHOD  # the raw text in a dataframe cell, never HTML
+    assert '<a href="#rs-chunk-0-0"' in shown  # a claim links to the chunk card that supports it
+    assert _tables(at, "shared with")[0]["shared with"].iloc[0] == EVIL_METHOD  # raw text in a cell, never HTML
+    assert any("generates no questions" in c.value for c in at.caption)
+    assert any("makes no calls" in c.value for c in at.caption)
 
 
-def test_llm_run_shows_judge_calls_generated_questions_and_tp_lists(tmp_path, monkeypatch, app_on):
+def test_an_llm_runs_judge_calls_show_their_request_and_response(tmp_path, monkeypatch, app_on):
     from tests.test_openai_judge import SEED_000_EXTRACTION
 
     db = tmp_path / "llm.duckdb"
@@ -197,8 +177,6 @@ def test_llm_run_shows_judge_calls_generated_questions_and_tp_lists(tmp_path, mo
     shown = "".join(h.value for h in at.html)
     for claim in SEED_000_EXTRACTION["answer_claims"]:  # rewritten claims: listed with badges, and as TP
         assert shown.count(claim) >= 2
-    reference, = _tables(at, "covered by the answer")
-    assert list(reference["covered by the answer"]) == ["supported", "supported"]
     assert not any("older version" in c.value for c in at.caption)  # the lists match the counts
 
 
@@ -238,8 +216,6 @@ def test_a_run_with_repeats_stores_every_reply_and_both_screens_show_the_spread(
     assert any(s.value == "Judge repeatability" for s in at.subheader)
     table = next(d.value for d in at.dataframe if "mean SD within a sample" in d.value.columns)
     assert table.set_index("metric").loc["judge_overall", "mean SD within a sample"] == 1.0
-    at.switch_page("pages/claims.py")
-    at.run()
-    scores = next(d.value for d in at.dataframe if "judge replies" in d.value.columns).set_index("metric")
+    scores = q.view(store, run_id)["scores"].set_index("metric")
     assert scores.loc["judge_overall", "judge replies"] == "3, 4, 5"
     assert scores.loc["verdict", "value"] == "pass"  # the label of the mean overall 4, read back from the store

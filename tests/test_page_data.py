@@ -1,9 +1,12 @@
-"""The Data screen (AppTest on a copy of the demo database): uploads read and previewed, problems listed
-with file, row and field, the column-mapping step, storing once (content hash), the stored list."""
+"""The Data screen (AppTest on a copy of the demo database; its table is tested in test_queries_datasets.py):
+the stored list shown, uploads read and previewed, problems listed with file, row and field, the column-mapping
+step, storing once (content hash), human labels imported."""
 import json
 from pathlib import Path
 
-from tests.test_page_claims import app_on  # noqa: F401 (a fixture: the app on a database of its own)
+from evaluators.queries import datasets as qd
+from evaluators.store import open_store
+from tests.test_page_claims import app_on, assert_shown  # noqa: F401 (app_on: a fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo"
@@ -29,16 +32,13 @@ def _captions(at):
     return [c.value for c in at.caption]
 
 
-def test_the_stored_datasets_are_listed_with_rows_methods_and_format(app_at):
+def test_the_screen_shows_the_stored_datasets_of_the_view(app_at):
     at = app_at("pages/data.py")
     assert at.title[0].value == "Data"
     assert any("Upload one or more files" in i.value for i in at.info)
-    stored = _stored(at)
-    golden, outputs = stored.loc["novel_44557_golden.csv"], stored.loc["novel_44557_outputs.jsonl"]
-    assert (golden["format"], golden["golden questions"], golden["answers"], golden["runs"]) == ("csv", 103, 0, 1)
-    assert (outputs["format"], outputs["golden questions"], outputs["answers"]) == ("jsonl", 0, 206)
-    assert outputs["methods"] == "basic_search, local_search" and outputs["runs"] == 1
-    assert golden["dataset"].startswith("ds_")
+    expected = qd.view(open_store(app_at.db))["datasets"]  # its numbers: tests/test_queries_datasets.py
+    assert_shown(at.dataframe[-1].value, expected)
+    assert any(c.value.startswith(f"{len(expected)} datasets. The same content is stored once") for c in at.caption)
 
 
 def test_uploading_the_demo_files_previews_them_and_finds_them_already_stored(app_at):
@@ -195,7 +195,7 @@ def test_a_bad_python_list_of_contexts_is_listed_with_its_row(app_at):
 
 
 def test_importing_human_labels_lists_problems_then_stores_once(tmp_path, app_on):
-    from evaluators.store import close_store, open_store
+    from evaluators.store import close_store
     from tests.test_labels import HEADER, tiny_run
     from tests.test_page_claims import _assert_page_is_inert
 

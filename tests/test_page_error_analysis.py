@@ -1,14 +1,12 @@
-"""The Error analysis screen (AppTest): worst-first list and filters against SQL, the side panel,
-saving annotations beside the judge's output, Cohen's kappa on known labels, drill-down to Claims,
-and uploaded HTML staying inert."""
+"""The Error analysis screen (AppTest; its tables are tested in test_queries_errors.py and
+test_queries_humans.py): the view's tables shown, drill-down to Claims from a sample and from a
+judge-human disagreement, saving annotations beside the judge's output, and uploaded HTML staying inert."""
 from __future__ import annotations
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
-from evaluators.stats import cohen_kappa
 from evaluators.store import open_store
-from tests.test_page_claims import _assert_page_is_inert, app_on, keep_run  # noqa: F401 (app_on: a fixture)
+from tests.test_page_claims import _assert_page_is_inert, app_on, assert_shown, keep_run  # noqa: F401 (app_on)
 from tests.test_queries_claims import build_run
 
 PAGE = "pages/error_analysis.py"
@@ -40,38 +38,50 @@ def _select(at: AppTest, row: int) -> AppTest:
     return at
 
 
-def test_worst_samples_first_with_the_count_of_all(app_at):
-    at, run_id = _open(app_at)
+def test_the_screen_shows_the_views_tables_and_opens_a_sample_or_a_disagreement_on_claims(tmp_path, app_on):
+    from evaluators import labels
+    from evaluators.queries import errors as q
+    from evaluators.store import close_store
+    from tests.test_labels import tiny_run
+    from tests.test_queries_humans import _cells, _records
+
+    db = tmp_path / "humans.duckdb"
+    run_id = tiny_run(db, tmp_path, list(_cells()), metrics=("faithfulness", "answer_class", "judge_clarity"))
+    labels.import_ratings(open_store(db), run_id, _records(), source="people.csv")
+    expected = q.view(open_store(db), run_id)
+    close_store(db)
+    at = app_on(db, PAGE)
     assert at.title[0].value == "Error analysis"
-    assert any(c.value.startswith("206 samples match; showing 100, lowest judge_overall first") for c in at.caption)
+    matches = expected["matches"].iloc[0]
+    assert any(c.value.startswith(f"{matches['matched']} samples match; showing {matches['shown']}, "
+                                  f"{matches['worst first']} {matches['sort metric']} first") for c in at.caption)
     table, _ = _list(at)
-    expected = _sql(app_at.db, "SELECT question_id, method, value FROM scores WHERE run_id = ? AND "
-                               "metric = 'judge_overall' ORDER BY norm, question_id, method LIMIT 100", run_id)
-    assert list(zip(table["question_id"], table["method"], table["judge_overall"])) == \
-        [(qid, m, round(v, 3)) for qid, m, v in expected]
-    assert list(table.columns[:3]) == ["question_id", "method", "judge_overall"]  # scores in the first columns
+    assert_shown(table, expected["samples"])
     assert {"CSV", "Parquet", "JSON"} <= {b.label for b in at.get("download_button")}
+    assert_shown(next(d.value for d in at.dataframe if "human_alpha" in d.value.columns), expected["humans"])
 
-
-def test_filters_narrow_the_list_like_sql(app_at):
-    at, run_id = _open(app_at)
-    at.multiselect(key="ea-methods").set_value(["local_search"])
-    at.multiselect(key="ea-verdicts").set_value(["fail"])
-    at.selectbox(key="ea-filter-metric").set_value("faithfulness").run()
-    at.slider(key="ea-range-faithfulness").set_value((0.0, 0.9)).run()
+    pair = at.selectbox(key="ea-humans-pair")
+    assert pair.options[0] == "correctness vs answer_class"  # shown as "dimension vs metric"
+    pair.set_value(pair.options.index("faithfulness vs faithfulness")).run()
+    gaps = at.dataframe(key=f"ea-humans-gaps-{pair.value}").value
+    assert list(gaps["question_id"][:2]) == ["q2", "q4"] and list(gaps["method"][:2]) == ["local", "local"]
+    at.session_state[f"ea-humans-gaps-{pair.value}"] = {"selection": {"rows": [1], "columns": [], "cells": []}}
+    at.run()
     assert not at.exception, at.exception
-    expected = _sql(app_at.db, """
-        SELECT count(*) FROM scores f JOIN scores v USING (run_id, question_id, method)
-        WHERE f.run_id = ? AND f.method = 'local_search' AND f.metric = 'faithfulness' AND f.status = 'ok'
-          AND f.value <= 0.9 AND v.metric = 'verdict' AND v.detail LIKE 'fail%'""", run_id)[0][0]
-    assert expected > 0
-    assert any(c.value.startswith(f"{expected} samples match") for c in at.caption)
-    table, _ = _list(at)
-    assert set(table["method"]) == {"local_search"} and (table["faithfulness"] <= 0.9).all()
-    assert set(table["verdict"]) == {"fail"}
-    at.selectbox(key="ea-sort").set_value("hallucination_rate").run()
-    table, _ = _list(at)
-    assert table["hallucination_rate"].is_monotonic_decreasing  # lower is better: highest first
+    assert at.session_state["question_id"] == "q4"  # ui.common.open_question, then st.switch_page
+    assert "Error analysis" not in [t.value for t in at.title]
+    at.switch_page("pages/claims.py").run()  # AppTest re-requests its last page: follow the switch
+    assert at.title[0].value == "Claims" and at.selectbox(key="claims-question").value == "q4"
+
+    at.switch_page(PAGE).run()  # a sample of the list: its side panel, and Open on Claims
+    _select(at, 3)
+    qid, method = table["question_id"].iloc[3], table["method"].iloc[3]
+    assert any(qid in h.value and method in h.value for h in at.html)  # the side panel's heading
+    at.button(key="ea-open").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["question_id"] == qid
+    at.switch_page("pages/claims.py").run()
+    assert at.title[0].value == "Claims" and at.selectbox(key="claims-question").value == qid
 
 
 def test_saving_a_score_override_keeps_the_judge_row(app_at):
@@ -134,51 +144,6 @@ def test_claim_verdicts_from_the_editor_and_kappa(app_at):
     assert kappa["n"] == "2" and kappa["Observed agreement"] == "50%"
 
 
-def test_kappa_over_known_annotations(app_at):
-    at, run_id = _open(app_at)
-    store = open_store(app_at.db)
-    rows = _sql(app_at.db, "SELECT question_id, method, claim_idx, text FROM claims WHERE run_id = ? AND "
-                           "source = 'answer' ORDER BY question_id, method, claim_idx LIMIT 5", run_id)
-    # judge vs human: (s, s), (s, n), (n, n), (n, n) -> observed 3/4, chance (2x1 + 2x3)/16 = 1/2, kappa 0.5
-    pairs = [("supported", "supported"), ("supported", "not_found"), ("not_found", "not_found"),
-             ("not_found", "not_found")]
-    for (qid, method, idx, text), (judge, human) in zip(rows, pairs):
-        store.add_annotation(run_id=run_id, question_id=qid, method=method, author="Bo", claim_source="answer",
-                             claim_idx=idx, label=human, judge_label=judge, claim_text=text)
-    qid, method, idx, text = rows[0]  # an earlier label of the same claim by the same author does not count twice
-    store.add_annotation(run_id=run_id, question_id=qid, method=method, author="Bo", claim_source="answer",
-                         claim_idx=idx, label="contradicted", judge_label="supported", claim_text=text)
-    store.add_annotation(run_id=run_id, question_id=qid, method=method, author="Bo", claim_source="answer",
-                         claim_idx=idx, label="supported", judge_label="supported", claim_text=text)
-    store.add_annotation(run_id=run_id, question_id=qid, method=method, author="Bo", metric="verdict", label="pass",
-                         override_value=1.0, judge_label="fail", judge_value=0.0)
-    at.run()
-    assert not at.exception, at.exception
-    assert cohen_kappa([j for j, _ in pairs], [h for _, h in pairs]).kappa == pytest.approx(0.5)
-    shown = [{m.label: m.value for m in at.metric[i:i + 4]} for i in range(0, len(at.metric), 4)]
-    assert shown[0] == {"Cohen's kappa": "0.50", "Observed agreement": "75%", "Chance agreement": "50%", "n": "4"}
-    assert shown[1]["n"] == "1"  # the verdict label override
-    confusion = [d.value for d in at.dataframe if d.value.index.name == "judge"][0]
-    assert confusion.loc["supported", "supported"] == 1 and confusion.loc["supported", "not_found"] == 1
-    assert confusion.loc["not_found", "not_found"] == 2 and confusion.loc["not_found", "supported"] == 0
-    every = [d.value for d in at.dataframe if "judge_label_now" in d.value.columns][-1]
-    assert len(every) == 7 and set(every["author"]) == {"Bo"}
-
-
-def test_open_on_claims_drills_down(app_at):
-    at, _ = _open(app_at)
-    _select(at, 3)
-    qid = _list(at)[0]["question_id"].iloc[3]
-    at.button(key="ea-open").click().run()
-    assert not at.exception, at.exception
-    assert at.session_state["question_id"] == qid  # ui.common.open_question, then st.switch_page
-    assert "Error analysis" not in [t.value for t in at.title]  # the script left this page
-    # AppTest re-requests the page of its last switch_page() on every run; follow the switch as a browser does
-    at.switch_page("pages/claims.py").run()
-    assert at.title[0].value == "Claims"
-    assert at.selectbox(key="claims-question").value == qid
-
-
 def test_uploaded_html_stays_inert_on_error_analysis(tmp_path, app_on):
     db = tmp_path / "payload.duckdb"
     build_run(db, tmp_path)
@@ -187,39 +152,3 @@ def test_uploaded_html_stays_inert_on_error_analysis(tmp_path, app_on):
     for row in range(len(_list(at)[0])):
         _select(at, row)
         _assert_page_is_inert(at)
-
-
-def test_judge_vs_humans_table_and_a_disagreement_one_click_from_claims(tmp_path, app_on):
-    from evaluators import labels
-    from evaluators.queries import humans as qh
-    from evaluators.store import close_store
-    from tests.test_labels import tiny_run
-    from tests.test_queries_humans import _cells, _records
-
-    db = tmp_path / "humans.duckdb"
-    run_id = tiny_run(db, tmp_path, list(_cells()), metrics=("faithfulness", "answer_class", "judge_clarity"))
-    labels.import_ratings(open_store(db), run_id, _records(), source="people.csv")
-    expected = qh.judge_vs_humans(open_store(db), run_id)
-    close_store(db)
-    at = app_on(db, PAGE)
-    assert "Judge vs humans" in [s.value for s in at.subheader]
-    table = next(d.value for d in at.dataframe if "human_alpha" in d.value.columns).set_index(["dimension", "metric"])
-    assert list(table.index) == list(zip(expected["agreement"]["dimension"], expected["agreement"]["metric"]))
-    faith = table.loc[("faithfulness", "faithfulness")]
-    assert faith["n"] == 6 and faith["spearman"] == round(
-        expected["agreement"].set_index(["dimension", "metric"]).loc[("faithfulness", "faithfulness"), "spearman"], 3)
-    assert table.loc[("correctness", "answer_class"), "kappa"] == round((3 / 5 - 9 / 25) / (1 - 9 / 25), 3)
-    assert table.loc[("Fluency", "judge_clarity"), "note"].startswith("judge_clarity is not ok for every rated item")
-
-    pair = at.selectbox(key="ea-humans-pair")
-    assert pair.options[0] == "correctness vs answer_class"  # shown as "dimension vs metric"
-    pair.set_value(pair.options.index("faithfulness vs faithfulness")).run()
-    gaps = at.dataframe(key=f"ea-humans-gaps-{pair.value}").value
-    assert list(gaps["question_id"][:2]) == ["q2", "q4"] and list(gaps["method"][:2]) == ["local", "local"]
-    at.session_state[f"ea-humans-gaps-{pair.value}"] = {"selection": {"rows": [1], "columns": [], "cells": []}}
-    at.run()
-    assert not at.exception, at.exception
-    assert at.session_state["question_id"] == "q4"  # ui.common.open_question, then st.switch_page
-    assert "Error analysis" not in [t.value for t in at.title]
-    at.switch_page("pages/claims.py").run()  # AppTest re-requests its last page: follow the switch
-    assert at.title[0].value == "Claims" and at.selectbox(key="claims-question").value == "q4"

@@ -6,12 +6,14 @@ import threading
 import time
 
 from evaluators.queries import datasets as qd
+from evaluators.queries import evaluate as qe
 from evaluators import engine, loaders
 from evaluators.judges import prices
 from evaluators.estimate import estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.store import open_store
 from tests.openai_server import Reply, start_server
+from tests.test_page_claims import assert_shown
 from tests.test_openai_judge import SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_VERIFICATION
 from ui.common import md_escape
 
@@ -60,8 +62,10 @@ def test_the_screen_shows_the_choice_its_size_and_the_finished_demo_run(app_at):
     assert any(c.value == "Offline judge: no calls, no key, no network." for c in at.caption)
     demo_run = qd.recent_runs(store)["run_id"].iloc[0]
     assert at.selectbox(key="eval-run").value == demo_run
-    ok = store.cursor().execute("SELECT count(*) FROM scores WHERE run_id = ? AND status = 'ok'", [demo_run]).fetchall()
-    assert _metric(at, "Scored") == f"{ok[0][0]:,}" and _metric(at, "Not computed yet") == "0"
+    expected = qe.view(store, demo_run)  # its numbers: tests/test_queries_datasets.py
+    for label, value in expected["totals"].iloc[0].items():
+        assert _metric(at, label) == f"{value:,}"
+    assert_shown(next(d.value for d in at.dataframe if "not computed" in d.value.columns), expected["cells"])
     assert any("Finished." in s.value for s in at.success)
     assert at.button(key="eval-open-run").label == "Open the results"
     assert not any(c.value.startswith("cost") for c in at.caption)  # offline: no money line

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from evaluators import engine, loaders
 from evaluators.judges import prompts
 from evaluators.queries import claims as q
 from evaluators.store import close_store, open_store
+from tests.test_queries_errors import demo  # noqa: F401 (a fixture: a copy of the demo database)
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -222,5 +222,99 @@ def test_the_demo_question_reads_only_its_rows(demo_db_file, tmp_path):
                                    "question_id = ?", [run_id, qid]).fetchall()[0]
         assert (len(frame), frame["method"].nunique()) == n and n[1] == 2
         assert set(q.sample_scores(store, run_id, qid)["method"]) == {"basic_search", "local_search"}
+    finally:
+        close_store(db)
+
+
+# --------------------------------------------------------------------------- the screen's view
+# on a copy of the demo database (the fixture `demo`: store, run_id)
+
+
+def test_the_view_opens_on_the_first_question_with_its_claims_chunks_and_counts(demo):
+    store, run_id = demo
+    tables = q.view(store, run_id)
+    first = q.question_options(store, run_id)[0]["question_id"].iloc[0]
+    assert tables["question"]["question_id"].tolist() == [first]  # no question asked: the first by id
+    assert tables["answers"]["method"].tolist() == ["basic_search", "local_search"]
+    claims = tables["answer_claims"]
+    for method in ("basic_search", "local_search"):
+        rows = store.cursor().execute(
+            "SELECT claim_idx, text, verdict, chunk_ids, reason FROM claims WHERE run_id = ? AND question_id = ? "
+            "AND method = ? AND source = 'answer' ORDER BY claim_idx", [run_id, first, method]).fetchall()
+        mine = claims[claims["method"] == method]
+        assert len(mine) == len(rows) > 0
+        assert list(mine["claim"]) == [f"A{i + 1}" for i, *_ in rows]
+        assert list(mine["text"]) == [t for _, t, *_ in rows]
+        assert list(mine["verdict"]) == [v for _, _, v, *_ in rows]
+        assert list(mine["supporting chunks"]) == [", ".join(c) for *_, c, _ in rows]
+        assert list(mine["reason"]) == [r for *_, r in rows]
+    assert list(claims.columns) == ["method", "claim", "verdict", "human verdict", "supporting chunks", "text",
+                                    "matched reference claims", "reason"]
+    chunks = tables["chunks"][tables["chunks"]["method"] == "basic_search"]
+    assert list(chunks["rank"]) == list(range(1, len(chunks) + 1)) and chunks["relevance"].notna().all()
+    # TP/FP/FN: the counts of the stored score's detail, the claims behind them as many
+    counts = tables["tp_fp_fn"].set_index("method").loc["basic_search"]
+    detail = store.cursor().execute(
+        "SELECT detail FROM scores WHERE run_id = ? AND question_id = ? AND method = 'basic_search' "
+        "AND metric = 'answer_correctness_f1'", [run_id, first]).fetchall()[0][0]
+    assert detail == f"TP {counts['TP']}, FP {counts['FP']}, FN {counts['FN']}" and counts["lists match counts"]
+    listed = tables["tp_fp_fn_claims"]
+    listed = listed[listed["method"] == "basic_search"]["kind"].value_counts()
+    assert [listed.get(k, 0) for k in ("TP", "FP", "FN")] == [counts["TP"], counts["FP"], counts["FN"]]
+    assert tables["generated_questions"].empty and tables["judge_calls"].empty  # the offline judge
+
+
+def test_key_scores_are_the_scores_as_shown_with_the_humans_beside(demo):
+    store, run_id = demo
+    first = q.question_options(store, run_id)[0]["question_id"].iloc[0]
+    store.add_annotation(run_id=run_id, question_id=first, method="local_search", author="ann", metric="faithfulness",
+                         override_value=0.25)
+    tables = q.view(store, run_id)
+    scores = tables["scores"].set_index(["method", "metric"])
+    assert list(tables["scores"].columns) == ["method", "metric", "value", "human", "judge", "detail"]  # no repeats
+    raw = q.sample_scores(store, run_id, first).set_index(["method", "metric"])
+    overall = raw.loc[("basic_search", "judge_overall")]
+    assert scores.loc[("basic_search", "judge_overall"), "value"] == f"{overall['value']:.2f}"  # 1-5: 2 decimals
+    assert scores.loc[("basic_search", "verdict"), "value"] == raw.loc[("basic_search", "verdict"), "label"]
+    key = tables["key_scores"].set_index("method")
+    assert list(key.columns) == list(q.KEY_METRICS)
+    assert key.loc["basic_search", "judge_overall"] == scores.loc[("basic_search", "judge_overall"), "value"]
+    faithfulness = scores.loc[("local_search", "faithfulness"), "value"]
+    assert key.loc["local_search", "faithfulness"] == f"{faithfulness} (human 0.25)"
+    assert scores.loc[("local_search", "faithfulness"), "human"] == "0.25"
+
+
+def test_the_view_follows_its_options(payload_db):
+    store, run_id = payload_db
+    assert q.view(store, run_id, question_id="q2")["question"]["question"].tolist() == [GOLDEN[1]["question"]]
+    assert q.view(store, run_id, search="door")["question"]["question_id"].tolist() == ["q3"]
+    only = q.view(store, run_id, question_id="q1", methods=[EVIL_METHOD])
+    assert {name: set(t["method"]) for name, t in only.items() if "method" in t and len(t)} == {
+        name: {EVIL_METHOD} for name, t in only.items() if "method" in t and len(t)}
+    assert set(only) >= {"answers", "answer_claims", "chunks", "reference_claims", "tp_fp_fn", "scores"}
+    chunks = q.view(store, run_id, question_id="q1")["chunks"]
+    assert chunks.set_index(["method", "rank"]).loc[("basic", 1), "shared with"] == EVIL_METHOD  # raw text, as uploaded
+    with pytest.raises(ValueError, match="question 'nope' is not one of this run's questions"):
+        q.view(store, run_id, question_id="nope")
+    with pytest.raises(ValueError, match="method 'nope' is not one of: 'basic'"):
+        q.view(store, run_id, methods=["nope"])
+
+
+def test_an_llm_run_gives_its_judge_calls_generated_questions_and_tp_lists(tmp_path, monkeypatch):
+    from tests.test_openai_judge import SEED_000_EXTRACTION
+
+    db = tmp_path / "llm.duckdb"
+    run_id = build_llm_run(db, tmp_path, monkeypatch)
+    store = open_store(db)
+    try:
+        tables = q.view(store, run_id)
+        calls = tables["judge_calls"]
+        assert list(calls["purpose"]) == ["extraction", "verification"] and set(calls["status"]) == {"ok"}
+        assert all('"messages"' in r for r in calls["request"]) and "generated_questions" in calls["response"].iloc[0]
+        assert list(tables["generated_questions"]["text"]) == SEED_000_EXTRACTION["generated_questions"]
+        listed = tables["tp_fp_fn_claims"]
+        assert list(listed["kind"]) == ["TP", "TP"] and list(listed["claim"]) == SEED_000_EXTRACTION["answer_claims"]
+        assert list(tables["reference_claims"]["covered by the answer"]) == ["supported", "supported"]
+        assert tables["tp_fp_fn"]["lists match counts"].all()
     finally:
         close_store(db)

@@ -191,3 +191,221 @@ def test_demo_rouge_l_against_an_independent_computation(demo):
     assert row["ci_low"] < row["delta"] < row["ci_high"]
     frame = q.paired_scores(store, run_id, "local_search", "basic_search", metrics=["rouge_l"])
     assert frame["delta"].mean() == pytest.approx(np.mean(a - b))
+
+
+# -- the screen's tables (view) -----------------------------------------------------------------------
+
+
+def test_the_view_opens_on_the_default_pair_with_the_screens_tables(small):
+    store, run_id = small
+    tables = q.view(store, run_id)
+    assert list(tables) == list(q.TABLES)
+    stats = q.comparison_table(store, run_id, "m2", ["m1"]).set_index("metric")
+    shown = tables["metrics"].set_index("metric")
+    assert list(shown.index) == list(stats.index)  # significant first, then by gap
+    assert list(shown.columns) == ["Δ m1 − m2", "95% CI", "p (Holm)", "n", "m1 better", "ties", "m2 better",
+                                   "m1 mean", "m2 mean", "scale", "p", "better", "family"]
+    rouge = shown.loc["rouge_l"]
+    assert rouge["Δ m1 − m2"] == round(stats.loc["rouge_l", "delta"], 3) and rouge["n"] == 5
+    assert rouge["95% CI"] == f"[{stats.loc['rouge_l', 'ci_low']:+.3f}, {stats.loc['rouge_l', 'ci_high']:+.3f}]"
+    assert (rouge["m1 better"], rouge["ties"], rouge["m2 better"], rouge["better"]) == (3, 1, 1, "m1")
+    assert shown.loc["judge_overall", "scale"] == "1-5" and shown.loc["dont_know", "better"] == "no direction"
+    summary = tables["summary"].iloc[0]
+    significant = stats[stats["significant"]]
+    assert (summary["method"], summary["baseline"], summary["metrics"]) == ("m1", "m2", 4)
+    assert summary["better on"] == significant.index[significant["better"] == "m1"].tolist()
+    # The heatmap: question types most frequent first, metrics in the table's order; Δ in the metric's scale.
+    heat = tables["heatmap"]
+    assert list(dict.fromkeys(heat["question_type"])) == ["B", "A", ""]
+    assert list(heat.loc[heat["question_type"] == "B", "metric"]) == list(shown.index)
+    cell = heat[(heat["question_type"] == "A") & (heat["metric"] == "judge_overall")].iloc[0]
+    assert (cell["n"], cell["Δ"], cell["m1 mean"], cell["advantage"]) == (2, 1.5, 4.5, 1.5 / 4)
+    assert tables["by_question_type"].columns.tolist() == ["question_type", "metric", "n", "m1 mean", "m2 mean",
+                                                          "delta", "delta_norm"]
+    assert tables["cell_questions"].empty  # no heatmap cell picked
+    # Per question: the first row's metric.
+    first = shown.index[0]
+    assert len(tables["scatter"]) == shown.loc[first, "n"]
+    gaps = tables["disagreements"]
+    assert list(gaps.columns) == ["m1", "m2", "Δ m1 − m2", "question type", "question", "question_id"]
+    assert list(gaps["Δ m1 − m2"].abs()) == sorted(gaps["Δ m1 − m2"].abs(), reverse=True)
+
+
+def test_the_views_options_change_the_tables_as_the_widgets_do(small):
+    store, run_id = small
+    percent = q.view(store, run_id, scale="percent")["metrics"].set_index("metric")
+    assert percent.loc["judge_overall", "Δ m1 − m2"] == round(100 * np.mean([2, 1, 0, 1, -1, -2]) / 4, 3)
+    assert percent.loc["rouge_l", "m2 mean"] == round(100 * np.mean([0.5, 0.8, 0.6, 0.1, 0.2]), 3)
+    typed = q.view(store, run_id, question_type="B")["metrics"].set_index("metric")
+    assert typed.loc["rouge_l", "n"] == 2
+    lexical = q.view(store, run_id, families=["lexical"])["metrics"]
+    assert set(lexical["family"]) == {"lexical"}
+    swapped = q.view(store, run_id, baseline="m1")["metrics"].set_index("metric")
+    assert swapped.loc["rouge_l", "Δ m2 − m1"] == -round(np.mean([0.4, 0.0, -0.1, 0.3, 0.4]), 3)
+    three = q.view(store, run_id, methods=["m1", "m2", "m3"], details_for="m3", metric="judge_overall",
+                   cell_type="A", cell_metric="rouge_l")
+    assert {"method", "Δ vs m2", "mean", "m2 mean"} <= set(three["metrics"].columns)
+    assert len(three["metrics"]) == 8 and list(three["summary"]["method"]) == ["m1", "m3"]
+    assert list(three["disagreements"].columns[:3]) == ["m3", "m2", "Δ m3 − m2"]
+    assert three["disagreements"]["m3"].tolist() == [1.0] * 6  # judge_overall
+    cell = three["cell_questions"]
+    assert list(cell.columns) == ["m3", "m2", "Δ", "question", "question_id"]
+    assert cell["question_id"].tolist() == ["q0", "q1"] and cell["Δ"].tolist() == [0.4, 0.0]
+    # A metric the selection does not compare falls back to the first row, as on the screen.
+    fallback = q.view(store, run_id, families=["lexical"], metric="judge_overall")
+    first = fallback["metrics"]["metric"].iloc[0]
+    assert len(fallback["scatter"]) == fallback["metrics"].set_index("metric").loc[first, "n"]
+
+
+def test_bad_options_are_refused_with_what_is_allowed(small):
+    store, run_id = small
+    for options, message in [({"methods": ["m1"]}, "at least two methods"), ({"methods": ["m1", "zz"]}, "method 'zz'"),
+                             ({"baseline": "m3"}, "baseline 'm3' is not one of: 'm1', 'm2'"),
+                             ({"details_for": "m2"}, "details_for"), ({"families": ["nope"]}, "family 'nope'"),
+                             ({"scale": "stars"}, "scale"), ({"question_type": "C"}, "question type"),
+                             ({"metric": "faithfulness"}, "metric 'faithfulness'"),
+                             ({"cell_metric": "rouge_l"}, "both cell_type and cell_metric"),
+                             ({"cell_type": "Z", "cell_metric": "rouge_l"}, "cell_type 'Z'")]:
+        with pytest.raises(ValueError, match=message):
+            q.view(store, run_id, **options)
+
+
+def test_the_statistics_are_remembered_until_the_cells_change(small):
+    store, run_id = small
+    first = q.comparison_table(store, run_id, "m2", ["m1"])
+    first.loc[0, "delta"] = 99.0  # a caller's change stays with the caller
+    again = q.comparison_table(store, run_id, "m2", ["m1"])
+    assert again["delta"].max() < 1
+    store.write_scores(pd.DataFrame([{"run_id": run_id, "question_id": "q4", "method": "m2", "metric": "rouge_l",
+                                      "value": 0.7, "norm": 0.7, "status": "ok", "judge": "offline", "detail": None}]))
+    fresh = q.comparison_table(store, run_id, "m2", ["m1"]).set_index("metric")
+    assert fresh.loc["rouge_l", "n"] == 6  # q4 is paired now
+
+
+# -- the screen on the demo run (formerly AppTest checks of the page) -----------------------------------
+
+A, B = "local_search", "basic_search"
+
+
+def demo_pairs(store, metric: str, question_type: str | None = None) -> pd.DataFrame:
+    """Both methods' `ok` values of one metric, straight from the scores table (the independent side)."""
+    type_filter = "AND g.question_type = $type" if question_type else ""
+    return store.cursor().execute(
+        f"""
+        SELECT s.question_id, any_value(s.value) FILTER (s.method = $a) AS a,
+               any_value(s.value) FILTER (s.method = $b) AS b
+        FROM scores s JOIN runs r USING (run_id)
+        JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = s.question_id
+        WHERE r.status = 'finished' AND s.metric = $metric AND s.status = 'ok' {type_filter}
+        GROUP BY s.question_id HAVING count(*) = 2 ORDER BY s.question_id
+        """, {"a": A, "b": B, "metric": metric, **({"type": question_type} if question_type else {})}).df()
+
+
+def holm_of(p: np.ndarray) -> np.ndarray:
+    order = np.argsort(p, kind="stable")
+    adjusted = np.empty(len(p))
+    adjusted[order] = np.maximum.accumulate(np.minimum(1, (len(p) - np.arange(len(p))) * p[order]))
+    return adjusted
+
+
+def test_demo_metric_table_against_an_independent_computation(demo):
+    store, run_id = demo
+    tables = q.view(store, run_id)
+    shown = tables["metrics"].set_index("metric")
+    delta = f"Δ {A} − {B}"
+    assert list(shown.columns[:5]) == [delta, "95% CI", "p (Holm)", "n", f"{A} better"]
+    expected = demo_pairs(store, "rouge_l")
+    a, b = expected["a"].to_numpy(), expected["b"].to_numpy()
+    row = shown.loc["rouge_l"]
+    assert row["n"] == len(expected) == 103
+    assert row[delta] == pytest.approx(round(np.mean(a - b), 3), abs=1e-9)
+    assert (row[f"{A} mean"], row[f"{B} mean"]) == (round(a.mean(), 3), round(b.mean(), 3))
+    assert (row[f"{A} better"], row["ties"], row[f"{B} better"]) == (np.sum(a > b), np.sum(a == b), np.sum(a < b))
+    assert row["p"] == pytest.approx(sps.wilcoxon(a - b, zero_method="pratt").pvalue)
+    assert row["scale"] == "0-1"
+    hall = demo_pairs(store, "hallucination_rate")  # lower is better: "local_search better" counts lower rates
+    assert shown.loc["hallucination_rate", f"{A} better"] == np.sum(hall["a"] < hall["b"])
+    assert pd.isna(shown.loc["dont_know", f"{A} better"]) and shown.loc["dont_know", "better"] == "no direction"
+    assert shown["p (Holm)"].to_numpy() == pytest.approx(holm_of(shown["p"].to_numpy()))  # over every row shown
+    assert "checks_pass_rate" not in shown.index  # not comparable: no pair scored ok
+    summary = tables["summary"].iloc[0]
+    significant = shown[shown["p (Holm)"] < q.ALPHA]
+    assert summary["significantly better"] == (significant["better"] == A).sum()
+    assert summary["metrics"] == len(shown)
+
+
+def test_demo_scale_type_and_baseline(demo):
+    store, run_id = demo
+    expected = demo_pairs(store, "judge_overall")
+    row = q.view(store, run_id, scale="percent")["metrics"].set_index("metric").loc["judge_overall"]
+    assert row[f"Δ {A} − {B}"] == pytest.approx(round(100 * np.mean(expected["a"] - expected["b"]) / 4, 3), abs=1e-9)
+    assert row[f"{A} mean"] == pytest.approx(round(100 * (expected["a"].mean() - 1) / 4, 3), abs=1e-9)
+    typed = demo_pairs(store, "rouge_l", "Complex Reasoning")
+    row = q.view(store, run_id, question_type="Complex Reasoning")["metrics"].set_index("metric").loc["rouge_l"]
+    assert row["n"] == len(typed) == 31
+    assert row[f"Δ {A} − {B}"] == pytest.approx(round(np.mean(typed["a"] - typed["b"]), 3), abs=1e-9)
+    swapped = q.view(store, run_id, baseline=A, question_type="Complex Reasoning")["metrics"].set_index("metric")
+    assert swapped.loc["rouge_l", f"Δ {B} − {A}"] == pytest.approx(-row[f"Δ {A} − {B}"], abs=1e-9)
+
+
+def test_demo_per_question_tables_and_a_heatmap_cell(demo):
+    store, run_id = demo
+    tables = q.view(store, run_id, metric="rouge_l", cell_type="Fact Retrieval", cell_metric="rouge_l")
+    gaps = tables["disagreements"]
+    assert list(gaps.columns[:3]) == [A, B, f"Δ {A} − {B}"]
+    assert (gaps[f"Δ {A} − {B}"] - (gaps[A] - gaps[B])).abs().max() < 2e-3  # each row: A - B, rounded
+    assert list(gaps[f"Δ {A} − {B}"].abs()) == sorted(gaps[f"Δ {A} − {B}"].abs(), reverse=True)
+    expected = demo_pairs(store, "rouge_l")
+    assert gaps[f"Δ {A} − {B}"].abs().iloc[0] == pytest.approx(round((expected["a"] - expected["b"]).abs().max(), 3))
+    scatter = tables["scatter"]
+    assert len(scatter) == 103 and set(scatter["question_type"]) == {"Fact Retrieval", "Complex Reasoning",
+                                                                     "Contextual Summarize", "Creative Generation"}
+    heat = tables["heatmap"].set_index(["question_type", "metric"])
+    facts = demo_pairs(store, "rouge_l", "Fact Retrieval")
+    assert heat.loc[("Fact Retrieval", "rouge_l"), "n"] == len(facts) == 49
+    assert heat.loc[("Fact Retrieval", "rouge_l"), "Δ"] == pytest.approx(np.mean(facts["a"] - facts["b"]))
+    listed = tables["cell_questions"]
+    assert len(listed) == 49 and set(listed["question_id"]) == set(facts["question_id"])
+    assert list(listed["Δ"].abs()) == sorted(listed["Δ"].abs(), reverse=True)
+
+
+@pytest.fixture
+def demo_copy(demo_db_file, tmp_path):
+    import shutil
+
+    db = tmp_path / "demo.duckdb"
+    shutil.copy(demo_db_file, db)
+    store = open_store(db)
+    yield store, store.cursor().execute("SELECT run_id FROM runs WHERE status = 'finished'").fetchall()[0][0]
+    close_store(db)
+
+
+def add_run(store, methods: dict[str, str]) -> str:
+    """A finished run over the demo datasets whose methods copy the demo's (new name -> demo method)."""
+    demo = store.cursor().execute(
+        "SELECT run_id, golden_dataset_id, outputs_dataset_ids FROM runs WHERE status = 'finished'").fetchall()[0]
+    run_id = store.create_run(name="copy", golden_dataset_id=demo[1], outputs_dataset_ids=list(demo[2]),
+                              judge="offline", judge_model=None, metrics=["rouge_l"], config={}, n_samples=103)
+    cells = store.cursor().execute(
+        "SELECT * EXCLUDE (created_at) FROM scores WHERE run_id = ? AND method IN (SELECT unnest(?))",
+        [demo[0], list(set(methods.values()))]).df()
+    store.write_scores(pd.concat([cells[cells["method"] == source].assign(run_id=run_id, method=name)
+                                  for name, source in methods.items()]))
+    store.finish_run(run_id, "finished")
+    return run_id
+
+
+def test_demo_three_methods_each_against_the_baseline_and_one_method_alone(demo_copy):
+    store, _ = demo_copy
+    odd = "<b>llm</b> *only*"
+    run_id = add_run(store, {A: A, B: B, odd: A})
+    tables = q.view(store, run_id, methods=[A, B, odd], baseline=B, details_for=odd)
+    shown = tables["metrics"]
+    assert set(shown["method"]) == {A, odd} and f"Δ vs {B}" in shown.columns
+    by = shown.set_index(["method", "metric"])
+    assert by.loc[(odd, "rouge_l"), f"Δ vs {B}"] == by.loc[(A, "rouge_l"), f"Δ vs {B}"]  # a copy of A
+    assert len(shown) == 2 * 32  # Holm over both comparisons
+    assert tables["disagreements"].columns[0] == odd
+    alone = add_run(store, {A: A})
+    with pytest.raises(ValueError, match="at least two methods"):
+        q.view(store, alone)

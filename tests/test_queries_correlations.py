@@ -120,3 +120,76 @@ def test_demo_pair_against_scipy(demo):
     coefficients, n = q.correlations(store, run_id, coefficient="spearman")
     assert n.loc["rouge_l", "faithfulness"] == len(frame) == 206
     assert coefficients.loc["rouge_l", "faithfulness"] == pytest.approx(sps.spearmanr(frame["x"], frame["y"]).statistic)
+
+
+# -- the screen's tables (view) -----------------------------------------------------------------------
+
+
+def test_the_view_shows_the_varying_metrics_and_the_strongest_pair(small):
+    store, run_id = small
+    tables = q.view(store, run_id)
+    assert list(tables) == ["matrix", "n", "pairs", "scatter"]
+    coefficients, n = q.correlations(store, run_id)
+    matrix = tables["matrix"]
+    assert list(matrix.index) == list(matrix.columns) == ["rouge_l", "judge_overall"]  # constant, never scored: out
+    assert matrix.index.name == "metric"
+    assert matrix.loc["rouge_l", "judge_overall"] == pytest.approx(coefficients.loc["rouge_l", "judge_overall"])
+    assert tables["n"].loc["judge_overall", "rouge_l"] == 9
+    assert tables["pairs"].to_dict("records") == [
+        {"metric_x": "rouge_l", "metric_y": "judge_overall",
+         "coefficient": round(coefficients.loc["rouge_l", "judge_overall"], 4), "n": 9}]
+    scatter = tables["scatter"]  # the strongest pair, its samples in norm
+    assert list(scatter.columns) == ["question_id", "method", "question_type", "question", "rouge_l", "judge_overall"]
+    assert len(scatter) == 9
+
+
+def test_the_views_options(small):
+    store, run_id = small
+    x = np.array(ROUGE["m1"])
+    y = np.array([(v - 1) / 4 for v in JUDGE["m1"]])
+    one = q.view(store, run_id, coefficient="kendall", samples="m1", x="judge_overall", y="rouge_l")
+    assert one["matrix"].loc["judge_overall", "rouge_l"] == pytest.approx(sps.kendalltau(x, y).statistic)
+    assert list(one["scatter"].columns[-2:]) == ["judge_overall", "rouge_l"] and set(one["scatter"]["method"]) == {"m1"}
+    assert sorted(one["scatter"]["judge_overall"]) == sorted(y)  # a fixed pseudo-random order
+    assert q.view(store, run_id, x="rouge_l", y="rouge_l")["scatter"].empty  # one metric: no scatter
+    fallback = q.view(store, run_id, x="exact_match")  # a metric not in the matrix: the default pair
+    assert list(fallback["scatter"].columns[-2:]) == ["rouge_l", "judge_overall"]
+    assert all(t.empty for t in q.view(store, run_id, families=["lexical"]).values())  # one lexical metric varies
+    for options, message in [({"coefficient": "cosine"}, "coefficient"), ({"samples": "m9"}, "samples 'm9'"),
+                             ({"families": ["nope"]}, "family 'nope'"), ({"x": "faithfulness"}, "x 'faithfulness'")]:
+        with pytest.raises(ValueError, match=message):
+            q.view(store, run_id, **options)
+
+
+def samples(store, metric_x: str, metric_y: str, method: str | None = None) -> pd.DataFrame:
+    """Norm values of the samples scored ok on both metrics, straight from the scores table."""
+    return store.cursor().execute(
+        """
+        SELECT a.norm AS x, b.norm AS y FROM scores a JOIN scores b USING (run_id, question_id, method)
+        WHERE a.metric = $x AND b.metric = $y AND a.status = 'ok' AND b.status = 'ok'
+          AND ($method IS NULL OR a.method = $method)
+        """, {"x": metric_x, "y": metric_y, "method": method}).df()
+
+
+SCIPY = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kendalltau}
+
+
+@pytest.mark.parametrize("coefficient, method", [("pearson", None), ("spearman", None), ("kendall", "local_search")])
+def test_demo_cells_match_scipy(demo, coefficient, method):
+    store, run_id = demo
+    tables = q.view(store, run_id, coefficient=coefficient, samples=method or q.ALL_METHODS)
+    for x, y in [("rouge_l", "faithfulness"), ("judge_overall", "answer_relevance")]:
+        data = samples(store, x, y, method)
+        assert tables["n"].loc[x, y] == tables["n"].loc[y, x] == len(data) == (103 if method else 206)
+        assert tables["matrix"].loc[x, y] == pytest.approx(SCIPY[coefficient](data["x"], data["y"]).statistic)
+    assert "exact_match" not in tables["matrix"].index  # constant in the demo
+
+
+def test_demo_families_and_a_pairs_scatter(demo):
+    store, run_id = demo
+    shown = q.view(store, run_id, families=["lexical", "semantic"])["matrix"]
+    assert set(shown.index) == {"keyword_coverage", "answer_completeness", "citation_quality", "rouge_l", "dont_know",
+                                "bert_score_f1", "semantic_similarity", "answer_relevance"}
+    assert all(t.empty for t in q.view(store, run_id, families=["composite"]).values())  # fewer than two metrics
+    scatter = q.view(store, run_id, x="rouge_l", y="judge_overall")["scatter"]
+    assert set(scatter["method"]) == {"basic_search", "local_search"} and len(scatter) == 206

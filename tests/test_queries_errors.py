@@ -143,3 +143,89 @@ def test_an_annotation_needs_an_author_a_target_and_content(demo, kwargs, messag
     with pytest.raises(ValueError, match=message):
         store.add_annotation(run_id=run_id, question_id="q", method="m", **kwargs)
     assert store.annotations(run_id).empty
+
+
+# --------------------------------------------------------------------------- the screen's view
+
+
+def test_the_view_lists_the_worst_samples_first_with_the_count_of_all(demo):
+    store, run_id = demo
+    tables = q.view(store, run_id)
+    assert tables["matches"].to_dict("records") == [{"matched": 206, "shown": 100, "sort metric": "judge_overall",
+                                                      "worst first": "lowest"}]
+    table = tables["samples"]
+    expected = _sql(store, "SELECT question_id, method, value FROM scores WHERE run_id = ? AND "
+                           "metric = 'judge_overall' ORDER BY norm, question_id, method LIMIT 100", run_id)
+    assert list(zip(table["question_id"], table["method"], table["judge_overall"])) == \
+        [(qid, m, round(v, 3)) for qid, m, v in expected]
+    assert list(table.columns[:3]) == ["question_id", "method", "judge_overall"]  # scores in the first columns
+    assert list(table.columns[-4:]) == ["failed cells", "labels", "question_type", "question"]
+    assert len(q.sample_table(store, run_id, limit=None)[0]) == 206  # what "Export all" downloads
+    assert list(tables)[:2] == ["matches", "samples"] and "sample_scores" not in tables  # no sample selected
+
+
+def test_the_view_filters_like_sql(demo):
+    store, run_id = demo
+    tables = q.view(store, run_id, methods=["local_search"], verdicts=["fail"], metric="faithfulness", high=0.9)
+    expected = _sql(store, """
+        SELECT count(*) FROM scores f JOIN scores v USING (run_id, question_id, method)
+        WHERE f.run_id = ? AND f.method = 'local_search' AND f.metric = 'faithfulness' AND f.status = 'ok'
+          AND f.value <= 0.9 AND v.metric = 'verdict' AND v.label = 'fail'""", run_id)[0][0]
+    assert tables["matches"]["matched"].iloc[0] == expected > 0
+    table = tables["samples"]
+    assert set(table["method"]) == {"local_search"} and (table["faithfulness"] <= 0.9).all()
+    assert set(table["verdict"]) == {"fail"}
+    table = q.view(store, run_id, sort_metric="hallucination_rate")["samples"]
+    assert table["hallucination_rate"].is_monotonic_decreasing  # lower is better: highest first
+    with pytest.raises(ValueError, match="metric 'not_in_this_run' is not one of: 'exact_match'"):
+        q.view(store, run_id, sort_metric="not_in_this_run")
+
+
+def test_kappa_and_confusion_over_known_annotations(demo):
+    store, run_id = demo
+    rows = _sql(store, "SELECT question_id, method, claim_idx, text FROM claims WHERE run_id = ? AND "
+                       "source = 'answer' ORDER BY question_id, method, claim_idx LIMIT 5", run_id)
+    # judge vs human: (s, s), (s, n), (n, n), (n, n) -> observed 3/4, chance (2x1 + 2x3)/16 = 1/2, kappa 0.5
+    pairs = [("supported", "supported"), ("supported", "not_found"), ("not_found", "not_found"),
+             ("not_found", "not_found")]
+    for (qid, method, idx, text), (judge, human) in zip(rows, pairs):
+        store.add_annotation(run_id=run_id, question_id=qid, method=method, author="Bo", claim_source="answer",
+                             claim_idx=idx, label=human, judge_label=judge, claim_text=text)
+    qid, method, idx, text = rows[0]  # an earlier label of the same claim by the same author does not count twice
+    store.add_annotation(run_id=run_id, question_id=qid, method=method, author="Bo", claim_source="answer",
+                         claim_idx=idx, label="contradicted", judge_label="supported", claim_text=text)
+    store.add_annotation(run_id=run_id, question_id=qid, method=method, author="Bo", claim_source="answer",
+                         claim_idx=idx, label="supported", judge_label="supported", claim_text=text)
+    store.add_annotation(run_id=run_id, question_id=qid, method=method, author="Bo", metric="verdict", label="pass",
+                         override_value=1.0, judge_label="fail", judge_value=0.0)
+    tables = q.view(store, run_id)
+    assert tables["kappa"].to_dict("records") == [
+        {"agreement on": "Claim verdicts", "Cohen's kappa": 0.5, "observed agreement": 0.75, "chance agreement": 0.5,
+         "n": 4},
+        {"agreement on": "verdict labels", "Cohen's kappa": 0.0, "observed agreement": 0.0, "chance agreement": 0.0,
+         "n": 1}]
+    confusion = tables["confusion: Claim verdicts"].set_index("judge")
+    assert confusion.loc["supported", "supported"] == 1 and confusion.loc["supported", "not_found"] == 1
+    assert confusion.loc["not_found", "not_found"] == 2 and confusion.loc["not_found", "supported"] == 0
+    assert len(tables["labels"]) == 7 and set(tables["labels"]["author"]) == {"Bo"}
+    assert "annotation_id" not in tables["labels"]
+    assert tables["overrides"].set_index("metric").loc["verdict", "mean_difference"] == 1.0
+    assert q.view(store, run_id, methods=["no such method"])["kappa"]["n"].tolist() == [0]  # over the picked methods
+
+
+def test_the_selected_samples_panel(demo):
+    store, run_id = demo
+    qid, method = _sql(store, "SELECT question_id, method FROM claims WHERE run_id = ? ORDER BY ALL LIMIT 1", run_id)[0]
+    judge = _sql(store, "SELECT value FROM scores WHERE run_id = ? AND question_id = ? AND method = ? AND "
+                        "metric = 'judge_overall'", run_id, qid, method)[0][0]
+    store.add_annotation(run_id=run_id, question_id=qid, method=method, author="Ada", metric="judge_overall",
+                         override_value=4.5, judge_value=judge)
+    tables = q.view(store, run_id, question_id=qid, method=method)
+    assert list(tables)[:5] == ["matches", "samples", "sample_scores", "sample_claims", "sample_labels"]
+    scores = tables["sample_scores"].set_index("metric")
+    assert scores.loc["judge_overall", "human"] == "4.5" and scores.loc["judge_overall", "by"] == "Ada"
+    assert scores.loc["judge_overall", "judge"] == str(round(judge, 3))  # the judge's value beside
+    claims = tables["sample_claims"]
+    assert list(claims.columns) == ["claim", "judge verdict", "your verdict", "text"] and len(claims) > 0
+    assert claims["claim"].iloc[0] == "A1" and claims["your verdict"].isna().all()
+    assert tables["sample_labels"]["target"].tolist() == ["judge_overall"]

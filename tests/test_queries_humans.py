@@ -141,3 +141,24 @@ def test_methods_filter_and_an_unrated_run(run, tmp_path):
     empty = q.judge_vs_humans(store, "run-without-ratings")
     assert empty["agreement"].empty and list(empty["agreement"].columns) == q.AGREEMENT_COLUMNS
     assert empty["disagreements"].empty
+
+
+def test_error_analysis_view_shows_the_agreement_and_the_disagreements_as_rounded_on_screen(run):
+    from evaluators.queries import errors
+
+    store, run_id = run
+    expected = q.judge_vs_humans(store, run_id)
+    tables = errors.view(store, run_id)
+    humans = tables["humans"].set_index(["dimension", "metric"])
+    assert list(humans.index) == list(zip(expected["agreement"]["dimension"], expected["agreement"]["metric"]))
+    assert humans.loc[("faithfulness", "faithfulness"), "n"] == 6
+    assert humans.loc[("faithfulness", "faithfulness"), "spearman"] == round(17 / math.sqrt(17.5 * 17), 3)
+    assert humans.loc[("correctness", "answer_class"), "kappa"] == round((3 / 5 - 9 / 25) / (1 - 9 / 25), 3)
+    assert humans.loc[("Fluency", "judge_clarity"), "note"].startswith("judge_clarity is not ok for every rated item")
+    gaps = tables["disagreements"]
+    assert list(dict.fromkeys(zip(gaps["dimension"], gaps["metric"])))[0] == ("correctness", "answer_class")
+    faith = gaps[(gaps["dimension"] == "faithfulness") & (gaps["metric"] == "faithfulness")]
+    assert list(zip(faith["question_id"], faith["method"]))[:2] == [("q2", "local"), ("q4", "local")]
+    assert list(faith["rank_difference"][:2]) == [0.1, -0.1]
+    # no judge_overall in this run: the list sorts on the run's first metric, as the screen opens
+    assert tables["matches"]["sort metric"].iloc[0] == "faithfulness"

@@ -110,15 +110,16 @@ def test_a_missing_value_is_null_not_nan(db):
     assert store.cursor().execute("SELECT value IS NULL, norm IS NULL FROM scores").fetchall() == [(True, True)]
 
 
-def test_a_file_held_by_another_process_gives_a_clear_message(db):
-    open_store(db)  # this process holds the file read-write
+def test_a_file_held_by_another_process_gives_a_clear_message(db, monkeypatch):
     code = (
         "import sys; sys.path.insert(0, '.');"
         "from evaluators.store import Store, StoreLocked\n"
         f"try:\n    Store({str(db)!r})\nexcept StoreLocked as e:\n    print(e)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert "in use by another process" in out.stdout, out.stderr
+    monkeypatch.setenv("RAGSCOPE_DB_WAIT", "1")  # the other process's wait
+    with open_store(db).lease():  # this process holds the file for longer
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert "in use by another process" in out.stdout and "within 1 s" in out.stdout, out.stderr
 
 
 def test_claims_and_chunk_verdicts_are_written_and_replaced(db):

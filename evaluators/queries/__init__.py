@@ -38,6 +38,14 @@ def difference_in_view(norm: pd.Series, own: pd.Series, view: str) -> pd.Series:
     return _VIEW_SCALES[view].difference(norm) if view in _VIEW_SCALES else own
 
 
+def one_of(value, allowed, what: str):
+    """`value` when it is one of `allowed`, else a ValueError naming them: a screen's option that cannot apply
+    (the CLI's `view` reports it with exit code 2)."""
+    if value not in allowed:
+        raise ValueError(f"{what} {value!r} is not one of: {', '.join(repr(a) for a in allowed) or 'none'}")
+    return value
+
+
 def runs(store: Store) -> pd.DataFrame:
     """Every run, newest first, with how many cells it has per status."""
     return store.cursor().execute(

@@ -1,5 +1,6 @@
 """Claims screen queries: one question of a run at a time, every method's answer, scores, claims,
-chunks, reference claims, TP/FP/FN, generated questions and judge calls.
+chunks, reference claims, TP/FP/FN, generated questions and judge calls; `view` gives the screen's
+tables as shown.
 
 Every query is filtered to (run_id, question_id) in SQL, so the screen reads a few hundred rows
 whatever the size of the run.
@@ -8,12 +9,16 @@ from __future__ import annotations
 
 import pandas as pd
 
+from evaluators.metrics.registry import lookup
+from evaluators.queries import one_of
+from evaluators.schema import OK
 from evaluators.store import Store
 
 # The scores shown first for each (question, method), in this order.
 KEY_METRICS = ("faithfulness", "answer_correctness_f1", "context_precision", "judge_overall", "verdict",
                "answer_class")
 OPTIONS_LIMIT = 500  # questions offered at once in the picker; the search narrows the rest
+MAX_COLUMNS = 3  # methods side by side when the screen opens; more are picked in a multiselect
 
 # The run's questions: golden items of its golden set that at least one of its outputs answers.
 _RUN_QUESTIONS = """
@@ -199,3 +204,160 @@ def judge_calls(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
                                                     WHEN 'holistic' THEN 2 ELSE 3 END,
                  c.purpose, p.rowid
         """, [run_id, question_id]).df()
+
+
+# --------------------------------------------------------------------------- the screen
+
+
+def view(store: Store, run_id: str, *, question_id: str | None = None, search: str = "",
+         methods: list[str] | None = None) -> dict[str, pd.DataFrame]:
+    """The Claims screen's tables for one question, as shown: the question, each method's answer, its key
+    scores (one column per key metric, the human's value beside the judge's) and all its scores, the answer
+    claims, the retrieved chunks, the reference claims, TP/FP/FN and the claims behind them, the generated
+    questions and the judge calls (with their raw request and response). Every table but the question has
+    a `method` column, in method order.
+
+    question_id: the question shown (default: the first by id whose id or text contains the search)
+    search: part of a question's id or text, case-insensitive
+    methods: the methods side by side (default: the first 3 that answered the question)
+    """
+    if question_id is None:
+        question_id = next(iter(question_options(store, run_id, search, limit=1)[0]["question_id"]), None)
+    item = question(store, run_id, question_id) if question_id is not None else None
+    if question_id is not None and item is None:
+        raise ValueError(f"question {question_id!r} is not one of this run's questions")
+    answered = answers(store, run_id, question_id)
+    picked = (list(answered["method"])[:MAX_COLUMNS] if methods is None
+              else [one_of(m, list(answered["method"]), "method") for m in methods])
+
+    def mine(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[frame["method"].isin(picked)].reset_index(drop=True)
+
+    scores = _scores(mine(sample_scores(store, run_id, question_id)))
+    claim_rows = mine(claims(store, run_id, question_id))
+    answer_claims, reference_claims = (claim_rows[claim_rows["source"] == s].reset_index(drop=True)
+                                       for s in ("answer", "reference"))
+    counts = mine(tp_fp_fn(store, run_id, question_id))
+    return {
+        "question": pd.DataFrame([{k: v if isinstance(v, str) else "" for k, v in item.items()}] if item else [],
+                                 columns=QUESTION_COLUMNS),
+        "answers": mine(answered)[["method", "answer"]],
+        "key_scores": _key_scores(scores),
+        "scores": scores,
+        "answer_claims": _answer_claims(answer_claims),
+        "chunks": _chunks(mine(chunks(store, run_id, question_id))),
+        "reference_claims": _reference_claims(reference_claims),
+        "tp_fp_fn": _counts(counts),
+        "tp_fp_fn_claims": _count_claims(counts),
+        "generated_questions": mine(generated_questions(store, run_id, question_id)),
+        "judge_calls": mine(judge_calls(store, run_id, question_id))[CALL_COLUMNS].round({"latency_ms": 0}),
+    }
+
+
+QUESTION_COLUMNS = ["question_id", "question_type", "question", "reference", "evidence"]
+CALL_COLUMNS = ["method", "purpose", "status", "input_tokens", "output_tokens", "latency_ms", "cached", "error",
+                "request", "response"]
+
+
+def claim_label(source: str, idx: int) -> str:
+    """A claim as the screens name it: A1, A2 for the answer's claims, R1 for the reference's."""
+    return f"{'A' if source == 'answer' else 'R'}{int(idx) + 1}"
+
+
+def _joined(items) -> str:
+    return "" if items is None else ", ".join(items)
+
+
+def _shown(row: dict) -> str:
+    """A score cell as shown: its label, its rounded value, or its status when it has no value."""
+    if row["status"] != OK:
+        return row["status"]
+    if isinstance(row["label"], str):
+        return row["label"]
+    return f"{row['value']:.{lookup(row['metric']).range.digits}f}"
+
+
+def _human(row: dict) -> str:
+    if isinstance(row["human_label"], str):
+        return row["human_label"]
+    return "" if pd.isna(row["human_value"]) else f"{row['human_value']:g}"
+
+
+def _replies(row: dict) -> str:
+    """The value of each judge reply, when the judge was asked several times ("" otherwise)."""
+    repeats = row["repeats"]
+    if repeats is None or len(repeats) < 2:
+        return ""
+    return ", ".join("-" if v is None else f"{v:g}" for v in repeats)
+
+
+def _scores(rows: pd.DataFrame) -> pd.DataFrame:
+    """Every score of each answer as shown; the judge's replies only when it was asked several times."""
+    records = rows.to_dict("records")
+    table = pd.DataFrame({"method": rows["method"], "metric": rows["metric"], "value": [_shown(r) for r in records],
+                          "human": [_human(r) for r in records], "judge": rows["judge"],
+                          "judge replies": [_replies(r) for r in records], "detail": rows["detail"]})
+    return table if (table["judge replies"] != "").any() else table.drop(columns="judge replies")
+
+
+def _key_scores(scores: pd.DataFrame) -> pd.DataFrame:
+    """One row per method with a key score, one column per key metric: the score as shown, the human's beside."""
+    key = scores[scores["metric"].isin(KEY_METRICS)]
+    chips = key.assign(chip=[v + (f" (human {h})" if h else "") for v, h in zip(key["value"], key["human"])])
+    wide = chips.pivot(index="method", columns="metric", values="chip")
+    return wide.reindex(columns=[m for m in KEY_METRICS if m in wide.columns]).rename_axis(columns=None).reset_index()
+
+
+def _answer_claims(rows: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "method": rows["method"],
+        "claim": [claim_label("answer", i) for i in rows["claim_idx"]],
+        "verdict": rows["verdict"],
+        "human verdict": rows["human_verdict"].fillna(""),
+        "supporting chunks": [_joined(c) for c in rows["chunk_ids"]],
+        "text": rows["text"],
+        "matched reference claims": [_joined(claim_label("reference", m) for m in c) if c is not None else ""
+                                     for c in rows["matched_claims"]],
+        "reason": rows["reason"],
+    })
+
+
+def _chunks(rows: pd.DataFrame) -> pd.DataFrame:
+    supports = [[claim_label("answer", x) for x in a] + [claim_label("reference", x) for x in r]
+                for a, r in zip(rows["supports_answer"], rows["supports_reference"])]
+    return pd.DataFrame({
+        "method": rows["method"], "rank": rows["chunk_idx"] + 1, "chunk_id": rows["chunk_id"],
+        "relevant": rows["relevant"], "relevance": rows["relevance_score"].round(1), "used": rows["used_by_answer"],
+        "supports": [_joined(s) for s in supports], "shared with": [_joined(s) for s in rows["shared_with"]],
+        "text": rows["text"],
+    })
+
+
+def _reference_claims(rows: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "method": rows["method"],
+        "claim": [claim_label("reference", i) for i in rows["claim_idx"]],
+        "attributable": rows["verdict"],
+        "covered by the answer": rows["other_side_verdict"].fillna("no verdict"),
+        "human verdict": rows["human_verdict"].fillna(""),
+        "supporting chunks": [_joined(c) for c in rows["chunk_ids"]],
+        "text": rows["text"],
+    })
+
+
+def _counts(counts: pd.DataFrame) -> pd.DataFrame:
+    """answer_correctness_f1's TP, FP, FN and F1 per method; its status and detail say why a count is missing."""
+    return pd.DataFrame({
+        "method": counts["method"], "status": counts["status"], "detail": counts["detail"],
+        "TP": counts["tp"].astype("Int64"), "FP": counts["fp"].astype("Int64"), "FN": counts["fn"].astype("Int64"),
+        "F1": counts["f1"].round(3), "lists match counts": counts["lists_match_counts"],
+    })
+
+
+def _count_claims(counts: pd.DataFrame) -> pd.DataFrame:
+    """The claims behind each shown count (kind TP, FP or FN), one row each."""
+    shown = counts[(counts["status"] == OK) & counts["tp"].notna()]
+    rows = [(method, kind, claim)
+            for method, tp, fp, fn in shown[["method", "tp_claims", "fp_claims", "fn_claims"]].itertuples(index=False)
+            for kind, listed in (("TP", tp), ("FP", fp), ("FN", fn)) for claim in listed]
+    return pd.DataFrame(rows, columns=["method", "kind", "claim"])

@@ -8,12 +8,17 @@ direction (dont_know) there are no wins or losses, only the difference.
 """
 from __future__ import annotations
 
+import functools
+import threading
+from collections import OrderedDict
+
 import numpy as np
 import pandas as pd
 
 from evaluators.metrics import REGISTRY
-from evaluators.metrics.registry import in_catalogue_order, lookup
-from evaluators.queries import OK
+from evaluators.metrics.registry import SCALES, in_catalogue_order, lookup
+from evaluators.queries import OK, OWN, VIEWS, difference_in_view, in_view, one_of
+from evaluators.queries.overview import ALL_TYPES, question_types
 from evaluators.stats import holm, paired_comparison
 from evaluators.store import Store
 
@@ -23,6 +28,11 @@ PREFERRED = ("local_search", "basic_search")
 TIE_TOLERANCE = 1e-9
 ALPHA = 0.05
 ORDERS = ("question", "gap", "sample")
+NO_TYPE = "(no type)"  # how a question without a type is named on screen
+SCATTER_POINTS = 3000  # a reproducible sample above this: a browser draws ~3,000 SVG points smoothly
+DISAGREEMENTS = 200
+CELL_QUESTIONS = 500
+REMEMBERED = 32  # results kept per remembered function
 
 
 def run_methods(store: Store, run_id: str) -> list[str]:
@@ -42,6 +52,36 @@ def scores_version(store: Store, run_id: str) -> tuple:
     """Changes whenever the run's cells change (a resumed or retried run): a cache key for the pages."""
     return tuple(store.cursor().execute(
         "SELECT count(*), max(created_at) FROM scores WHERE run_id = ?", [run_id]).fetchall()[0])
+
+
+def remembered(compute):
+    """`compute(store, run_id, ...)` remembered per database file, run, the run's scores version and arguments
+    (the latest REMEMBERED results): a screen's statistics are computed once however often clicks rerun it,
+    and again once the run's cells change (a resumed run). Callers get a copy, free to change."""
+    results: OrderedDict = OrderedDict()
+    lock = threading.Lock()
+
+    @functools.wraps(compute)
+    def remember(store: Store, run_id: str, *args, **kwargs):
+        key = (store.path, run_id, scores_version(store, run_id), _hashable(args), _hashable(sorted(kwargs.items())))
+        with lock:
+            found = results.get(key)
+            if found is not None:
+                results.move_to_end(key)
+        if found is None:
+            found = compute(store, run_id, *args, **kwargs)
+            with lock:
+                results[key] = found
+                while len(results) > REMEMBERED:
+                    results.popitem(last=False)
+        return tuple(f.copy() for f in found) if isinstance(found, tuple) else found.copy()
+
+    return remember
+
+
+def _hashable(values) -> tuple:
+    """Arguments as a key: lists (of metrics, of methods) as tuples."""
+    return tuple(_hashable(v) if isinstance(v, (list, tuple)) else v for v in values)
 
 
 def default_methods(methods: list[str]) -> tuple[list[str], str | None]:
@@ -123,6 +163,7 @@ COMPARISON_COLUMNS = [
 ]
 
 
+@remembered
 def comparison_table(store: Store, run_id: str, baseline: str, methods: list[str], *,
                      metrics: list[str] | None = None, question_type: str | None = None) -> pd.DataFrame:
     """Per (method, metric): each method against `baseline` on the questions both scored `ok`.
@@ -213,6 +254,7 @@ def _compare_metric(method: str, baseline: str, metric: str, a: np.ndarray, b: n
     }
 
 
+@remembered
 def type_deltas(store: Store, run_id: str, method_a: str, method_b: str, *,
                 metrics: list[str] | None = None) -> pd.DataFrame:
     """Per question type x metric (aggregated in DuckDB): n pairs, both means, mean delta in the
@@ -236,6 +278,189 @@ def type_deltas(store: Store, run_id: str, method_a: str, method_b: str, *,
     signs = frame["metric"].map(lambda m: lookup(m).direction).replace(0, np.nan)
     frame["advantage"] = frame["delta_norm"] * signs
     return frame
+
+
+# --------------------------------------------------------------------------------------------
+# The Compare screen's tables
+
+TABLES = ("summary", "metrics", "heatmap", "by_question_type", "cell_questions", "scatter", "disagreements")
+
+
+def view(store: Store, run_id: str, *, methods: list[str] | None = None, baseline: str | None = None,
+         question_type: str = ALL_TYPES, families: list[str] | None = None, scale: str = OWN,
+         details_for: str | None = None, metric: str | None = None, cell_type: str | None = None,
+         cell_metric: str | None = None) -> dict[str, pd.DataFrame]:
+    """The Compare screen's tables, as shown: `summary` (per method, the metrics where it is significantly better
+    or worse than the baseline), `metrics` (per method and metric: the paired difference with its CI, tests,
+    wins and means, in the chosen scale), for the pair in detail `heatmap` (per question type and metric: n, the
+    difference in the chosen scale, both means, and `advantage`, the colour: > 0 better for A, in norm units)
+    and `by_question_type` (its export), `cell_questions` (a heatmap cell's questions by gap; empty without
+    one), `scatter` (the points per question: both scores in the chosen scale) and `disagreements` (the
+    largest gaps). Every table is empty when no question is scored `ok` by both methods.
+
+    methods: the methods compared (default: local_search and basic_search when present, else the first two)
+    baseline: B, the method every other one is compared with (default: basic_search, else the last method)
+    question_type: the questions compared: "All question types" or one of the run's types ("" for none)
+    families: the metric families compared (default: all of the run's)
+    scale: how scores are shown: "own scale", "1-5 (white paper)" or "percent"
+    details_for: the method whose pair with the baseline is shown in detail (default: the first other method)
+    metric: the metric per question (default, and for a metric not compared here: the table's first row)
+    cell_type: the question type of the heatmap cell whose questions are listed ("" for none; with cell_metric)
+    cell_metric: the metric of the heatmap cell whose questions are listed (with cell_type)
+    """
+    known = run_methods(store, run_id)
+    if not known:  # no scores yet
+        return {name: pd.DataFrame() for name in TABLES}
+    methods, baseline = _methods(known, methods, baseline)
+    others = [m for m in methods if m != baseline]
+    details_for = others[0] if details_for is None else one_of(details_for, others, "details_for")
+    types = question_types(store, run_id)
+    type_filter = None if one_of(question_type, [ALL_TYPES, *types], "question type") == ALL_TYPES else question_type
+    run_metric_ids = run_metrics(store, run_id)
+    metrics = family_metrics(run_metric_ids, families)
+    one_of(scale, VIEWS, "scale")
+    if metric is not None:
+        one_of(metric, run_metric_ids, "metric")
+    if (cell_type is None) != (cell_metric is None):
+        raise ValueError("a heatmap cell needs both cell_type and cell_metric")
+    if cell_metric is not None:
+        one_of(cell_metric, run_metric_ids, "cell_metric")
+        one_of(cell_type, types, "cell_type")
+    table = comparison_table(store, run_id, baseline, others, metrics=metrics, question_type=type_filter)
+    if table.empty:
+        return {name: pd.DataFrame() for name in TABLES}
+    compared = table.loc[table["method"] == details_for, "metric"].tolist()
+    metric = metric if metric in compared else next(iter(compared), None)
+    pair = (details_for, baseline)
+    deltas = type_deltas(store, run_id, *pair, metrics=metrics)
+    per_question = dict(metrics=[metric], question_type=type_filter)
+    return {
+        "summary": _summary(table, others, baseline),
+        "metrics": _metric_rows(table, others, baseline, scale),
+        "heatmap": _heatmap(deltas, [t for t in types if t in set(deltas["question_type"])],
+                            [m for m in compared if m in set(deltas["metric"])], scale, *pair),
+        "by_question_type": deltas[["question_type", "metric", "n", "mean_a", "mean_b", "delta", "delta_norm"]].rename(
+            columns={"mean_a": f"{details_for} mean", "mean_b": f"{baseline} mean"}).round(4),
+        "cell_questions": pd.DataFrame() if cell_metric is None else _cell_questions(
+            store, run_id, *pair, scale, cell_type, cell_metric),
+        "scatter": _scatter(store, run_id, *pair, scale, **per_question),
+        "disagreements": _questions(store, run_id, *pair, scale, **per_question, order="gap", limit=DISAGREEMENTS),
+    }
+
+
+def _methods(known: list[str], methods: list[str] | None, baseline: str | None) -> tuple[list[str], str]:
+    """The methods compared and the baseline: the chosen ones (of the run's `known`), checked, or the screen's
+    defaults."""
+    chosen, default_baseline = default_methods(known)
+    methods = chosen if methods is None else [one_of(m, known, "method") for m in methods]
+    if len(methods) < 2:
+        raise ValueError(f"pick at least two methods to compare; the run has {', '.join(known)}")
+    if baseline is None:
+        return methods, default_baseline if default_baseline in methods else methods[-1]
+    return methods, one_of(baseline, methods, "baseline")
+
+
+def metric_families(metric_ids: list[str]) -> list[str]:
+    """The families of these metrics, in the metrics' order."""
+    return list(dict.fromkeys(lookup(m).family for m in metric_ids))
+
+
+def family_metrics(metric_ids: list[str], families: list[str] | None) -> list[str]:
+    """The metrics of the chosen families (all when None), each family checked against those of the metrics."""
+    known = metric_families(metric_ids)
+    chosen = known if families is None else [one_of(f, known, "family") for f in families]
+    return [m for m in metric_ids if lookup(m).family in chosen]
+
+
+def type_name(question_type: str) -> str:
+    return question_type if question_type else NO_TYPE
+
+
+def scale_text(scale: str) -> str:
+    return "label (0-1)" if scale == "label" else SCALES[scale].text
+
+
+def _summary(table: pd.DataFrame, others: list[str], baseline: str) -> pd.DataFrame:
+    """Per method: on how many metrics it is significantly better or worse than the baseline (Holm), and which."""
+    rows = []
+    for method in others:
+        part = table[table["method"] == method]
+        better = part.loc[part["significant"] & (part["better"] == method), "metric"].tolist()
+        worse = part.loc[part["significant"] & (part["better"] == baseline), "metric"].tolist()
+        rows.append({"method": method, "baseline": baseline, "metrics": len(part), "significantly better": len(better),
+                     "significantly worse": len(worse), "better on": better, "worse on": worse})
+    return pd.DataFrame(rows)
+
+
+def _metric_rows(table: pd.DataFrame, others: list[str], baseline: str, scale: str) -> pd.DataFrame:
+    """comparison_table as shown: the difference and its evidence first (TruLens hides them off-screen to the
+    right), then the means; the method column only when several methods face the baseline."""
+    one = len(others) == 1
+    a_name = others[0] if one else "method"
+    shown = pd.DataFrame({
+        "method": table["method"],
+        "metric": table["metric"],
+        f"Δ {a_name} − {baseline}" if one else f"Δ vs {baseline}":
+            difference_in_view(table["delta_norm"], table["delta"], scale).round(3),
+        "95% CI": [f"[{lo:+.3f}, {hi:+.3f}]" if pd.notna(lo) else "n/a" for lo, hi in
+                   zip(difference_in_view(table["ci_low_norm"], table["ci_low"], scale),
+                       difference_in_view(table["ci_high_norm"], table["ci_high"], scale))],
+        "p (Holm)": table["p_holm"],
+        "n": table["n"],
+        f"{a_name} better": table["wins"],
+        "ties": table["ties"],
+        f"{baseline} better": table["losses"],
+        f"{a_name} mean" if one else "mean": in_view(table["mean_a_norm"], table["mean_a"], scale).round(3),
+        f"{baseline} mean": in_view(table["mean_b_norm"], table["mean_b"], scale).round(3),
+        "scale": [scale_text(s) for s in table["scale"]],
+        "p": table["p_value"],
+        "better": table["better"].fillna("no direction"),
+        "family": table["family"],
+    })
+    return shown.drop(columns="method") if one else shown
+
+
+def _heatmap(deltas: pd.DataFrame, types: list[str], metrics: list[str], scale: str, method_a: str,
+             baseline: str) -> pd.DataFrame:
+    """The heatmap's cells, question types (rows) and metrics (columns) in the screen's order."""
+    cells = deltas[deltas["question_type"].isin(types) & deltas["metric"].isin(metrics)]
+    cells = cells.sort_values(["question_type", "metric"], key=lambda c: c.map(
+        {v: i for i, v in enumerate(types if c.name == "question_type" else metrics)}))
+    return pd.DataFrame({
+        "question_type": cells["question_type"], "metric": cells["metric"], "n": cells["n"],
+        "Δ": difference_in_view(cells["delta_norm"], cells["delta"], scale),
+        f"{method_a} mean": cells["mean_a"], f"{baseline} mean": cells["mean_b"], "advantage": cells["advantage"],
+    }).reset_index(drop=True)
+
+
+def _scatter(store: Store, run_id: str, method_a: str, baseline: str, scale: str, **query) -> pd.DataFrame:
+    """The scatter's points: both scores in the chosen scale (the axes), the gap in the own scale (the hover)."""
+    points = paired_scores(store, run_id, method_a, baseline, **query, order="sample", limit=SCATTER_POINTS)
+    return pd.DataFrame({
+        "question_id": points["question_id"], "question_type": points["question_type"], "question": points["question"],
+        method_a: in_view(points["norm_a"], points["value_a"], scale),
+        baseline: in_view(points["norm_b"], points["value_b"], scale), "Δ (own scale)": points["delta"]})
+
+
+def _cell_questions(store: Store, run_id: str, method_a: str, baseline: str, scale: str, cell_type: str,
+                    cell_metric: str) -> pd.DataFrame:
+    """A heatmap cell's questions, largest gap first: both scores and the gap ("Δ") in the chosen scale."""
+    rows = _questions(store, run_id, method_a, baseline, scale, metrics=[cell_metric], question_type=cell_type,
+                      order="gap", limit=CELL_QUESTIONS)
+    return rows.rename(columns={f"Δ {method_a} − {baseline}": "Δ"}).drop(columns="question type")
+
+
+def _questions(store: Store, run_id: str, method_a: str, baseline: str, scale: str, **query) -> pd.DataFrame:
+    """Paired questions as listed: both scores and the gap in the chosen scale, the type, the question."""
+    rows = paired_scores(store, run_id, method_a, baseline, **query)
+    return pd.DataFrame({
+        method_a: in_view(rows["norm_a"], rows["value_a"], scale).round(3),
+        baseline: in_view(rows["norm_b"], rows["value_b"], scale).round(3),
+        f"Δ {method_a} − {baseline}": difference_in_view(rows["delta_norm"], rows["delta"], scale).round(3),
+        "question type": [type_name(t) for t in rows["question_type"]],
+        "question": rows["question"],
+        "question_id": rows["question_id"],
+    })
 
 
 # --------------------------------------------------------------------------------------------

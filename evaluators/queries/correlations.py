@@ -7,15 +7,19 @@ pairwise complete rows, so every coefficient has its own n.
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from evaluators.queries import OK
-from evaluators.queries.compare import run_metrics
+from evaluators.queries import OK, one_of
+from evaluators.queries.compare import family_metrics, remembered, run_methods, run_metrics
 from evaluators.stats import correlation_matrix
 from evaluators.store import Store
 
 COEFFICIENTS = ("pearson", "spearman", "kendall")
 MIN_PERIODS = 3
+ALL_METHODS = "All methods pooled"
+SCATTER_POINTS = 3000  # a fixed random sample above this
+TABLES = ("matrix", "n", "pairs", "scatter")
 
 
 def metric_pivot(store: Store, run_id: str, *, method: str | None = None,
@@ -40,6 +44,7 @@ def metric_pivot(store: Store, run_id: str, *, method: str | None = None,
     return frame.rename(columns={f"c{i}": m for i, m in enumerate(metrics)})
 
 
+@remembered  # Kendall takes seconds at 50,000 samples: computed once per selection
 def correlations(store: Store, run_id: str, *, coefficient: str = "pearson", method: str | None = None,
                  metrics: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(coefficients, n), metrics x metrics: the chosen coefficient on pairwise complete samples,
@@ -80,6 +85,11 @@ def strongest_pair(coefficients: pd.DataFrame) -> tuple[str, str] | None:
     return pair or exact
 
 
+def default_pair(coefficients: pd.DataFrame) -> tuple[str, str]:
+    """The pair a scatter opens on: the strongest below NEAR_COPY, else the first two metrics."""
+    return strongest_pair(coefficients) or tuple(coefficients.index[:2])
+
+
 def pair_points(store: Store, run_id: str, metric_x: str, metric_y: str, *, method: str | None = None,
                 limit: int | None = None) -> pd.DataFrame:
     """One row per sample scored `ok` on both metrics: question_id, method, question_type, question,
@@ -103,3 +113,41 @@ def pair_points(store: Store, run_id: str, metric_x: str, metric_y: str, *, meth
         ORDER BY {'hash(a.question_id, a.method), ' if limit is not None else ''}a.method, a.question_id
         {f'LIMIT {int(limit)}' if limit is not None else ''}
         """, params).df()
+
+
+def view(store: Store, run_id: str, *, coefficient: str = "pearson", samples: str = ALL_METHODS,
+         families: list[str] | None = None, x: str | None = None, y: str | None = None) -> dict[str, pd.DataFrame]:
+    """The Correlations screen's tables, as shown: `matrix` (metric x metric coefficients on the norm values of
+    the cells scored `ok`, pairwise complete; only metrics that vary; NaN: fewer than MIN_PERIODS samples), `n`
+    (the samples behind each), `pairs` (the matrix's export: each pair once) and `scatter` (pair x, y sample by
+    sample, in norm; a fixed random sample above SCATTER_POINTS; empty when x is y). Every table is empty when
+    fewer than two of the metrics vary.
+
+    coefficient: "pearson", "spearman" or "kendall"
+    samples: whose samples: "All methods pooled" or one method's
+    families: the metric families correlated (default: all of the run's)
+    x: the scatter's x metric (default, and for a metric not in the matrix: the strongest pair's first)
+    y: the scatter's y metric (default, and for a metric not in the matrix: the strongest pair's second)
+    """
+    one_of(coefficient, COEFFICIENTS, "coefficient")
+    method = None if one_of(samples, [ALL_METHODS, *run_methods(store, run_id)], "samples") == ALL_METHODS else samples
+    run_metric_ids = run_metrics(store, run_id)
+    metrics = family_metrics(run_metric_ids, families)
+    for axis, metric in (("x", x), ("y", y)):
+        if metric is not None:
+            one_of(metric, run_metric_ids, axis)
+    if len(metrics) < 2:
+        return {name: pd.DataFrame() for name in TABLES}
+    coefficients, counts = correlations(store, run_id, coefficient=coefficient, method=method, metrics=metrics)
+    # A metric with no coefficient at all (never scored, or constant: exact_match all 0) is left out.
+    off_diagonal = coefficients.mask(np.eye(len(coefficients), dtype=bool))
+    usable = [m for m in metrics if off_diagonal[m].notna().any()]
+    if len(usable) < 2:
+        return {name: pd.DataFrame() for name in TABLES}
+    coefficients = coefficients.loc[usable, usable].rename_axis("metric")
+    counts = counts.loc[usable, usable].rename_axis("metric")
+    default = default_pair(coefficients)
+    x, y = (x if x in usable else default[0]), (y if y in usable else default[1])
+    scatter = pd.DataFrame() if x == y else pair_points(store, run_id, x, y, method=method, limit=SCATTER_POINTS)
+    return {"matrix": coefficients, "n": counts, "pairs": long_matrix(coefficients, counts).round({"coefficient": 4}),
+            "scatter": scatter.rename(columns={"x": x, "y": y})}

@@ -1,4 +1,5 @@
-"""Data and Evaluate queries: the stored datasets, which outputs answer a golden set, and a run's cells.
+"""Data and Evaluate queries: the stored datasets (`view`: the Data screen's table), which outputs
+answer a golden set, and a run's cells.
 
 Counts run in DuckDB (a join on question ids, a GROUP BY per run), so the screens stay fast with
 50,000 answers and 1.5 M score cells; no row-level data is pulled into pandas here.
@@ -24,6 +25,16 @@ def stored_datasets(store: Store, limit: int = MAX_ROWS) -> pd.DataFrame:
                                               OR list_contains(r.outputs_dataset_ids, d.dataset_id)) AS n_runs
         FROM datasets d ORDER BY d.created_at DESC, d.name LIMIT ?
         """, [limit]).df()
+
+
+def view(store: Store, run_id: str | None = None) -> dict[str, pd.DataFrame]:
+    """The Data screen's table, as shown: the stored datasets, newest first, at most MAX_ROWS. The screen
+    shows no run's data: `run_id` is there because every screen's view is called alike (queries.screens)."""
+    stored = stored_datasets(store)
+    return {"datasets": stored[["name", "format", "n_golden", "n_outputs", "methods", "n_runs", "created_at",
+                                "dataset_id"]].rename(columns={
+        "dataset_id": "dataset", "n_golden": "golden questions", "n_outputs": "answers", "n_runs": "runs",
+        "created_at": "added"})}
 
 
 def golden_sets(store: Store) -> pd.DataFrame:

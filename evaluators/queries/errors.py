@@ -1,6 +1,6 @@
 """Error analysis queries: the samples matching a filter, worst first, and the human annotations
 beside the judge's output (claim verdicts, score overrides, tags, notes) with the pairs that
-judge-human agreement is computed from.
+judge-human agreement is computed from; `view` gives the screen's tables as shown.
 
 The sample list aggregates the run's score cells once per (question, method) in DuckDB, filters,
 sorts and LIMITs there, and counts every match with a window: a screen pulls at most `limit` rows
@@ -12,8 +12,13 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from evaluators import schema
 from evaluators.metrics.registry import in_catalogue_order, label_metrics, lookup
-from evaluators.queries import FAILED, OK
+from evaluators.queries import FAILED, OK, one_of
+from evaluators.queries import claims as qc
+from evaluators.queries import humans as qh
+from evaluators.queries.overview import default_metric
+from evaluators.stats import cohen_kappa
 from evaluators.store import Store
 
 # Score columns shown for every listed sample (besides the sort and filter metrics).
@@ -207,3 +212,122 @@ def override_summary(store: Store, run_id: str, methods: Sequence[str] = ()) -> 
                avg(human - judge) AS mean_difference, avg(abs(human - judge)) AS mean_abs_difference
         FROM latest GROUP BY metric ORDER BY metric
         """, {"run_id": run_id, "methods": list(methods)}).df()
+
+
+# --------------------------------------------------------------------------- the screen
+
+
+def view(store: Store, run_id: str, *, methods: list[str] | None = None, question_types: list[str] | None = None,
+         sort_metric: str | None = None, metric: str | None = None, low: float | None = None,
+         high: float | None = None, verdicts: list[str] | None = None, answer_classes: list[str] | None = None,
+         statuses: list[str] | None = None, annotated_only: bool = False, limit: int = 100,
+         question_id: str | None = None, method: str | None = None) -> dict[str, pd.DataFrame]:
+    """The Error analysis screen's tables, as shown: `matches` (how many samples pass the filters, how many
+    are listed, worst first on which metric) and `samples` (the listed ones); with a sample selected,
+    `sample_scores`, `sample_claims` and `sample_labels`; `kappa` (the judge against the humans on claim
+    verdicts and on each relabelled label metric) with each one's confusion table ("confusion: <agreement
+    on>"); `overrides`; `humans` (the judge against imported human ratings) and `disagreements` (every
+    compared pair's largest ones); `labels` (every label of the run). The agreement tables are over the
+    methods filtered (every method when none is).
+
+    methods: only these methods
+    question_types: only these question types ("" for none)
+    sort_metric: worst first on this metric (default: judge_overall when the run has it, else the first)
+    metric: keep the samples whose value of this metric, in its own scale, lies in [low, high]
+    low: the lowest value of the metric kept
+    high: the highest value of the metric kept
+    verdicts: only these verdicts (pass, partial, fail)
+    answer_classes: only these answer classes (CORRECT, WRONG, DON'T KNOW)
+    statuses: only samples with a cell of one of these statuses
+    annotated_only: only samples with a human label
+    limit: rows listed
+    question_id: the selected sample's question (with method)
+    method: the selected sample's method (with question_id)
+    """
+    metrics = run_facets(store, run_id)["metrics"]
+    sort_metric = one_of(sort_metric, metrics, "metric") if sort_metric is not None else default_metric(metrics)
+    if metric is not None:
+        one_of(metric, metrics, "metric")
+    filters = dict(methods=methods or (), question_types=question_types or (), metric=metric, low=low, high=high,
+                   verdicts=verdicts or (), answer_classes=answer_classes or (), statuses=statuses or (),
+                   annotated_only=annotated_only, sort_metric=sort_metric)
+    table, total = sample_table(store, run_id, **filters, limit=limit)
+    matches = pd.DataFrame([{"matched": total, "shown": len(table), "sort metric": sort_metric,
+                             "worst first": "lowest" if worst_is_lowest(sort_metric) else "highest"}])
+    selected = sample_panel(store, run_id, question_id, method) if question_id is not None and method else {}
+    kappa, confusions = agreement(store, run_id, methods or ())
+    rated = qh.judge_vs_humans(store, run_id, methods or ())
+    return {"matches": matches, "samples": table, **selected, "kappa": kappa, **confusions,
+            "overrides": override_summary(store, run_id, methods or ()).round(3),
+            "humans": rated["agreement"].round(3), "disagreements": rated["disagreements"].round(3),
+            "labels": annotations(store, run_id, limit=None).drop(columns="annotation_id")}
+
+
+def sample_table(store: Store, run_id: str, *, sort_metric: str = "judge_overall", metric: str | None = None,
+                 limit: int | None = 100, **filters) -> tuple[pd.DataFrame, int]:
+    """`samples` as listed on the screen: the sort (and filter) metric first, the labels, the key scores,
+    the counts, the question; and the number of all matches."""
+    rows, total = samples(store, run_id, sort_metric=sort_metric, metric=metric, limit=limit, **filters)
+    table = rows[["question_id", "method"]].copy()
+    table[sort_metric] = rows["sort_value"]
+    if (rows["sort_status"] != schema.OK).any():  # say why a cell is empty
+        table[f"{sort_metric} status"] = rows["sort_status"]
+    if metric and metric != sort_metric:
+        table[metric] = rows["filter_value"]
+    table["verdict"] = rows["verdict"]
+    table["answer_class"] = rows["answer_class"]
+    for m in SAMPLE_METRICS:
+        if m not in table:
+            table[m] = rows[m]
+    table["failed cells"] = rows["n_failed"]
+    table["labels"] = rows["n_annotations"]
+    table["question_type"] = rows["question_type"]
+    table["question"] = rows["question"]
+    return table.round(3), total
+
+
+def sample_panel(store: Store, run_id: str, question_id: str, method: str) -> dict[str, pd.DataFrame]:
+    """One sample's side panel: its scores (the judge's value or label, the latest human one and its author),
+    its claims (the judge's verdict and the human's, to edit) and its labels, newest first."""
+    scores = qc.sample_scores(store, run_id, question_id)
+    scores = scores[scores["method"] == method]
+    claim_rows = qc.claims(store, run_id, question_id)
+    claim_rows = claim_rows[claim_rows["method"] == method]
+    rows = list(scores.itertuples(index=False))
+    return {
+        "sample_scores": pd.DataFrame({
+            "metric": scores["metric"].to_numpy(),
+            "judge": [r.label if isinstance(r.label, str) else r.status if r.status != schema.OK else round(r.value, 3)
+                      for r in rows],
+            "human": [r.human_label if isinstance(r.human_label, str) else
+                      "" if pd.isna(r.human_value) else round(r.human_value, 3) for r in rows],
+            "by": scores["human_author"].fillna("").to_numpy(),
+            "detail": scores["detail"].to_numpy(),
+        }).astype({"judge": str, "human": str}),
+        "sample_claims": pd.DataFrame({
+            "claim": [qc.claim_label(s, i) for s, i in zip(claim_rows["source"], claim_rows["claim_idx"])],
+            "judge verdict": claim_rows["verdict"].to_numpy(),
+            "your verdict": claim_rows["human_verdict"].astype(object).to_numpy(),
+            "text": claim_rows["text"].to_numpy(),
+        }),
+        "sample_labels": annotations(store, run_id, question_id, method).drop(
+            columns=["question_id", "method", "metric", "claim_source", "claim_idx", "annotation_id"]),
+    }
+
+
+def agreement(store: Store, run_id: str, methods: Sequence[str] = ()) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """Cohen's kappa of the judge and the humans (each annotator's latest label per item) on claim verdicts
+    and on each relabelled label metric: one row each ("agreement on"), and each one's confusion table
+    (judge rows x human columns), named "confusion: <agreement on>"."""
+    pairs = {"Claim verdicts": claim_agreement(store, run_id, methods).rename(
+        columns={"judge_verdict": "judge", "human_verdict": "human"})}
+    for label_metric, part in label_agreement(store, run_id, methods).groupby("metric", sort=True):
+        pairs[f"{label_metric} labels"] = part.rename(columns={"judge_label": "judge", "human_label": "human"})
+    rows, confusions = [], {}
+    for title, part in pairs.items():
+        k = cohen_kappa(list(part["judge"]), list(part["human"]))
+        rows.append({"agreement on": title, "Cohen's kappa": None if k.kappa is None else round(k.kappa, 2),
+                     "observed agreement": None if k.observed is None else round(k.observed, 2),
+                     "chance agreement": None if k.expected is None else round(k.expected, 2), "n": k.n})
+        confusions[f"confusion: {title}"] = k.confusion.rename_axis(index="judge", columns="human").reset_index()
+    return pd.DataFrame(rows), confusions

@@ -12,11 +12,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from evaluators.metrics.registry import label_metrics, lookup
-from evaluators.queries import FAILED, NOT_APPLICABLE, OK
+from evaluators.metrics.registry import in_catalogue_order, label_metrics, lookup
+from evaluators.queries import FAILED, NOT_APPLICABLE, OK, OWN, VIEWS, in_view, one_of
 from evaluators.store import Store
 
 ALL_TYPES = "All question types"
+DEFAULT_METRIC = "judge_overall"  # the by-type chart opens on the white paper's overall rating
+LABEL_TABLES = ("verdict", "answer_class", "accuracy_grade")  # side by side, in this order
 
 
 def question_types(store: Store, run_id: str) -> list[str]:
@@ -106,3 +108,73 @@ def repeatability(store: Store, run_id: str) -> pd.DataFrame:
         WHERE run_id = ? AND status = {OK} AND len(repeats) > 1
         GROUP BY ALL ORDER BY metric, method
         """, [run_id]).df()
+
+
+def default_metric(metric_ids: list[str]) -> str | None:
+    """The metric the by-question-type chart opens on: judge_overall when scored, else the first."""
+    return DEFAULT_METRIC if DEFAULT_METRIC in metric_ids else next(iter(metric_ids), None)
+
+
+def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: str = OWN,
+         metric: str | None = None) -> dict[str, pd.DataFrame]:
+    """The Overview screen's tables, as shown: `metrics` (every metric per method: mean, 95% CI, n), one table
+    per label metric (`verdict`, `answer_class`, `accuracy_grade`: counts and share per method), `repeatability`
+    (empty for a run asked once per sample), `by_question_type_chart` (the bars: mean and CI in the chosen
+    scale) and `by_question_type` (the table under them, in the metric's own scale).
+
+    question_type: the questions counted: "All question types" or one of the run's types ("" for none)
+    scale: how scores are shown: "own scale", "1-5 (white paper)" or "percent"
+    metric: the metric per question type (default: judge_overall when the run has it, else the first)
+    """
+    one_of(question_type, [ALL_TYPES, *question_types(store, run_id)], "question type")
+    one_of(scale, VIEWS, "scale")
+    means = metric_means(store, run_id, by_type=True)
+    metric_ids = in_catalogue_order(means["metric"])
+    metric = one_of(metric, metric_ids, "metric") if metric is not None else default_metric(metric_ids)
+    everything = question_type == ALL_TYPES
+    rows = metric_means(store, run_id) if everything else means[means["question_type"] == question_type]
+    counts = label_counts(store, run_id, by_type=not everything)
+    if not everything:
+        counts = counts[counts["question_type"] == question_type]
+    methods = sorted(rows["method"].unique())
+    by_type = means[(means["metric"] == metric) & means["method"].isin(methods)].reset_index(drop=True)
+    per_type = ["question_type", "method", "mean", "ci_low", "ci_high", "n_scored", "n_total"]
+    return {
+        "metrics": _cell_table(rows, methods, scale),
+        **{m: _labels(counts, m) for m in LABEL_TABLES},
+        "repeatability": repeatability(store, run_id).rename(columns={
+            "replies": "replies per sample", "mean_sd": "mean SD within a sample",
+            "share_disagreeing": "samples whose replies disagree"}),
+        "by_question_type_chart": _in_scale(by_type, scale)[per_type],
+        "by_question_type": by_type[per_type].round(3),
+    }
+
+
+def _in_scale(frame: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """mean, ci_low and ci_high in the chosen scale (their norm twins projected, or as stored)."""
+    return frame.assign(**{c: in_view(frame[f"{c}_norm"], frame[c], scale) for c in ("mean", "ci_low", "ci_high")})
+
+
+def _cell_table(frame: pd.DataFrame, methods: list[str], scale: str) -> pd.DataFrame:
+    """Metrics x methods: per method its mean, "95% CI" and "n" (scored/total) columns, family and scale first,
+    the judge last, metrics in catalogue order."""
+    frame = _in_scale(frame, scale)
+    frame["ci"] = [f"[{lo:.2f}, {hi:.2f}]" if pd.notna(lo) else "" for lo, hi in zip(frame["ci_low"], frame["ci_high"])]
+    frame["n"] = [f"{a}/{b}" for a, b in zip(frame["n_scored"], frame["n_total"])]
+    wide = frame.pivot(index="metric", columns="method", values=["mean", "ci", "n"])
+    table = pd.DataFrame(index=wide.index)
+    for m in methods:
+        table[m] = wide[("mean", m)].astype(float).round(3)
+        table[f"{m} 95% CI"] = wide[("ci", m)]
+        table[f"{m} n"] = wide[("n", m)]
+    table = table.loc[in_catalogue_order(table.index)]
+    table.insert(0, "scale", [lookup(m).scale for m in table.index])
+    table.insert(0, "family", [lookup(m).family for m in table.index])
+    table["judge"] = frame.groupby("metric")["judge"].first().reindex(table.index)
+    return table
+
+
+def _labels(counts: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """One label metric's table as shown: a row per method (empty when the run did not score it)."""
+    table = label_table(counts, metric)
+    return table if table.empty else table.drop(columns="question_type").set_index("method")

@@ -1,0 +1,110 @@
+"""`python -m evaluators view SCREEN RUN_ID [options] [--json|--csv]` as a user runs it (real subprocesses on a
+copy of the evaluated demo database): it prints exactly the tables of the screen's view for the same options."""
+import io
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evaluators.queries.screens import SCREENS
+from evaluators.store import close_store, open_store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def demo(demo_db_file, tmp_path_factory):
+    db = tmp_path_factory.mktemp("view") / "demo.duckdb"
+    shutil.copy(demo_db_file, db)
+    run_id = open_store(db).cursor().execute("SELECT run_id FROM runs WHERE status = 'finished'").fetchall()[0][0]
+    close_store(db)  # the CLI's process opens the file
+    return db, run_id
+
+
+def view(db, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "evaluators", "view", *args, "--db", str(db)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "1000"})  # --help unwrapped, whatever the terminal
+
+
+def tables(db, screen: str, run_id: str, **options) -> dict[str, pd.DataFrame]:
+    """The view's tables in this process, row labels (metric, method) as a first column, as the CLI prints them."""
+    try:
+        found = SCREENS[screen](open_store(db), run_id, **options)
+    finally:
+        close_store(db)
+    return {name: t.reset_index() if any(t.index.names) else t for name, t in found.items()}
+
+
+def test_text_prints_each_table_under_its_name(demo):
+    db, run_id = demo
+    out = view(db, "overview", run_id, "--question-type", "Complex Reasoning", "--scale", "percent")
+    assert out.returncode == 0, out.stderr
+    expected = tables(db, "overview", run_id, question_type="Complex Reasoning", scale="percent")
+    assert out.stdout == "\n\n".join(f"{name}\n" + (t.to_string(index=False) if len(t) else "(no rows)")
+                                     for name, t in expected.items()) + "\n"
+    assert out.stdout.startswith("metrics\n") and "basic_search 95% CI" in out.stdout.splitlines()[1]
+
+
+def same(value, expected) -> bool:
+    if isinstance(expected, list):
+        return value == expected
+    if expected is None or pd.isna(expected):
+        return value is None
+    if isinstance(expected, (float, np.floating)):
+        return math.isclose(value, expected, rel_tol=1e-12)
+    return value == expected
+
+
+def test_json_is_one_object_of_tables_as_lists_of_rows(demo):
+    db, run_id = demo
+    out = view(db, "compare", run_id, "--methods", "basic_search,local_search", "--baseline", "local_search",
+               "--families", "lexical,claims", "--metric", "rouge_l", "--json")
+    assert out.returncode == 0, out.stderr
+    printed = json.loads(out.stdout)
+    expected = tables(db, "compare", run_id, methods=["basic_search", "local_search"], baseline="local_search",
+                      families=["lexical", "claims"], metric="rouge_l")
+    assert list(printed) == list(expected)
+    for name, frame in expected.items():
+        rows = printed[name]
+        assert len(rows) == len(frame), name
+        for row, want in zip(rows, frame.to_dict("records")):
+            assert list(row) == list(want), name
+            assert all(same(row[c], want[c]) for c in want), (name, row, want)
+    assert printed["metrics"][0]["Δ basic_search − local_search"] is not None
+
+
+def test_csv_prints_each_table_after_a_name_line(demo):
+    db, run_id = demo
+    out = view(db, "correlations", run_id, "--coefficient", "spearman", "--samples", "local_search", "--csv")
+    assert out.returncode == 0, out.stderr
+    expected = tables(db, "correlations", run_id, coefficient="spearman", samples="local_search")
+    blocks = out.stdout.split("# ")[1:]
+    assert [b.split("\n", 1)[0] for b in blocks] == list(expected)
+    for block, (name, frame) in zip(blocks, expected.items()):
+        printed = pd.read_csv(io.StringIO(block.split("\n", 1)[1]))
+        pd.testing.assert_frame_equal(printed, frame, check_dtype=False, obj=name)
+    assert len(expected["scatter"]) == 103
+
+
+def test_help_unknown_runs_and_bad_options(demo):
+    db, run_id = demo
+    helped = view(db, "compare", "--help")
+    assert helped.returncode == 0
+    for text in ("--question-type", "(default: All question types)", "--scale", "(default: own scale)", "--methods",
+                 "comma-separated", "--json", "--csv", "RUN_ID"):
+        assert text in helped.stdout
+    unknown = view(db, "overview", "run-nope")
+    assert unknown.returncode == 2 and "no run 'run-nope'" in unknown.stderr
+    bad = view(db, "compare", run_id, "--scale", "stars")
+    assert bad.returncode == 2
+    assert "scale 'stars' is not one of: 'own scale', '1-5 (white paper)', 'percent'" in bad.stderr
+    missing = view(db, "overview")
+    assert missing.returncode == 2 and "RUN_ID" in missing.stderr

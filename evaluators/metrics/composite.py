@@ -8,6 +8,10 @@ relevance alone, as seed 003's `llm_with_context` row (F, CP, CR "N/A", RAGAS = 
 seed-000 defaults for no context (faithfulness 1.0, recall 0.0) are not evidence about retrieval.
 An input that failed (judge_error, timeout, skipped) is not left out silently: the cell takes its
 status, so a retry recomputes it.
+
+Where the rest is: no prompt of its own (its inputs come from `metrics/claims.py` and
+`metrics/semantic.py`); each score is a row of `scores` (`store.py`), shown on Overview, Compare,
+Correlations and Error analysis.
 """
 from __future__ import annotations
 

@@ -12,6 +12,9 @@ Decisions on what the seeds leave open (the `formula` strings are the short form
   it for us).
 * checks_pass_rate: a malformed check makes the sample `skipped` with the reason (the loader should
   have refused it: `validate_check`).
+
+Where the rest is: no prompt (no judge); each score is a row of `scores` (`store.py`), shown on Overview,
+Compare, Correlations and Error analysis (`queries/overview.py`, `queries/compare.py`, ...).
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluators import engine, loaders, queries
+from evaluators import csv_export, engine, loaders, queries
 from evaluators.judges import JUDGES, prices
 from evaluators.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
@@ -330,18 +330,6 @@ def _report(store, run_id: str) -> int:
 
 # -- export, metrics, demo, runs ----------------------------------------------------------------
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _defuse_formulas(frame: pd.DataFrame) -> pd.DataFrame:
-    """Prefix text cells a spreadsheet would run as a formula with a quote (CSV injection)."""
-    text_columns = frame.select_dtypes(include=["object", "string"]).columns
-    return frame.assign(**{
-        c: frame[c].map(lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v)
-        for c in text_columns
-    })
-
-
 def cmd_export(args) -> int:
     store = _open_store(args.db)
     if store.run(args.run_id) is None:
@@ -355,7 +343,7 @@ def cmd_export(args) -> int:
                             values="value").reset_index().rename_axis(columns=None)
     out = Path(args.out or f"{args.run_id}.{fmt}")
     if fmt == "csv":
-        _defuse_formulas(frame).to_csv(out, index=False)
+        csv_export.to_csv(frame, out)
     elif fmt == "parquet":
         frame.to_parquet(out, index=False)
     else:
@@ -477,7 +465,7 @@ def _json(tables: dict[str, pd.DataFrame]) -> str:
 
 
 def _csv(tables: dict[str, pd.DataFrame]) -> str:
-    return "\n".join(f"# {name}\n" + _defuse_formulas(_flat(frame)).to_csv(index=False)
+    return "\n".join(f"# {name}\n" + csv_export.to_csv(_flat(frame))
                      for name, frame in tables.items())
 
 

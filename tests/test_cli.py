@@ -112,15 +112,6 @@ def test_wide_export_has_one_row_per_sample(demo_db, tmp_path):
     assert len(frame) == 206 and "exact_match" in frame.columns
 
 
-def test_csv_export_defuses_spreadsheet_formulas():
-    from evaluators.cli import _defuse_formulas
-
-    frame = pd.DataFrame({"answer": ["=HYPERLINK(\"http://x\")", "-0.133%", "fine"], "value": [1.0, -1.0, 0.5]})
-    out = _defuse_formulas(frame)
-    assert out["answer"].tolist() == ["'=HYPERLINK(\"http://x\")", "'-0.133%", "fine"]
-    assert out["value"].tolist() == [1.0, -1.0, 0.5]
-
-
 def test_metrics_lists_the_catalogue_with_scale_and_seed():
     rows = json.loads(cli("metrics", "--json").stdout)
     ids = {r["id"] for r in rows}

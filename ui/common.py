@@ -8,7 +8,7 @@ import re
 import pandas as pd
 import streamlit as st
 
-from evaluators import queries
+from evaluators import csv_export, queries
 from evaluators.demo import QUEUED
 from evaluators.judges import agreement, prices
 from evaluators.metrics import REGISTRY
@@ -112,12 +112,12 @@ def _rerun_when_status_changes(run_id: str, status: str) -> None:
 
 
 def downloads(frame: pd.DataFrame, stem: str, key: str) -> None:
-    """CSV, Parquet and JSON downloads of a table, as shown."""
+    """CSV (safe to open in a spreadsheet), Parquet and JSON downloads of a table, as shown."""
     data = frame.reset_index(drop=not any(frame.index.names)) if frame.index.name or any(frame.index.names) else frame
     parquet = io.BytesIO()
     data.to_parquet(parquet, index=False)
     cols = st.columns(3)
-    cols[0].download_button("CSV", data.to_csv(index=False), f"{stem}.csv", "text/csv", key=f"{key}-csv")
+    cols[0].download_button("CSV", csv_export.to_csv(data), f"{stem}.csv", "text/csv", key=f"{key}-csv")
     cols[1].download_button("Parquet", parquet.getvalue(), f"{stem}.parquet", "application/octet-stream",
                             key=f"{key}-parquet")
     cols[2].download_button("JSON", data.to_json(orient="records", force_ascii=False, date_format="iso"), f"{stem}.json",

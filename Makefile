@@ -32,4 +32,5 @@ bench: $(STAMP)
 	$(PY) bench/bench_semantic.py
 	$(PY) bench/bench_judge.py
 	$(PY) bench/bench_screens.py
+	$(PY) bench/bench_load.py
 	$(PY) bench/judge_quality.py

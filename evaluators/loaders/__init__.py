@@ -5,8 +5,10 @@
 Nothing partial is ever returned, so nothing half-valid reaches the store.
 
 The pipeline, one module a step:
-- formats.py   bytes -> records: the source, format detection, encodings, the four parsers;
-               `read_records` and `column_names` for readers that give the columns their own meaning
+- formats.py   bytes -> records: the source, format detection, encodings, the four parsers (Parquet read a
+               batch at a time), the up-front memory bound (a file too big for the machine is refused before
+               its rows are read); `read_records` and `column_names` for readers that give the columns their own
+               meaning
 - columns.py   records' columns -> RAGScope's fields: ALIASES, the column mapping, missing columns
 - cells.py     one cell -> text, chunks or checks, refused over MAX_CELL_CHARS or as a formula
 - records.py   records -> GoldenItems and RagOutputs, question ids, repeats within a file

@@ -12,6 +12,7 @@ from evaluators.checks import validate_check
 from evaluators.loaders.problems import kind, names, preview
 from evaluators.schema import Chunk
 
+# Characters (code points), not UTF-8 bytes: one bound whatever the script (1-4 MB in UTF-8) or the file's encoding.
 MAX_CELL_CHARS = 1_000_000
 
 _CHUNK_ID_KEYS = ("doc_id", "id", "chunk_id", "document_id")

@@ -7,14 +7,13 @@ be noise; problems inside records are all collected before raising.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from evaluators.loaders.columns import GOLDEN_FIELDS, OUTPUT_FIELDS, id_field, plan_roles, resolve_columns
-from evaluators.loaders.formats import gc_paused, parse, read_source
+from evaluators.loaders.formats import Source, gc_paused, parse
 from evaluators.loaders.problems import Problems
 from evaluators.loaders.records import RecordReader, derive_question_id, duplicate_outputs
 from evaluators.schema import GoldenItem, LoadError, Problem, RagOutput
@@ -45,16 +44,16 @@ def load(source, *, name=None, role="auto", method=None, context_sep=None, fmt=N
     """
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, not {role!r}")
-    raw, file = read_source(source, name)
+    src = Source(source, name)
     with gc_paused():
-        return _load(raw, file, role, method, context_sep, fmt, encoding, column_map or {})
+        return _load(src, role, method, context_sep, fmt, encoding, column_map or {})
 
 
-def _load(raw: bytes, file: str, role: str, method, context_sep, fmt, encoding,
-          column_map: dict) -> Dataset:
+def _load(src: Source, role: str, method, context_sep, fmt, encoding, column_map: dict) -> Dataset:
+    file = src.file
     problems = Problems(file)
     _check_options(problems, method, context_sep)
-    fmt, codec, keys, records = parse(raw, file, fmt, encoding, problems)
+    fmt, codec, keys, records = parse(src, fmt, encoding, problems)
     found_in_records = len(problems.items)  # bad lines/rows: reported, the good records still read
     columns = resolve_columns(keys, role, column_map, problems)
     want_golden, want_outputs = plan_roles(columns, role, keys, problems)
@@ -77,7 +76,7 @@ def _load(raw: bytes, file: str, role: str, method, context_sep, fmt, encoding,
     return Dataset(
         source=file,
         format=fmt,
-        content_hash=_content_hash(raw, options),
+        content_hash=_content_hash(src, options),
         golden=golden,
         outputs=outputs,
         columns={f: c for f, c in columns.items() if f in used},
@@ -95,8 +94,8 @@ def _check_options(problems: Problems, method, context_sep) -> None:
                      "separates chunks, for example '\\n\\n' or '|||'")
 
 
-def _content_hash(raw: bytes, options: dict) -> str:
-    digest = hashlib.sha256(raw)
+def _content_hash(src: Source, options: dict) -> str:
+    digest = src.sha256()
     digest.update(b"\0" + json.dumps(options, sort_keys=True).encode("utf-8"))
     return digest.hexdigest()
 

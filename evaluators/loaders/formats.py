@@ -2,8 +2,8 @@
 text encoding, and the four parsers (CSV, JSON, JSON Lines, Parquet), each giving the column
 names and the records as (row number, dict), before any column is given a meaning.
 
-Structural failures (unreadable, empty, undecodable, invalid JSON) stop at once; a record that
-cannot be read (a broken line, a short row) is reported and the others are still read.
+Structural failures (unreadable, empty, too big, undecodable, invalid JSON) stop at once; a record
+that cannot be read (a broken line, a short row) is reported and the others are still read.
 """
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ import csv
 import gc
 import hashlib
 import io
+import itertools
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +35,12 @@ _CSV_DELIMITERS = (",", ";", "\t", "|")
 # the csv module's "field larger than field limit".
 _CSV_FIELD_LIMIT = 2**31 - 1
 _HEAD_BYTES = 4096
+# What a run holds in memory for one input file, per row and per byte of text, from the file to the store
+# (load, save_dataset, create_run; bench/results/load_memory.md). A file that would take more than the budget is
+# refused before its rows are read, with a message saying how to split it, rather than filling the memory.
+ROW_MEMORY, TEXT_MEMORY = 2_500, 6
+MEMORY_ENV = "RAGSCOPE_INPUT_MEMORY_MB"  # the budget in MB; default: half of this machine's memory
+_PARQUET_BATCH = 2_000  # rows turned into records at a time: Arrow's copy of the file is never all in memory
 
 
 @dataclass(frozen=True)
@@ -53,11 +61,12 @@ def read_records(source, *, name=None, encoding="utf-8") -> Records:
     same format detection, parsing and messages as `load`; LoadError when no record can be read
     (unreadable, empty, undecodable, invalid JSON). InspectorRAGet's experiment JSON comes back as
     its loader records (one per model result)."""
-    raw, file = read_source(source, name)
-    problems = Problems(file)
+    src = Source(source, name)
+    problems = Problems(src.file)
     with gc_paused():
-        fmt, _, keys, records = parse(raw, file, None, encoding, problems)
-    return Records(file, fmt, hashlib.sha256(raw).hexdigest(), [str(k) for k in keys], records,
+        fmt, _, keys, records = parse(src, None, encoding, problems)
+        records = list(records)
+    return Records(src.file, fmt, src.sha256().hexdigest(), [str(k) for k in keys], records,
                    list(problems.items))
 
 
@@ -90,30 +99,80 @@ def gc_paused():
             gc.enable()
 
 
-def read_source(source, name) -> tuple[bytes, str]:
-    """(the bytes, the file name messages give) of a path, or of bytes named by `name`."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        if not name:
-            raise ValueError("load(bytes) needs name=, the uploaded file's name")
-        return bytes(source), Path(name).name
-    path = Path(source)
-    file = Path(name).name if name else path.name
-    try:
-        return path.read_bytes(), file
-    except OSError as err:
-        raise LoadError([Problem(file, None, None, f"cannot read the file: {err.strerror or err}")])
+class Source:
+    """A file to read: the bytes of an upload, or a path. A path is read when needed: a Parquet file a batch of
+    rows at a time (its bytes are never all in memory at once), the other formats whole."""
+
+    def __init__(self, source, name: str | None = None):
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            if not name:
+                raise ValueError("load(bytes) needs name=, the uploaded file's name")
+            self.data, self.path, self.file = bytes(source), None, Path(name).name
+            self.size = len(self.data)
+        else:
+            self.data, self.path = None, Path(source)
+            self.file = Path(name).name if name else self.path.name
+            self.size = self._disk(lambda: self.path.stat().st_size)
+        self._digest = None
+
+    def head(self) -> bytes:
+        if self.path is None:
+            return self.data[:_HEAD_BYTES]
+        return self._disk(lambda: _read_head(self.path))
+
+    def read(self) -> bytes:
+        """Every byte (hashed on the way, so the hash needs no second read)."""
+        data = self.data if self.path is None else self._disk(self.path.read_bytes)
+        self._digest = hashlib.sha256(data)
+        return data
+
+    def sha256(self):
+        """The file's sha256 (a hashlib object: callers add what else changes the meaning)."""
+        if self._digest is None and self.path is None:
+            self._digest = hashlib.sha256(self.data)
+        elif self._digest is None:  # a Parquet file on disk: hashed from disk, a block at a time
+            self._digest = self._disk(lambda: _file_sha256(self.path))
+        return self._digest.copy()
+
+    def arrow(self):
+        """What pyarrow reads: the path, or the bytes."""
+        import pyarrow as pa
+
+        return str(self.path) if self.path is not None else pa.BufferReader(self.data)
+
+    def _disk(self, read):
+        try:
+            return read()
+        except OSError as err:
+            raise LoadError([Problem(self.file, None, None, f"cannot read the file: {err.strerror or err}")])
 
 
-def parse(raw: bytes, file: str, fmt: str | None, encoding: str, problems: Problems):
-    """(format, codec name, column names, [(row number, record dict)]) of a file's bytes; `fmt`
-    None detects the format."""
+def _read_head(path: Path) -> bytes:
+    with path.open("rb") as f:
+        return f.read(_HEAD_BYTES)
+
+
+def _file_sha256(path: Path):
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256")
+
+
+def parse(src: Source, fmt: str | None, encoding: str, problems: Problems):
+    """(format, codec name, column names, records) of a file, the records (row number, record dict) in a list,
+    or for Parquet an iterator that reads them a batch at a time; `fmt` None detects the format."""
     codec = _check_options(problems, fmt, encoding)
-    _check_not_empty(raw, problems)
-    fmt = fmt or _detect(file, raw[:_HEAD_BYTES], problems)
+    head = src.head()
+    if src.size <= len(head):  # else the whole file is checked once read (Parquet is never blank)
+        _check_not_empty(head, problems)
+    fmt = fmt or _detect(src.file, head, problems)
     if fmt == "parquet":
-        keys, records = _parse_parquet(raw, problems)
+        keys, records = _parse_parquet(src, problems)
     else:
+        _check_fits(None, src.size, problems)
+        raw = src.read()
+        _check_not_empty(raw, problems)
         text = _decode(raw, codec, fmt, problems)
+        del raw  # the text is all that is needed now
         _reject_nul(text, fmt, problems)
         if fmt == "csv":
             keys, records = _parse_csv(text, problems)
@@ -121,7 +180,7 @@ def parse(raw: bytes, file: str, fmt: str | None, encoding: str, problems: Probl
             keys, records = _parse_jsonl(text, problems)
         else:
             fmt, keys, records = _parse_json(text, problems)
-    if not records:
+    if not records:  # (an iterator is never empty here: _parse_parquet has checked the row count)
         problems.raise_if_any()  # every record was broken: those problems say it all
         problems.stop(None, None, _no_records_message(fmt))
     return fmt, codec, keys, records
@@ -141,6 +200,57 @@ def _check_options(problems: Problems, fmt, encoding) -> str:
 def _check_not_empty(raw: bytes, problems: Problems) -> None:
     if not raw.strip(b" \t\r\n\x0b\x0c\xef\xbb\xbf"):
         problems.stop(None, None, "the file is empty; export the data again and upload that file")
+
+
+def _check_fits(rows: int | None, size: int, problems: Problems) -> None:
+    """Refuses, before its rows are read, a file whose rows (Parquet's metadata; None: unknown) and size (Parquet:
+    as read; else on disk) would take more memory in a run than the budget."""
+    budget = memory_budget()
+    origin = MEMORY_ENV if os.environ.get(MEMORY_ENV) else f"half this machine's memory; {MEMORY_ENV} sets it"
+    need = (rows or 0) * ROW_MEMORY + size * TEXT_MEMORY
+    if need <= budget:
+        return
+    if rows:
+        held = f"its {rows:,} rows and {_size(size)} of data when read"
+        cost = f"{ROW_MEMORY:,} bytes a row and {TEXT_MEMORY} per byte of data"
+        part = f"{_round_down(budget * rows // need):,} rows"
+    else:
+        held, cost = f"its {_size(size)}", f"{TEXT_MEMORY} bytes per byte of the file"
+        part = _size(budget // TEXT_MEMORY)
+    problems.stop(None, None, f"the file is too big for this machine: {held} would take about {_size(need)} of "
+                  f"memory in a run ({cost}), over the bound of {_size(budget)} ({origin}). Split it by "
+                  f"question into files of at most {part} each (all methods of a question in one file, so each "
+                  "still compares the methods) and evaluate each as its own run with the whole golden set")
+
+
+def memory_budget() -> int:
+    """The memory one input file may take in a run: $RAGSCOPE_INPUT_MEMORY_MB, else half of this machine's (or
+    of its container's, when that is less)."""
+    if setting := os.environ.get(MEMORY_ENV):
+        try:
+            return int(float(setting) * 2**20)
+        except ValueError:
+            raise ValueError(f"{MEMORY_ENV} must be a number of MB, not {setting!r}") from None
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows)
+        total = 8 * 2**30
+    try:
+        total = min(total, int(Path("/sys/fs/cgroup/memory.max").read_text()))
+    except (OSError, ValueError):  # no container limit ("max"), or not Linux
+        pass
+    return total // 2
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 2**30), ("MB", 2**20)):
+        if n >= scale:
+            return f"{n / scale:,.1f} {unit}"
+    return f"{n:,} bytes"
+
+
+def _round_down(n: int) -> int:
+    return n // 1000 * 1000 if n >= 10_000 else max(n, 1)
 
 
 def _no_records_message(fmt: str) -> str:
@@ -347,13 +457,47 @@ def _records(items: Iterable[tuple[int, Any]], problems: Problems):
     return keys, records
 
 
-def _parse_parquet(raw: bytes, problems: Problems):
+def _parse_parquet(src: Source, problems: Problems):
     import pyarrow as pa  # imported here: only Parquet files pay for it
     import pyarrow.parquet as pq
 
-    try:
-        table = pq.read_table(pa.BufferReader(raw))
+    try:  # pages are read from the file as needed (buffer_size), not a row group at once (pre_buffer)
+        parquet = pq.ParquetFile(src.arrow(), buffer_size=1 << 20, pre_buffer=False)
     except (pa.ArrowException, OSError, ValueError) as err:
-        problems.stop(None, None, f"this is not a readable Parquet file ({err}); export it "
-                      "again as Parquet, or give the file its real extension")
-    return table.column_names, list(enumerate(table.to_pylist(), 1))
+        problems.stop(None, None, _unreadable_parquet(err))
+    meta = parquet.metadata
+    if meta.num_rows == 0:
+        problems.stop(None, None, _no_records_message("parquet"))
+    batches = _parquet_batches(parquet, problems)
+    first = next(batches)
+    # A text repeated down a column is stored once (dictionary encoding) but read once per row: the size is the
+    # larger of the metadata's and the first batch's, as read, times the rows.
+    stored = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    _check_fits(meta.num_rows, max(stored, first.nbytes * meta.num_rows // max(first.num_rows, 1)), problems)
+    return parquet.schema_arrow.names, _parquet_rows(itertools.chain([first], batches))
+
+
+def _parquet_batches(parquet, problems: Problems):
+    """The rows in batches, so only one batch is ever both in Arrow and in Python."""
+    import pyarrow as pa
+
+    row = 0
+    try:
+        for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH):
+            yield batch
+            row += batch.num_rows
+    except (pa.ArrowException, OSError, ValueError) as err:
+        problems.stop(row + 1, None, _unreadable_parquet(err))
+
+
+def _parquet_rows(batches) -> Iterator[tuple[int, dict]]:
+    row = 0
+    for batch in batches:
+        for record in batch.to_pylist():
+            row += 1
+            yield row, record
+
+
+def _unreadable_parquet(err: Exception) -> str:
+    return (f"this is not a readable Parquet file ({err}); export it again as Parquet, or give the file its "
+            "real extension")

@@ -12,8 +12,13 @@ $(STAMP): requirements.txt requirements-dev.txt
 	touch $(STAMP)
 
 # The app evaluates the demo runs itself, in the background, so it opens at once (`make demo` does it beforehand).
+# It listens on this machine only; `make app HOST=0.0.0.0` shares it on the network, which needs a password in
+# $$RAGSCOPE_PASSWORD (ui/access.py). `:=`, so that a HOST in the environment (zsh sets one) shares nothing.
+HOST := 127.0.0.1
 app: $(STAMP)
-	$(PY) -m streamlit run app.py
+	@case "$(HOST)" in 127.*|localhost|::1) ;; *) test -n "$$RAGSCOPE_PASSWORD" || { echo "HOST=$(HOST) shares \
+	the app on the network: set RAGSCOPE_PASSWORD first (see README.md, Sharing the app)"; exit 2; } ;; esac
+	$(PY) -m streamlit run app.py --server.address $(HOST)
 
 # The end-to-end test drives Debian's Chromium (playwright's own browser download is not used).
 CHROMIUM := /usr/bin/chromium

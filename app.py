@@ -1,4 +1,4 @@
-"""RAGScope: Streamlit entry point. Thin: page config, the database, the run picker, navigation."""
+"""RAGScope: Streamlit entry point. Thin: page config, sign-in when shared, the database, the run picker, navigation."""
 import math
 import os
 
@@ -7,10 +7,10 @@ import streamlit as st
 from evaluators import queries
 from evaluators.demo import start_demos
 from evaluators.store import open_store
+from ui.access import require_sign_in, sign_out_button
 from ui.common import md_escape, run_cost_caption, run_manager
 
 st.set_page_config(page_title="RAGScope", layout="wide")
-
 PAGES = {
     "Results": [
         st.Page("pages/overview.py", title="Overview", icon=":material/leaderboard:", default=True),
@@ -24,6 +24,7 @@ PAGES = {
         st.Page("pages/evaluate.py", title="Evaluate", icon=":material/play_circle:"),
     ],
 }
+require_sign_in(PAGES)  # a shared app: nothing below runs before the password
 # Navigation first: until it runs, Streamlit would list the files of pages/ on its own.
 navigation = st.navigation(PAGES)
 
@@ -79,5 +80,6 @@ with st.session_state["store"].lease(wait=math.inf, on_busy=_busy):
         else:
             st.caption("No run yet: add data on **Data**, then start a run on **Evaluate**.")
         st.caption(f"Database: `{db_path}`")
+        sign_out_button()
 
     navigation.run()

@@ -207,6 +207,12 @@ def as_golden(target) -> loaders.Dataset | None:
     return loaders.Dataset(source=ref, format="", content_hash="", golden=tuple(items), outputs=(), columns={})
 
 
+def upload_limit(command: str) -> str:
+    """Streamlit refuses a bigger upload itself ("File must be ... or smaller"); this says what to do instead."""
+    return (f"Up to {st.get_option('server.maxUploadSize')} MB per file. A bigger file goes through the command line, "
+            f"which has no such limit: `{command}`.")
+
+
 st.title("Data")
 st.caption("Upload golden sets and the outputs of your RAG methods: CSV, JSON, JSONL or Parquet, with the column "
            "names of RAGScope, ragas, DeepEval, RAGChecker, GraphRAG-Bench or haystack's evaluation results, or an "
@@ -217,6 +223,7 @@ uploads = st.file_uploader("Golden sets and RAG outputs", type=["csv", "tsv", "j
                            accept_multiple_files=True, key="data-uploads",
                            help="A golden set: question_id, question, reference (+ question_type, checks). RAG "
                                 "outputs: question_id, answer, contexts (+ method). One file may hold both.")
+st.caption(upload_limit("python -m evaluators run --golden GOLDEN --outputs OUTPUTS"))
 
 if uploads:
     for cache in ("_data_reads", "_data_columns"):  # forget files no longer uploaded
@@ -302,6 +309,7 @@ def labels_import() -> None:
                           format_func=lambda r: f"{names[r]} ({r})")
     upload = st.file_uploader("Labels file", type=["csv", "tsv", "json", "jsonl", "ndjson", "parquet", "pq"],
                               key="labels-upload")
+    st.caption(upload_limit("python -m evaluators labels import FILE --run RUN_ID"))
     if not st.button("Import labels", type="primary", disabled=upload is None, key="labels-import"):
         return
     try:

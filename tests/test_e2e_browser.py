@@ -3,6 +3,7 @@ Chromium by playwright (executable_path=/usr/bin/chromium; playwright's own brow
 never used). Screenshots go to tests/e2e/screenshots/ (git-ignored) for a human to look at."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,19 +37,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, all_demos_db_file):
-    """The real app on loopback, on a private copy of the database with every demo run evaluated."""
-    db = tmp_path_factory.mktemp("e2e") / "e2e.duckdb"
-    shutil.copy(all_demos_db_file, db)
+@contextlib.contextmanager
+def serving(db: Path, *args: str, address: str = "127.0.0.1", env: dict | None = None) -> Iterator[str]:
+    """`streamlit run app.py` on `db`, listening on `address` (more options in `args`); yields its loopback URL."""
     port = _free_port()
-    env = {**os.environ, "RAGSCOPE_DB": str(db)}
     log = open(db.with_suffix(".log"), "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port",
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", address, "--server.port",
          str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+         "--server.fileWatcherType", "none", *args],
+        cwd=ROOT, env={**os.environ, "RAGSCOPE_DB": str(db), **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -59,17 +58,29 @@ def server(tmp_path_factory, all_demos_db_file):
                 proc.kill()
                 pytest.fail(f"streamlit did not start: {db.with_suffix('.log').read_text()[-2000:]}")
             time.sleep(0.5)
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
 
 
 @pytest.fixture(scope="module")
-def page(server):
+def server(tmp_path_factory, all_demos_db_file):
+    """The real app on loopback, on a private copy of the database with every demo run evaluated."""
+    db = tmp_path_factory.mktemp("e2e") / "e2e.duckdb"
+    shutil.copy(all_demos_db_file, db)
+    with serving(db) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Page]:
+    """A page of Debian's headless Chromium."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install chromium)")
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -79,6 +90,12 @@ def page(server):
         page.set_default_timeout(TIMEOUT_MS)
         yield page
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    with chromium() as page:
+        yield page
 
 
 def _open(page: Page, server: str, path: str = "") -> None:

@@ -2,7 +2,9 @@
 demo database, served "on 0.0.0.0" by setting Streamlit's server.address option as `make app HOST=0.0.0.0` does."""
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -122,3 +124,19 @@ def test_a_local_app_opens_without_a_password(app_at, monkeypatch):
     assert config.get_option("server.address") == "127.0.0.1"  # .streamlit/config.toml: local by default
     at = app_at()
     assert at.title[0].value == "Overview" and not at.text_input
+
+
+def _make_app(*args: str, env: dict) -> subprocess.CompletedProcess:
+    """`make app ...` with the venv taken as built (-o: the stamp is not remade)."""
+    return subprocess.run(["make", "-o", ".venv/.installed", "app", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env=env)
+
+
+def test_make_app_serves_this_machine_only_and_will_not_share_without_a_password():
+    env = {k: v for k, v in os.environ.items() if k != access.PASSWORD_VARIABLE} | {"HOST": "0.0.0.0"}
+    dry = subprocess.run(["make", "-n", "-o", ".venv/.installed", "app"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60, env=env)  # a HOST in the environment (zsh sets one) does not share the app
+    assert "streamlit run app.py --server.address 127.0.0.1" in dry.stdout, dry.stdout
+    refused = _make_app("HOST=0.0.0.0", env=env)
+    assert refused.returncode != 0 and "set RAGSCOPE_PASSWORD first" in refused.stdout + refused.stderr
+    assert "streamlit run" not in refused.stdout  # nothing was started

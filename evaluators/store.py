@@ -368,7 +368,9 @@ class Store:
                     self._holders -= 1
                     if "could not set lock" not in str(exc).lower():
                         raise
-                    error = exc
+                    # Without its traceback: that holds this frame, which holds it (a cycle), and the callers'
+                    # frames, so a cursor taken by the caller would hold the file until the GC ran, not until its end.
+                    error = exc.with_traceback(None)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise StoreLocked(
@@ -488,7 +490,8 @@ class Store:
 
     def create_run(self, *, name: str, golden_dataset_id: str, outputs_dataset_ids: list[str], judge: str,
                    judge_model: str | None, metrics: list[str], config: dict, n_samples: int) -> str:
-        run_id = f"run-{_now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+        # 4 random bytes: sessions may start runs in the same second (1 in 65,536 clashed with 2)
+        run_id = f"run-{_now():%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
         self.cursor().execute(
             "INSERT INTO runs (run_id, name, created_at, golden_dataset_id, outputs_dataset_ids, judge, judge_model, "
             "metrics, config, status, n_samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",

@@ -119,11 +119,15 @@ def test_a_shared_app_asks_for_the_password_before_any_page(shared_app, monkeypa
     assert at.text_input[0].label == "Password" and "GraphRAG" not in _everything_shown(at)
 
 
-def test_a_local_app_opens_without_a_password(app_at, monkeypatch):
-    monkeypatch.setenv(access.PASSWORD_VARIABLE, PASSWORD)
+def test_a_local_app_opens_without_a_password_and_asks_for_one_that_is_set(app_at, monkeypatch):
     assert config.get_option("server.address") == "127.0.0.1"  # .streamlit/config.toml: local by default
+    monkeypatch.delenv(access.PASSWORD_VARIABLE, raising=False)
     at = app_at()
     assert at.title[0].value == "Overview" and not at.text_input
+    monkeypatch.setenv(access.PASSWORD_VARIABLE, PASSWORD)  # e.g. behind a reverse proxy on this machine
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    assert at.text_input[0].label == "Password" and "GraphRAG" not in _everything_shown(at)
 
 
 def _make_app(*args: str, env: dict) -> subprocess.CompletedProcess:

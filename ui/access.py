@@ -1,6 +1,7 @@
 """Who may use the app. Served on loopback only (the default: .streamlit/config.toml), only people on this machine
 can reach it. Served to a network on purpose (`make app HOST=0.0.0.0`, or any other address), it shows a sign-in
-screen before any page and asks for $RAGSCOPE_PASSWORD; without one set it serves nothing at all.
+screen before any page and asks for $RAGSCOPE_PASSWORD; without one set it serves nothing at all. A password that
+is set is asked for on loopback too (an app behind a reverse proxy listens there).
 
 The password is compared in constant time (HMAC-compare of SHA-256 digests: neither its characters nor its length
 leak through timing). It is never logged, stored or shown: the field is cleared on submit and only "signed in"
@@ -83,8 +84,11 @@ def _sign_in_screen() -> None:
 
 
 def require_sign_in(pages: dict[str, list]) -> None:
-    """On a shared app, show the sign-in screen and stop this script run until the session has signed in."""
-    if not is_shared(st.get_option("server.address") or "") or st.session_state.get(SIGNED_IN):
+    """On a shared app, or wherever a password is set, show the sign-in screen and stop this script run until
+    the session has signed in. A set password is always asked for: behind a reverse proxy the app listens on
+    127.0.0.1 and is shared all the same."""
+    shared = is_shared(st.get_option("server.address") or "") or os.environ.get(PASSWORD_VARIABLE)
+    if not shared or st.session_state.get(SIGNED_IN):
         return
     # Every page's address shows the sign-in screen (nothing of the page runs), so a link to a page opens it
     # after sign-in (the first, the default page, answers at /); the navigation is hidden: no page name shows.

@@ -311,6 +311,8 @@ BUSY_WAIT = 60.0
 # Backoff between attempts to open a file another process holds: short, as that process lets go for moments
 # only (between two page runs or batches), and random, so as not to keep in step with its rhythm.
 _FIRST_DELAY, _MAX_DELAY = 0.02, 0.25
+# Rows of a dataset inserted at a time (bench/results/load_memory.md).
+_SLICE_ROWS = 20_000
 
 
 def _now() -> datetime:
@@ -460,10 +462,11 @@ class Store:
                 [dataset_id, dataset.source, dataset.format, dataset.content_hash, len(dataset.golden),
                  len(dataset.outputs), methods, json.dumps(dataset.columns), _now()],
             )
-            if dataset.golden:
-                self._append(cur, "golden_items", _golden_table(dataset_id, dataset.golden))
-            if dataset.outputs:
-                self._append(cur, "rag_outputs", _outputs_table(dataset_id, dataset.outputs))
+            # In slices: one Arrow copy of a slice at a time, and DuckDB's insert works on that much at once.
+            for i in range(0, len(dataset.golden), _SLICE_ROWS):
+                self._append(cur, "golden_items", _golden_table(dataset_id, dataset.golden[i:i + _SLICE_ROWS]))
+            for i in range(0, len(dataset.outputs), _SLICE_ROWS):
+                self._append(cur, "rag_outputs", _outputs_table(dataset_id, dataset.outputs[i:i + _SLICE_ROWS]))
         return SavedDataset(dataset_id, created=True)
 
     def golden_items(self, dataset_id: str) -> list[GoldenItem]:

@@ -74,6 +74,24 @@ def test_records_round_trip_through_the_store(db):
     assert store.rag_outputs([ds]) == OUTPUTS
 
 
+def test_a_dataset_is_stored_in_slices_whole_or_not_at_all(db, monkeypatch):
+    from evaluators import store as store_module
+
+    monkeypatch.setattr(store_module, "_SLICE_ROWS", 3)
+    golden = [GoldenItem(f"q{i}", f"Question {i}?", f"Answer {i}.") for i in range(7)]
+    outputs = [RagOutput(f"q{i}", m, f"Answer {i}.", (Chunk(f"c{i}", f"Chunk {i}."),)) for i in range(7)
+               for m in ("a", "b")]
+    store = open_store(db)
+    ds = store.save_dataset(FakeDataset(golden=golden, outputs=outputs)).dataset_id
+    assert store.golden_items(ds) == sorted(golden, key=lambda g: g.question_id)
+    assert store.rag_outputs([ds]) == sorted(outputs, key=lambda o: (o.method, o.question_id))
+    broken = [*outputs[:4], RagOutput("q9", "a", None, ())]  # the second slice fails (an answer is required)
+    with pytest.raises(Exception):
+        store.save_dataset(FakeDataset("other", outputs=broken))
+    assert store.cursor().execute("SELECT count(*) FROM datasets").fetchall() == [(1,)]
+    assert store.cursor().execute("SELECT count(*) FROM rag_outputs").fetchall() == [(14,)]  # the first slice too
+
+
 def test_tables_are_readable_by_any_duckdb_client_by_name(db):
     store = open_store(db)
     store.save_dataset(FakeDataset(golden=GOLDEN, outputs=OUTPUTS))

@@ -263,8 +263,8 @@ def report(results: list[dict], baseline: float, args, seconds: float) -> str:
     lines += ["", "## The bound", "",
               "The estimate path holds what every run needs: each output's texts once, as Python strings, and the "
               "records around them. The store path adds the store's copy for DuckDB (`Store.save_dataset` builds an "
-              "Arrow table of 20,000 outputs at a time, and DuckDB's INSERT OR REPLACE takes several times the data while it "
-              "runs) and `engine.create_run`, which reads every output back while the loaded ones are still held. "
+              "Arrow table of 20,000 outputs at a time, and DuckDB's INSERT OR REPLACE takes several times the data "
+              "while it runs) and `engine.create_run`, which reads every output back while the loaded ones are still held. "
               "So the loaders count what a file costs a run, ROW_MEMORY bytes a row plus TEXT_MEMORY bytes per byte "
               "of data (Parquet: its row count from the metadata and its size as read, the larger of the metadata's "
               "and the first batch's times the rows; CSV / JSON / JSONL: the file's size), and refuse, before its rows "

@@ -6,7 +6,7 @@ import streamlit as st
 
 from evaluators import queries
 from evaluators.demo import start_demos
-from evaluators.store import open_store
+from evaluators.store import StoreLocked, open_store
 from ui.access import require_sign_in, sign_out_button
 from ui.common import md_escape, run_cost_caption, run_manager
 
@@ -46,8 +46,12 @@ def _busy() -> None:
 
 db_path = os.environ.get("RAGSCOPE_DB", "data/ragscope.duckdb")
 busy = st.empty()
-with st.spinner("Opening the database..."):
-    st.session_state["store"] = store_for(db_path)
+try:
+    with st.spinner("Opening the database..."):
+        st.session_state["store"] = store_for(db_path)
+except StoreLocked as exc:  # another process kept the file longer than $RAGSCOPE_DB_WAIT (not cached: a reload retries)
+    st.error(md_escape(str(exc)) + " Then reload this page.")
+    st.stop()
 
 # A script run is one unit of work: it holds the file until the page is drawn and then lets go of it, so
 # `python -m evaluators` can use the file between two runs (its new runs show on the next one).

@@ -223,3 +223,36 @@ def test_a_cli_run_while_the_app_serves_the_file_shows_in_the_app_without_a_rest
         if second is not None:
             manager.wait(second, timeout=300)
         st.cache_resource.clear()
+
+
+def test_the_app_says_who_holds_the_file_when_it_cannot_open_it(tmp_path, monkeypatch):
+    """A first start while another process keeps the file past $RAGSCOPE_DB_WAIT: a message, not a traceback;
+    once the file is free, a reload opens it."""
+    import streamlit as st
+
+    from evaluators import demo
+
+    db = tmp_path / "held.duckdb"
+    monkeypatch.setenv("RAGSCOPE_DB", str(db))
+    monkeypatch.setenv("RAGSCOPE_DB_WAIT", "1")
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(demo, "start_demos", lambda store, manager: None)  # an empty file: no demo build here
+    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(db)!r}); "
+                               "print('ok', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ok"
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.run()
+        assert not at.exception, at.exception
+        assert "in use by another process" in at.error[0].value and "reload this page" in at.error[0].value
+    finally:
+        holder.kill()
+        holder.wait()
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.run()
+        assert not at.exception and not at.error, (at.exception, at.error)
+        assert any("No run yet" in c.value for c in at.sidebar.caption)  # the empty file, opened
+    finally:
+        st.cache_resource.clear()
+        close_store(db)

@@ -8,6 +8,8 @@ import duckdb
 import pandas as pd
 import pytest
 
+from tests.test_shared_db import held_elsewhere
+
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo"
 
@@ -123,18 +125,10 @@ def test_metrics_lists_the_catalogue_with_scale_and_seed():
 def test_a_database_held_by_another_process_exits_3(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGSCOPE_DB_WAIT", "1")  # how long the CLI waits for the holder to let go
     db = tmp_path / "held.duckdb"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(db)!r}); print('ok', flush=True); time.sleep(60)"],
-        stdout=subprocess.PIPE, text=True,
-    )
-    try:
-        assert holder.stdout.readline().strip() == "ok"
+    with held_elsewhere(db):
         out = cli("runs", db=db)
         assert out.returncode == 3 and "in use by another process" in out.stderr
         assert out.stderr.count("the database is busy") == 1  # said once while it waited
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_the_same_method_answering_in_two_files_is_refused(tmp_path):

@@ -18,6 +18,7 @@ from evaluators import engine, loaders
 from evaluators.metrics import REGISTRY
 from evaluators.schema import ERROR_STATUSES
 from evaluators.store import close_store, open_store
+from tests.test_shared_db import free_for_others, held_elsewhere
 from ui.common import run_manager
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -302,33 +303,18 @@ def test_a_cli_run_and_a_sessions_run_on_the_same_data_write_in_turns_and_the_se
     assert _run_ids(frank.selectbox(key="eval-run").options) == everyone
 
 
-def _free_for_others(db: Path) -> bool:
-    """Whether another process (a CLI job) can open the file now."""
-    code = f"import duckdb; duckdb.connect({str(db)!r}, read_only=True).close()"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60).returncode == 0
-
-
 def test_a_write_that_waited_for_another_process_lets_go_of_the_file_when_it_ends(team):
     """A run's last write (its status) takes the file outside any lease; when a CLI job held the file just then,
     the write waits, and once done lets go at once, not when the garbage collector gets round to it."""
-    assert _free_for_others(team.db)  # nothing of this process holds the file now
-    holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb, sys; c = duckdb.connect({str(team.db)!r}); print('ok', flush=True); "
-                               "sys.stdin.readline(); c.close()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "ok"
+    assert free_for_others(team.db)  # nothing of this process holds the file now
+    with held_elsewhere(team.db) as holder:
         waited = threading.Event()
         writer = threading.Thread(target=lambda: team.store.finish_run(team.earlier, "finished"))
         team.store.on_busy = waited.set
         writer.start()
         assert waited.wait(TIMEOUT)  # the write found the file held
-        holder.stdin.write("go\n")
-        holder.stdin.flush()
-        assert holder.wait(TIMEOUT) == 0
+        holder.let_go()
+        assert holder.closed(TIMEOUT)
         writer.join(TIMEOUT)
         assert not writer.is_alive()
-    finally:
-        holder.kill()
-        holder.wait()
-    assert _free_for_others(team.db)
+    assert free_for_others(team.db)

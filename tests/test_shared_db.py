@@ -1,11 +1,13 @@
 """The app and `python -m evaluators` share one DuckDB file: each process holds it only for a unit of work
 (evaluators.store leases) and waits while the other does. Real files, real subprocesses."""
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -28,24 +30,54 @@ def db(tmp_path):
     close_store(path)
 
 
-def _free_for_others(db: Path) -> bool:
+def free_for_others(db: Path) -> bool:
     """Whether another process can open the file now."""
     code = f"import duckdb; duckdb.connect({str(db)!r}, read_only=True).close()"
     return subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60).returncode == 0
 
 
+class Holder:
+    """Another process holding a DuckDB file, as a running app or CLI job (or a DuckDB shell) does."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc = proc
+
+    def let_go(self) -> None:
+        """Ask it to close the file (after its `delay`) and exit."""
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+
+    def closed(self, timeout: float) -> bool:
+        """Whether it has closed the file and exited within `timeout` seconds."""
+        return self.proc.wait(timeout) == 0
+
+
+@contextlib.contextmanager
+def held_elsewhere(db: Path, *, delay: float = 0.0) -> Iterator[Holder]:
+    """Inside the block another process holds `db` until `let_go()` (then `delay` seconds more); killed on leaving."""
+    code = (f"import duckdb, sys, time; c = duckdb.connect({str(db)!r}); print('ok', flush=True); "
+            f"sys.stdin.readline(); time.sleep({delay}); c.close()")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ok"
+        yield Holder(proc)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_the_file_is_held_only_while_a_lease_or_cursor_is_alive(db):
     store = open_store(db)
-    assert _free_for_others(db)  # opened and migrated, then let go of
+    assert free_for_others(db)  # opened and migrated, then let go of
     with store.lease():
         with store.lease():  # nested: the inner end does not let go
             pass
-        assert not _free_for_others(db)
-    assert _free_for_others(db)
+        assert not free_for_others(db)
+    assert free_for_others(db)
     cur = store.cursor()
-    assert not _free_for_others(db)
+    assert not free_for_others(db)
     del cur
-    assert _free_for_others(db)
+    assert free_for_others(db)
 
 
 def test_threads_share_one_connection_and_the_last_lease_lets_go(db):
@@ -62,11 +94,11 @@ def test_threads_share_one_connection_and_the_last_lease_lets_go(db):
     for t in threads:
         t.start()
     inside.wait(timeout=30)
-    assert not _free_for_others(db)
+    assert not free_for_others(db)
     leave.set()
     for t in threads:
         t.join()
-    assert _free_for_others(db)
+    assert free_for_others(db)
 
 
 def test_migrations_are_checked_once_per_store_not_per_lease(db, monkeypatch):
@@ -81,27 +113,18 @@ def test_migrations_are_checked_once_per_store_not_per_lease(db, monkeypatch):
 
 def test_a_lease_waits_for_another_process_then_gives_up_after_its_bound(db):
     store = open_store(db)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", f"import duckdb, sys, time; c = duckdb.connect({str(db)!r}); print('ok', flush=True); "
-                               "sys.stdin.readline(); time.sleep(1); c.close(); print('closed', flush=True)"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "ok"
+    with held_elsewhere(db, delay=1) as holder:
         with pytest.raises(StoreLocked, match="in use by another process"):
             with store.lease(wait=0.3):
                 pass
         busy = []
-        holder.stdin.write("go\n")
-        holder.stdin.flush()  # it lets go in a second
+        holder.let_go()  # it lets go in a second
         start = time.monotonic()
         with store.lease(wait=60, on_busy=lambda: busy.append(time.monotonic())):
             waited = time.monotonic() - start
             assert store.cursor().execute("SELECT count(*) FROM runs").fetchall() == [(0,)]
-        assert holder.stdout.readline().strip() == "closed"
+        assert holder.closed(60)
         assert busy and waited >= 0.5
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 WRITER = """
@@ -237,17 +260,11 @@ def test_the_app_says_who_holds_the_file_when_it_cannot_open_it(tmp_path, monkey
     monkeypatch.setenv("RAGSCOPE_DB_WAIT", "1")
     monkeypatch.chdir(ROOT)
     monkeypatch.setattr(demo, "start_demos", lambda store, manager: None)  # an empty file: no demo build here
-    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(db)!r}); "
-                               "print('ok', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "ok"
+    with held_elsewhere(db):
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
         at.run()
         assert not at.exception, at.exception
         assert "in use by another process" in at.error[0].value and "reload this page" in at.error[0].value
-    finally:
-        holder.kill()
-        holder.wait()
     try:
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
         at.run()

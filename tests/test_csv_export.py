@@ -3,19 +3,17 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from evaluators import cli, engine, loaders
+from evaluators import cli
 from evaluators.csv_export import FORMULA_START, safe_for_spreadsheets, to_csv
-from evaluators.judges import lent_api_key
 from evaluators.store import close_store, open_store
-from tests.openai_server import Reply, start_server
-from tests.test_stored_formulas import S, _verification, holistic
+from tests.openai_server import Reply
+from tests.test_stored_formulas import S, _verification, _write_jsonl, holistic, judged_by_llm
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,22 +53,14 @@ def _hostile_responder(body: dict) -> Reply:
 def judged_run(tmp_path_factory):
     """A database with one run an LLM judge scored, its claims, reasons and explanation all formulas."""
     tmp = tmp_path_factory.mktemp("csv")
-    golden, outputs = tmp / "g.jsonl", tmp / "o.jsonl"
-    golden.write_text(json.dumps({"question_id": "q1", "question": "Where is the heath?",
-                                  "reference": "On the cliffs. It is purple."}) + "\n")
-    outputs.write_text(json.dumps({"question_id": "q1", "method": "local_search", "answer": "On the cliffs.",
-                                   "contexts": ["The heath grows on the cliffs."]}) + "\n")
+    golden = _write_jsonl(tmp / "g.jsonl", [{"question_id": "q1", "question": "Where is the heath?",
+                                             "reference": "On the cliffs. It is purple."}])
+    outputs = _write_jsonl(tmp / "o.jsonl", [{"question_id": "q1", "method": "local_search", "answer": "On the cliffs.",
+                                              "contexts": ["The heath grows on the cliffs."]}])
     db = tmp / "csv.duckdb"
     store = open_store(db)
     try:
-        golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
-        outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
-        with start_server() as server:
-            server.responder = _hostile_responder
-            run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                                       judge="openai", judge_model="m", config={"base_url": server.base_url})
-            with lent_api_key(run_id, "test"):
-                assert engine.execute_run(store, run_id) == "finished"
+        *_, run_id = judged_by_llm(store, golden, outputs, _hostile_responder)
         texts = {t for (t,) in store.cursor().execute("SELECT text FROM claims WHERE run_id = ?", [run_id]).fetchall()}
         assert set(HOSTILE[:4]) <= texts  # the judge's formulas are stored as written
     finally:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -174,6 +175,20 @@ def _write_jsonl(path, rows):
     return path
 
 
+def judged_by_llm(store, golden: Path, outputs: Path, responder) -> tuple[str, str, str]:
+    """(golden id, outputs id, run id): both files stored and a run of them judged by the scripted LLM (`responder`
+    answers each request) on a loopback OpenAI-compatible server."""
+    golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
+    outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
+    with start_server() as server:
+        server.responder = responder
+        run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
+                                   judge="openai", judge_model="m", config={"base_url": server.base_url})
+        with lent_api_key(run_id, "test"):
+            assert engine.execute_run(store, run_id) == "finished"
+    return golden_id, outputs_id, run_id
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """The cells of one run judged by the scripted LLM and of one judged offline, over the same samples:
@@ -186,14 +201,7 @@ def runs(tmp_path_factory):
     path = tmp / "stored.duckdb"
     store = open_store(path)
     try:
-        golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
-        outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
-        with start_server() as server:
-            server.responder = _responder
-            llm = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                                    judge="openai", judge_model="m", config={"base_url": server.base_url})
-            with lent_api_key(llm, "test"):
-                assert engine.execute_run(store, llm) == "finished"
+        golden_id, outputs_id, llm = judged_by_llm(store, golden, outputs, _responder)
         offline = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id], metrics=[
             "completeness", "answer_relevance", "judge_completeness", "judge_relevance", "wp_relevance",
             "judge_overall", "verdict", "factual_accuracy", "accuracy_grade", "answer_class"])

@@ -417,6 +417,111 @@ def squad2() -> tuple[Item, ...]:
     return _finish("squad2", items)
 
 
+# squality: 20 stories x 5 questions x 3 responses (bart, bart-dpr, human) = 300 responses, each against the
+# question's 3 references other than the human response's own = 900 items; 0 skipped (every response has
+# 3 reviews and its story and question are in v1/test.jsonl).
+SQUALITY_SYSTEMS = ("bart", "bart-dpr", "human")
+
+
+@lru_cache(maxsize=None)
+def squality() -> tuple[Item, ...]:
+    """SQuALITY human evaluation: long-form answers to questions about a story, rated 0-100 by 3 reviewers.
+
+    Human label: the mean correctness rating of the 3 reviewers (`overall.correctness-rating`), a float in
+    0-100; raw_label the three ratings joined. One item per (response, reference): every response of a
+    question is compared with the same 3 references, the question's 4 writers' responses in v1/test.jsonl less
+    the one the `human` response is (so a human response is never its own reference). item_id
+    "passage:question:system:reference uid", group = the question (its responses and references share a side;
+    by story, the 20 stories would leave 6 on the test side). No contexts (the story is the document, not a retrieval). extra: coverage and overall (means of the
+    `selection-rating` and `overall-rating`), response ("passage:question:system", what the 3 items of one
+    response share), question_key ("passage:question"), system."""
+    stories = {row["metadata"]["passage_id"]: row for _, row in _jsonl(CALIBRATION / "squality_human_eval" / "v1" / "test.jsonl")}
+    items = []
+    for _, row in _jsonl(CALIBRATION / "squality_human_eval" / "human-eval" / "all-responses.jsonl"):
+        passage = row["passage-id"]
+        story = stories[passage]
+        for q, systems in sorted(row["questions"].items()):
+            question = story["questions"][int(q)]
+            human = _strip(systems["human"]["response"])
+            references = [r for r in question["responses"] if _strip(r["response_text"]) != human]
+            assert len(references) == 3, f"squality {passage}:{q}: the human response is not one of 4 references"
+            for system in SQUALITY_SYSTEMS:
+                response = systems[system]
+                ratings = tuple(r["correctness-rating"] for r in response["reviews"])
+                overall = response["overall"]
+                for reference in references:
+                    items.append(Item(
+                        set="squality", item_id=f"{passage}:{q}:{system}:{reference['uid']}", group=f"{passage}:{q}",
+                        question=_strip(question["question_text"]), reference=_strip(reference["response_text"]),
+                        answer=_strip(response["response"]), contexts=(), label=float(overall["correctness-rating"]),
+                        raw_label=",".join(f"{r:g}" for r in ratings),
+                        extra=(("coverage", float(overall["selection-rating"])),
+                               ("overall", float(overall["overall-rating"])),
+                               ("response", f"{passage}:{q}:{system}"), ("question_key", f"{passage}:{q}"),
+                               ("system", system))))
+    return _finish("squality", items)
+
+
+# haluquestqa: 698 questions x 2 answers (a Reddit answer and GPT-4's) = 1,396 items, 0 skipped; 347 pairs
+# prefer answer 1, 351 answer 2. No question appears twice.
+
+
+@lru_cache(maxsize=None)
+def haluquestqa() -> tuple[Item, ...]:
+    """HaluQuestQA: two long-form answers to an ELI5 question, with experts' error spans and preference.
+
+    Human label: the experts prefer this answer of the two (True / False); raw_label "preferred" /
+    "rejected". One item per answer: item_id "row:1" / "row:2" (the file's index column and the answer's
+    number), group = the row (both answers share a side). No reference, no contexts. extra: factuality,
+    completeness and relevance (upstream's scores from the experts' spans, 1 - flagged sentences / sentences,
+    for this answer's author), author ("human" or "model": who wrote the answer, not who judged it), pair
+    (the row), category."""
+    import csv  # one reader only: the other sets are JSON
+    csv.field_size_limit(1 << 30)
+    path = CALIBRATION / "haluquestqa" / "HaluQuestQA.csv"
+    with path.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    items = []
+    for row in rows:
+        index = _strip(row[""])
+        preferred = {"Answer 1": "1", "Answer 2": "2"}[_strip(row["ans_preference"])]
+        for n in ("1", "2"):
+            author = {"human_answer": "human", "model_answer": "model"}[_strip(row[f"ans{n}_label"])]
+            items.append(Item(
+                set="haluquestqa", item_id=f"{index}:{n}", group=index, question=_strip(row["question_text"]),
+                reference="", answer=_strip(row[f"ans{n}_text"]), contexts=(), label=n == preferred,
+                raw_label="preferred" if n == preferred else "rejected",
+                extra=tuple((aspect, float(row[f"{aspect}_{author}_score"]))
+                            for aspect in ("factuality", "completeness", "relevance"))
+                + (("author", author), ("pair", index), ("category", _strip(row["category"])))))
+    return _finish("haluquestqa", items)
+
+
+# alce_eli5: 4 systems x 100 ELI5 questions = 400 answers read; each system's "overall_results" entry is
+# not an answer (no utility_score) and is skipped.
+
+
+@lru_cache(maxsize=None)
+def alce_eli5() -> tuple[Item, ...]:
+    """ALCE human evaluation, ELI5 half: retrieval-augmented long-form answers rated 1-5 for usefulness.
+
+    Human label: `utility_score` (1-5, one person), a float. One item per (system, question): item_id
+    "question id:system n" (n = the system file's position, 0-3), group = the question id (its 4 answers
+    share a side). No reference and no contexts (the repository has neither). extra: system (the file)."""
+    data = json.loads((CALIBRATION / "alce_eli5_human_eval" / "human_eval_utility_completed_eli5.json")
+                      .read_text(encoding="utf-8"))["eli5"]
+    items = []
+    for n, (system, answers) in enumerate(data.items()):
+        for key, row in answers.items():
+            if not isinstance(row, dict) or row.get("utility_score") is None:
+                continue
+            items.append(Item(
+                set="alce_eli5", item_id=f"{key}:{n}", group=key, question=_strip(row["question"]), reference="",
+                answer=_strip(row["output"]), contexts=(), label=float(row["utility_score"]),
+                raw_label=str(row["utility_score"]), extra=(("system", system),)))
+    return _finish("alce_eli5", items)
+
+
 SETS: dict[str, Callable[[], tuple[Item, ...]]] = {
     "evouna": evouna,
     "snli": snli,
@@ -427,6 +532,9 @@ SETS: dict[str, Callable[[], tuple[Item, ...]]] = {
     "inspectorraget": inspectorraget,
     "clapnq": clapnq,
     "squad2": squad2,
+    "squality": squality,
+    "haluquestqa": haluquestqa,
+    "alce_eli5": alce_eli5,
 }
 
 

@@ -21,17 +21,20 @@ VOCABULARY = {
     "summedits": BINARY,
     "clapnq": BINARY,
     "squad2": BINARY,
+    "haluquestqa": BINARY,
 }
+GRADED = {"inspectorraget": (1.0, 4.0), "squality": (0.0, 100.0), "alce_eli5": (1.0, 5.0)}
 # Item counts: SOURCE.md states evouna (8,331 + 1,594), snli (19,666), factcheck (3,305), clapnq
 # (300 + 300) and inspectorraget (100 tasks x 3 models); the others are the files' counts as read.
 COUNTS = {
     "evouna": 9925, "snli": 19666, "fool_me_twice": 2549, "factcheck_stance": 3305, "begin": 4453,
-    "summedits": 4681, "inspectorraget": 300, "clapnq": 600, "squad2": 6078,
+    "summedits": 4681, "inspectorraget": 300, "clapnq": 600, "squad2": 6078, "squality": 900, "haluquestqa": 1396,
+    "alce_eli5": 400,
 }
 
 
 def test_the_registry_names_every_set():
-    assert set(NAMES) == set(VOCABULARY) | {"inspectorraget"} == set(COUNTS)
+    assert set(NAMES) == set(VOCABULARY) | set(GRADED) == set(COUNTS)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -61,8 +64,9 @@ def test_a_set_is_cached_and_deterministic(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_labels_are_in_the_set_vocabulary(name):
     items = sets.load(name)
-    if name == "inspectorraget":
-        assert all(isinstance(item.label, float) and 1.0 <= item.label <= 4.0 for item in items)
+    if name in GRADED:
+        low, high = GRADED[name]
+        assert all(isinstance(item.label, float) and low <= item.label <= high for item in items)
         return
     labels = Counter(item.label for item in items)
     assert set(labels) <= VOCABULARY[name], labels
@@ -189,3 +193,47 @@ def test_squad2_answerability():
         assert bool(item.reference) is item.label
         assert bool(plausible) is (not item.label)
         assert item.reference in item.contexts[0] and plausible in item.contexts[0]
+
+
+def test_squality_compares_each_response_with_the_three_other_references():
+    items = sets.load("squality")
+    by_response: dict[str, list] = {}
+    for item in items:
+        by_response.setdefault(dict(item.extra)["response"], []).append(item)
+    assert len(by_response) == 300 and all(len(v) == 3 for v in by_response.values())
+    assert Counter(dict(i.extra)["system"] for i in items) == {"bart": 300, "bart-dpr": 300, "human": 300}
+    for response in by_response.values():
+        assert len({i.reference for i in response}) == 3
+        assert all(i.answer != i.reference for i in response)  # a human response is never its own reference
+        assert len({(i.label, i.answer, i.question) for i in response}) == 1
+    references = {}  # every response of a question meets the same three references
+    for item in items:
+        references.setdefault(dict(item.extra)["question_key"], set()).add(item.reference)
+    assert all(len(refs) == 3 for refs in references.values())
+    first = next(i for i in items if i.item_id.startswith("50827:0:bart:"))
+    assert first.label == pytest.approx(36.666666, abs=1e-4) and dict(first.extra)["coverage"] == 20.0
+
+
+def test_haluquestqa_pairs_one_preferred_answer_each():
+    items = sets.load("haluquestqa")
+    pairs: dict[str, list] = {}
+    for item in items:
+        pairs.setdefault(dict(item.extra)["pair"], []).append(item)
+    assert len(pairs) == 698 and all(sum(i.label for i in pair) == 1 for pair in pairs.values())
+    assert Counter(i.item_id.split(":")[1] for i in items if i.label) == {"1": 347, "2": 351}
+    for pair in pairs.values():
+        assert {dict(i.extra)["author"] for i in pair} == {"human", "model"}
+    for item in items:
+        extra = dict(item.extra)
+        # 1 - flagged / sentences as upstream computes it: below 0 (down to -2.5) where more spans than sentences
+        assert all(extra[aspect] <= 1.0 for aspect in ("factuality", "completeness", "relevance"))
+        assert item.reference == "" and item.contexts == () and item.answer and item.question
+
+
+def test_alce_eli5_four_systems_rate_one_hundred_questions():
+    items = sets.load("alce_eli5")
+    assert len({i.group for i in items}) == 100
+    assert Counter(i.item_id.rsplit(":", 1)[1] for i in items) == {"0": 100, "1": 100, "2": 100, "3": 100}
+    assert all(i.label in (1.0, 2.0, 3.0, 4.0, 5.0) and i.reference == "" for i in items)
+    empty = [i for i in items if not i.answer]  # a system that wrote nothing, rated 1 (least useful)
+    assert 0 < len(empty) < 40 and all(i.label == 1.0 for i in empty)

@@ -6,7 +6,8 @@ exactly). Real RAG and chat answers abstain in other words far more often: "I'm 
 find any information about ...", "The document does not provide information about ...", "There is no
 single answer ...", "It depends on ...", "As of my last update, I cannot provide ...". `abstains`
 keeps the seed's phrases and adds those families, each a regular expression below with the
-examples it was written from (the dev parts of EVOUNA and InspectorRAGet, calibration/sets.py).
+examples it was written from (the dev parts of EVOUNA and InspectorRAGet, calibration/sets.py; refusals and
+"no idea" from the answers chat models give when they decline, which those sets barely hold).
 "Restates the question" is not a rule: trivia questions often hold their answer ("the longest word
 typed on the top row" -> "typewriter"), and on EVOUNA's dev part such a rule flagged 27 answers that
 people judged correct for every evasive one.
@@ -53,6 +54,14 @@ PATTERNS = {
     "an ai speaking": r"\b(?:as an ai\b|i'm (?:just )?(?:a|an) (?:text-based )?(?:ai|language model))",
     # "The question is unanswerable"; "this question cannot be answered"
     "unanswerable": r"\b(?:unanswerable|cannot be answered|can't be answered|not answerable)\b",
+    # "No comment."; "Sorry, I can't help with that question."; "I'd rather not say" (a refusal claims nothing:
+    # WRONG would count it as a false answer, which it is not)
+    "refuses": rf"(?:^\W*no comment\b|\b{_SUBJECT}\s*(?:{_INABLE}|won't|will not) (?:help|assist)\b(?! but)"
+               r"|\bi(?: would|'d) rather not\b|\bi (?:prefer not to|decline to|won't) (?:answer|comment|say)\b)",
+    # "I have no idea."; "There is not enough information to answer."; "I'm not certain."
+    "no idea or not enough": r"(?:\b(?:i have|i've got|i've) no idea\b|^\W*no idea\b|\b(?:not enough|insufficient|"
+                             r"not sufficient) (?:information|context|data|details|evidence)\b"
+                             r"|\bi(?:'m| am) (?:not certain|uncertain)\b)",
 }
 _COMPILED = tuple((name, re.compile(p)) for name, p in PATTERNS.items())
 

@@ -19,6 +19,13 @@ from evaluators.text import is_dont_know
     ("Could you please clarify or provide more information?", "asks for context"),
     ("I'm just a text-based AI, so I don't have the ability to feel hunger.", "an ai speaking"),
     ("This question is unanswerable from the passage.", "unanswerable"),
+    ("No comment.", "refuses"),
+    ("Sorry, I can't help with that question.", "refuses"),
+    ("I'm afraid I cannot assist with this request.", "refuses"),
+    ("I'd rather not say.", "refuses"),
+    ("I have no idea.", "no idea or not enough"),
+    ("There is not enough information to answer the question.", "no idea or not enough"),
+    ("I'm not certain who wrote it.", "no idea or not enough"),
 ])
 def test_abstentions_in_other_words(answer, why):
     assert is_dont_know(answer) is None  # seed 003's phrases miss every one of these
@@ -32,6 +39,12 @@ def test_abstentions_in_other_words(answer, why):
     "The song \"Can't Hold Me Down\" features vocals from Mase.",
     "It depended heavily on trade with Venice.",
     "Longest word typed on the top row: typewriter",
+    "Nixon declined to comment on the tapes until 1977.",
+    "The press secretary said: no comment on the rumours would be given until the vote.",
+    "Aspirin can help with headaches.",
+    "Magnan tells him that he cannot help because he is a terrestrial diplomat.",
+    "If this is a real issue, get a lawyer: internet strangers can't help you.",
+    "She had no idea that the letter had been sent; the detective found it in 1923.",
 ])
 def test_answers_that_answer_do_not_abstain(answer):
     assert abstains(answer) is None
@@ -45,5 +58,5 @@ def test_seed_phrases_come_first_and_empty_answers_abstain():
 def test_every_family_has_an_example_above():
     tested = {"cannot find or provide", "has no information", "the source is silent", "not in the source",
               "no information", "no single answer", "it depends", "impossible to say", "asks for context",
-              "an ai speaking", "unanswerable"}
+              "an ai speaking", "unanswerable", "refuses", "no idea or not enough"}
     assert tested == set(PATTERNS)

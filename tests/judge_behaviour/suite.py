@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -224,10 +225,23 @@ def below_floor(results: pd.DataFrame, floor: dict) -> list[str]:
     return problems
 
 
-def run_suite(db_path: Path | str | None = None) -> pd.DataFrame:
-    """Load, run and judge every case: per-case results (id, capability, passed, why)."""
+@contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """torch on one intra-op thread, restored after. The offline judge runs one short text at a time; on 2 cores
+    shared with other torch processes, two spinning OpenMP threads made the suite's run take 386-600 s instead of
+    43-57 s, with the same scores."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def run_suite() -> pd.DataFrame:
+    """Load, run (in a temporary DuckDB file) and judge every case: per-case results (id, capability, passed, why)."""
     cases = load_cases()
-    if db_path is None:
-        with tempfile.TemporaryDirectory() as tmp:
-            return judge_cases(run_cases(Path(tmp) / "behaviour.duckdb", cases), cases)
-    return judge_cases(run_cases(db_path, cases), cases)
+    with tempfile.TemporaryDirectory() as tmp, one_torch_thread():
+        return judge_cases(run_cases(Path(tmp) / "behaviour.duckdb", cases), cases)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 
+import pandas as pd
 import pytest
 
 from tests.judge_behaviour import suite
@@ -52,10 +53,22 @@ def test_duplicate_ids_and_bad_json_name_the_line(tmp_path):
         suite.load_cases(tmp_path)
 
 
+def test_the_floor_catches_a_lost_case_a_lower_count_and_a_dropped_case():
+    results = pd.DataFrame(dict(id=["cap-001", "cap-002", "cap-003"], capability="cap", passed=[True, False, False],
+                                why=["", "[1] expected WRONG, got CORRECT (judge_correctness 4.40)", "x"]))
+    assert suite.below_floor(results, suite.floor_of(results)) == []
+    floor = {"capabilities": {"cap": {"cases": 4, "passing": 2, "passing_ids": ["cap-001", "cap-002", "cap-009"]}}}
+    assert suite.below_floor(results, floor) == [
+        "cap: 1 cases pass, floor 2",
+        "cap-002 passed before, now fails: [1] expected WRONG, got CORRECT (judge_correctness 4.40)",
+        "cap-009: in the floor but no such case (cases are never dropped)"]
+
+
 def test_the_judge_keeps_its_floor(tmp_path, behaviour_summary):
     cases = suite.load_cases()
     start = time.perf_counter()
-    answers = suite.run_cases(tmp_path / "behaviour.duckdb", cases)
+    with suite.one_torch_thread():
+        answers = suite.run_cases(tmp_path / "behaviour.duckdb", cases)
     seconds = time.perf_counter() - start
     results = suite.judge_cases(answers, cases)
     floor = suite.read_floor()

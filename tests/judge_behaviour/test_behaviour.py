@@ -12,6 +12,7 @@ import pytest
 
 from tests.judge_behaviour import suite
 
+
 def test_case_files_are_well_formed():
     cases = suite.load_cases()
     capabilities = {c.capability for c in cases}

@@ -1,94 +1,183 @@
 """The offline judge's correctness scorer: P(people judge the answer correct), from a few signals.
 
-Claim-level F1 (seed 002) is harsh on the commonest correct answer, a sentence around a short
-reference ("Who was behind The Chipmunks?" "David Seville" / "The Chipmunks were created by Ross
-Bagdasarian Sr., known as David Seville"): one reference claim, several answer claims, F1 0.4. People
-judge such an answer by whether it states the reference, contradicts nothing and actually answers.
-So the offline judge's correctness (judge_correctness, wp_correctness, factual_accuracy's correctness,
-answer_class) is a logistic model over the signals below, fitted on the dev part of EVOUNA (people's
-correct/incorrect verdicts on 5 QA systems' answers to TriviaQA questions) by
-`python -m calibration.fit_correctness`, which writes `weights/correctness.json` (a few hundred bytes).
+Correctness is read as entailment of the reference by the answer. What the reference says beyond the
+question is its *key* ("Canberra" for "What is the capital of Australia?"; "William Shakespeare" in
+"William Shakespeare wrote Hamlet." asked "Who wrote Hamlet?"): a correct answer states the key, a wrong
+one states something else in its place. Topical closeness (cosine, BERTScore) cannot see the difference:
+"The capital of Australia is Sydney." is as close to the question's topic as "... is Canberra.". So
+beside the similarity signals the scorer reads the key explicitly, and catches contradictions of names,
+numbers and negations by rule (`key_evidence`):
 
-Signals, each in [0, 1] (`signals`):
-  reference_recall     share of the reference's SQuAD tokens the answer has
-  reference_in_answer  the whole normalised reference occurs in the answer
-  token_f1             SQuAD token F1 of answer and reference
-  cosine               MiniLM cosine of answer and reference (the semantic_similarity metric's norm)
-  bertscore            BERTScore F1 of answer and reference on MiniLM (the bert_score_f1 metric's norm)
+  key_recall           share of the key's words (SQuAD tokens less stop words, stemmed) the answer states;
+                       the best of a reference's "/"-separated aliases, notes in parentheses left out
+  reference_in_answer  the whole normalised reference (an alias) occurs in the answer
+  name_conflict        the key names someone or something (capitalised words) the answer never names,
+                       while the answer names others the question and reference do not ("Sydney")
+  number_conflict      the key has numbers (a year, a count) the answer does not state, while the answer
+                       states others ("fell in 1991" for "1989")
+  negation_conflict    answer and reference share the key's words but one of them negates them
+  missing_with_other   1 - key_recall when the answer says something the question and reference do not
+  novel                share of the answer's words in neither the question nor the reference
+  token_f1, rouge_l    SQuAD token F1 and ROUGE-L F1 of answer and reference (the simple baselines)
+  cosine, bertscore    MiniLM cosine and BERTScore F1, P and R of answer and reference (semantic family)
+  bertscore_precision, bertscore_recall
   abstains             the answer abstains (`evaluators.abstention`)
   contradicted         share of answer claims the reference contradicts (offline claim matrix)
-  answer_length        min(1, log(1 + answer words) / log(1 + 200))
-  bertscore_precision  BERTScore's P: how much of the answer the reference accounts for
-  bertscore_recall     BERTScore's R: how much of the reference the answer states
-(P and R beside F1: 5-fold cross-validated AUROC on EVOUNA's dev part 0.895 with F1 alone, 0.912 with all three.)
-The fit weighs both classes equally (class_weight="balanced"), so 0.5 means "as likely correct as not"
-whatever the share of correct answers in a data set (`evaluators.metrics.rubric.CORRECT_P`).
+  completeness         share of reference claims the answer states (offline claim matrix)
+  answer_length, reference_length   min(1, log(1 + words) / log(1 + 200))
 
-Domain: EVOUNA's references are short answers (TriviaQA: a name, date or phrase, often with aliases,
-"David Seville/Ross Bagdasarian"). Between two sentences on one topic BERTScore and cosine run high
-whatever the facts, so on a sentence reference ("Whitesand Bay is located in Cornwall.") the scorer
-alone called "Yes, we would go to Whitesand Bay." correct (P 0.83). A reference that is not a short
-answer (`is_short_answer`) is judged by its key points too: P(correct) = the scorer's P x completeness,
-the share of the reference's claims the answer states (seed 002's claim verdicts). A list of aliases is a
-short answer if one alias is ("Linda Evangelista/We don't wake up for less than $10,000 a day"), and
-a parenthesis is a note to the grader ("PRINCE WILLIAM (accept DUKE OF CAMBRIDGE)"). On 1,500 EVOUNA dev
-answers (judge_correctness through the engine) AUROC is 0.907 with this rule, 0.911 with no rule at all
-and 0.850 when every alias had to be short (274 references "not short" instead of 45).
+A logistic model over them, weighed apart for short and long references (`inputs`; `weights/correctness.json`,
+a few KB), is fitted by
+`python -m calibration.fit_correctness` on the dev parts of every set where people judged answers against
+a reference: EVOUNA (short trivia answers, correct or not) and SQuALITY (long answers, correctness 0-100,
+read as the probability of "correct"), each set weighing the same; its regularisation is chosen by
+leave-one-set-out validation (fitted without a set, scored on it beside the best simple baseline).
+Each class weighs the same within a set, so 0.5 means "as likely correct as not"
+(`evaluators.metrics.rubric.CORRECT_P`).
 """
 from __future__ import annotations
 
 import json
 import math
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from evaluators.abstention import abstains
-from evaluators.text import squad_tokens, token_overlap
+from evaluators.judges.offline import negation_mismatch, stem
+from evaluators.text import STOP_WORDS, number_values, rouge_l_f1, squad_tokens, token_overlap
 
 WEIGHTS = Path(__file__).with_name("weights") / "correctness.json"
-SIGNALS = ("reference_recall", "reference_in_answer", "token_f1", "cosine", "bertscore", "abstains",
-           "contradicted", "answer_length", "bertscore_precision", "bertscore_recall")
-_LONG_ANSWER_WORDS = 200
-# A short answer: every "/"-separated alternative has at most this many words (EVOUNA's alias lists).
-SHORT_ANSWER_WORDS = 5
+SIGNALS = ("key_recall", "reference_in_answer", "name_conflict", "number_conflict", "negation_conflict",
+           "missing_with_other", "novel", "token_f1", "rouge_l", "cosine", "bertscore", "bertscore_precision",
+           "bertscore_recall", "abstains", "contradicted", "completeness", "answer_length", "reference_length")
+_LONG_WORDS = 200
+# A short reference names one fact ("Canberra", "1989", "William Shakespeare"); the bench splits its figures there too.
+SHORT_REFERENCE_WORDS = 5
+# Aliases: EVOUNA's references list them with "/" ("David Seville/Ross Bagdasarian/..."); slashes between longer
+# parts are prose ("and/or"), not alternatives.
+_ALIAS_WORDS = 12
 _PARENTHESES = re.compile(r"\([^)]*\)")
+_NAME = re.compile(r"(?<![\w'])[A-Z\u00c0-\u00de][\w'-]*")
 
 
-def is_short_answer(reference: str) -> bool:
-    """The reference is a short answer, or a list of aliases one of which is, as the scorer was fitted on
-    (module doc); words in parentheses do not count."""
-    return any(len(_PARENTHESES.sub(" ", alias).split()) <= SHORT_ANSWER_WORDS for alias in reference.split("/"))
+@lru_cache(maxsize=1 << 16)
+def content_words(text: str) -> frozenset[str]:
+    """Stems of the SQuAD tokens of `text` that are not stop words: its content words and numbers."""
+    return frozenset(stem(t) for t in squad_tokens(text) if t not in STOP_WORDS)
 
 
-def signals(answer: str, reference: str, cosine: float, bertscore: tuple[float, float, float],
-            contradicted: float) -> np.ndarray:
+@lru_cache(maxsize=1 << 16)
+def names(text: str) -> frozenset[str]:
+    """Stems of the capitalised words of `text` that are not stop words ("Sydney", "Marlowe"; not "The")."""
+    out: set[str] = set()
+    for m in _NAME.finditer(text):
+        word = m.group().lower().removesuffix("'s")
+        if word not in STOP_WORDS:
+            out.update(stem(t) for t in squad_tokens(word))
+    return frozenset(out)
+
+
+def aliases(reference: str) -> list[str]:
+    """The alternatives a reference lists ("a/b", each of at most `_ALIAS_WORDS` words), notes in parentheses left
+    out; else the reference."""
+    parts = [_PARENTHESES.sub(" ", part).strip() for part in reference.split("/")]
+    if any(len(part.split()) > _ALIAS_WORDS for part in parts):
+        return [reference]
+    return [part for part in parts if part] or [reference]
+
+
+@dataclass(frozen=True)
+class Key:
+    """What the answer does with the reference's key (module doc), each in [0, 1]."""
+
+    recall: float
+    name_conflict: float
+    number_conflict: float
+    negation_conflict: float
+    missing_with_other: float
+    novel: float
+
+
+def key_evidence(question: str, answer: str, reference: str) -> Key:
+    """The answer against the reference's key, for the alias that fits it best."""
+    q_words, a_words = content_words(question), content_words(answer)
+    q_names, a_names = names(question), names(answer)
+    q_numbers, a_numbers = set(number_values(question)), set(number_values(answer))
+    other_names = a_names - q_names - names(reference)
+    other_numbers = a_numbers - q_numbers - set(number_values(reference))
+    best: tuple | None = None
+    for alias in aliases(reference):
+        words = content_words(alias)
+        key = (words - q_words) or words  # a reference that only repeats the question: all of it
+        recall = len(key & a_words) / len(key) if key else 0.0
+        key_names = names(alias) - q_names
+        key_numbers = set(number_values(alias)) - q_numbers
+        # Absent in any case: EVOUNA's alias lists capitalise common nouns ("Sheep", "Thrift") an answer writes in
+        # lowercase.
+        name_conflict = float(bool(key_names) and not key_names & a_words and bool(other_names))
+        number_conflict = float(bool(key_numbers) and not key_numbers <= a_numbers and bool(other_numbers))
+        fit = (recall, -name_conflict, -number_conflict)
+        if best is None or fit > best[0]:
+            best = (fit, recall, name_conflict, number_conflict)
+    _, recall, name_conflict, number_conflict = best
+    novel = a_words - q_words - content_words(reference)
+    return Key(recall, name_conflict, number_conflict, float(negation_mismatch(reference, answer)),
+               (1.0 - recall) * float(bool(novel)), len(novel) / len(a_words) if a_words else 0.0)
+
+
+def _length(text: str) -> float:
+    return min(1.0, math.log1p(len(text.split())) / math.log1p(_LONG_WORDS))
+
+
+def signals(question: str, answer: str, reference: str, cosine: float, bertscore: tuple[float, float, float],
+            contradicted: float, completeness: float) -> np.ndarray:
     """The scorer's inputs for one answer (module doc), in `SIGNALS` order; `bertscore` is (P, R, F1)."""
-    _, recall, f1 = token_overlap(answer, reference)
-    ref = " ".join(squad_tokens(reference))
-    contained = bool(ref) and f" {ref} " in f" {' '.join(squad_tokens(answer))} "
-    words = len(answer.split())
+    key = key_evidence(question, answer, reference)
+    normalised = " ".join(squad_tokens(answer))
+    contained = any(ref and f" {ref} " in f" {normalised} " for ref in (" ".join(squad_tokens(a)) for a in aliases(reference)))
     bert_p, bert_r, bert_f1 = bertscore
-    return np.array([recall, float(contained), f1, max(cosine, 0.0), bert_f1, float(abstains(answer) is not None),
-                     contradicted, min(1.0, math.log1p(words) / math.log1p(_LONG_ANSWER_WORDS)), bert_p, bert_r],
-                    dtype=np.float64)
+    return np.array([key.recall, float(contained), key.name_conflict, key.number_conflict, key.negation_conflict,
+                     key.missing_with_other, key.novel, token_overlap(answer, reference)[2],
+                     rouge_l_f1(answer, reference), max(cosine, 0.0), bert_f1, bert_p, bert_r,
+                     float(abstains(answer) is not None), contradicted, completeness, _length(answer),
+                     _length(reference)], dtype=np.float64)
+
+
+def is_long(reference: str) -> bool:
+    """A reference none of whose aliases (`aliases`) is a short answer of at most `SHORT_REFERENCE_WORDS` words:
+    the scorer weighs its signals apart (`inputs`). "David Seville/Ross Bagdasarian" is short."""
+    return all(len(alias.split()) > SHORT_REFERENCE_WORDS for alias in aliases(reference))
+
+
+def inputs(x: np.ndarray, long: bool) -> np.ndarray:
+    """The logistic model's inputs (`INPUTS`): the signals, the signals again for a long reference (0 for a short
+    one), and the long-reference flag, so that short and long answers share what holds for both and differ where
+    the evidence differs ("key_recall" means one named fact on a short reference, a summary's coverage on a long one)."""
+    flag = float(long)
+    return np.concatenate([x, x * flag, [flag]])
+
+
+INPUTS = (*SIGNALS, *(f"long reference x {name}" for name in SIGNALS), "long reference")
 
 
 @lru_cache(maxsize=1)
 def _model() -> tuple[np.ndarray, float]:
     fitted = json.loads(WEIGHTS.read_text())
-    if tuple(fitted["signals"]) != SIGNALS:
-        raise RuntimeError(f"{WEIGHTS} was fitted on signals {fitted['signals']}, not {SIGNALS}: "
+    if tuple(fitted["inputs"]) != INPUTS:
+        raise RuntimeError(f"{WEIGHTS} was fitted on inputs {fitted['inputs']}, not {INPUTS}: "
                            "re-run python -m calibration.fit_correctness")
     return np.array(fitted["coefficients"], dtype=np.float64), float(fitted["intercept"])
 
 
-def probability(x: np.ndarray) -> float:
-    """P(correct) for one row of `signals`, rounded to 4 decimals (deterministic across platforms)."""
+def probability(x: np.ndarray, long: bool) -> float:
+    """P(correct) for one row of `signals` against a long or short reference, rounded to 4 decimals (deterministic
+    across platforms)."""
     coefficients, intercept = _model()
-    z = float(x @ coefficients + intercept)
+    z = float(inputs(x, long) @ coefficients + intercept)
     return round(1.0 / (1.0 + math.exp(-z)), 4)
 
 

@@ -307,6 +307,13 @@ def unit_verdict(claim: str, unit: str, cosine: float, passage_words: frozenset[
     return SUPPORTED
 
 
+def negation_mismatch(reference: str, answer: str) -> bool:
+    """Whether the answer states the reference's words (`COVERAGE_MATCH`) with a negation bearing on them on
+    one side only: "Penguins can fly." against "Penguins cannot fly."."""
+    r, a = _features(reference), _features(answer)
+    return _coverage(r, a) >= COVERAGE_MATCH and r.negates_any_of(a.words) != a.negates_any_of(r.words)
+
+
 class Vectors:
     """The sentence vectors of many texts, from one `embeddings.encode` call over the distinct ones."""
 

@@ -20,9 +20,10 @@ Inputs (one sample)
 * dont_know: why the answer abstains (`evaluators.abstention.abstains`: seed 003's uncertainty phrases
   and the other ways answers abstain), or None.
 * correct: P(correct), the offline correctness scorer's probability that people judge the answer
-  correct (`judges/correctness.py`, fitted on EVOUNA's dev part; claim-level F1 alone agreed with
-  people less than token F1 did, as a sentence around a short reference has one matching claim);
-  beyond a short-answer reference it is multiplied by completeness, `correct` below).
+  correct (`judges/correctness.py`: the reference's key, what it says beyond the question, stated or
+  contradicted by the answer, beside similarity signals and the claim metrics; fitted on the dev parts of
+  EVOUNA and SQuALITY; claim-level F1 alone agreed with people less than token F1 did, as a sentence around
+  a short reference has one matching claim).
 
 Mapping (L(x) = formulas.scale_to_likert(x) = 1 + 4x, seed 000's projection)
 ------------------------------------------------------------------------------
@@ -33,7 +34,7 @@ Mapping (L(x) = formulas.scale_to_likert(x) = 1 + 4x, seed 000's projection)
 | judge_faithfulness | GROUNDED                                 | round(L(GROUNDED), 1)                             | seed 001 "grounded in the retrieved context": supported answer claims agreed with people less than the answer's words found in the chunks; the blend beats both on dev data |
 | judge_relevance    | answer_relevance                         | round(L(answer_relevance / 100), 1)               | seed 001 "directly addresses the question"; the only offline signal is the question-answer cosine |
 | judge_clarity      | -                                        | not_applicable                                    | nothing offline measures writing quality; inventing a score would mislead |
-| judge_overall      | the four judge_* above (unrounded)       | round(mean(C, Comp, F, Rel), 1)                   | seed 001's holistic score, as the plain mean of the dimensions we can measure (clarity excluded) |
+| judge_overall      | the four judge_* above (unrounded)       | round(mean(C, Comp, F, Rel), 1) over those that apply | seed 001's holistic score, as the plain mean of the dimensions we can measure (clarity excluded); C and Comp need a reference, F retrieved chunks (seed 000's no-context 5.0 is a default, not a rating), so a reference-free, context-free answer is rated on relevance alone |
 | verdict            | judge_overall (rounded, as shown)        | formulas.verdict: >= 4 pass, >= 3 partial, else fail; value 1 / 0.5 / 0 | seed 001's table |
 | wp_correctness     | correct                                  | round(L(P(correct)), 1) (= judge_correctness)     | seed 000's correctness is the same answer-vs-reference comparison |
 | wp_relevance       | answer_relevance                         | round(L(answer_relevance / 100), 1) (= judge_relevance) | seed 000's relevance is the same question-answer check |
@@ -108,7 +109,8 @@ def _rubric_rows(samples: Sequence[Sample], context: Any) -> list[dict[str, Resu
         claims[GROUNDED] = grounding.grounded(claims["faithfulness"], grounding.word_support(
             sample.output.answer, [c.text for c in sample.output.contexts]))
         rows.append(offline_rubric(claims, rel, dk, correct(sample, *similar, claims[CONTRADICTED],
-                                                            claims["completeness"])))
+                                                            claims["completeness"]),
+                                   has_context=any(c.text.strip() for c in sample.output.contexts)))
     return rows
 
 
@@ -123,22 +125,18 @@ def similarities(samples: Sequence[Sample], context: Any = None) -> list[tuple[f
 
 def correct(sample: Sample, cosine: float, bertscore: tuple[float, float, float], contradicted: Result,
             completeness: Result) -> Result:
-    """The correctness scorer's P(correct) of one sample (judges/correctness.py); beyond a short reference,
-    times the completeness (the share of the reference's claims the answer states)."""
+    """The correctness scorer's P(correct) of one sample (judges/correctness.py)."""
     reference = sample.golden.reference
     if not reference.strip():
         return not_applicable("no reference answer to judge correctness against")
-    short = correctness.is_short_answer(reference)
-    for needed in (contradicted,) if short else (contradicted, completeness):
+    for needed in (contradicted, completeness):
         if needed.status != OK:
             return needed
-    x = correctness.signals(sample.output.answer, reference, cosine, bertscore, contradicted.value)
-    p = correctness.probability(x)
-    detail = f"P(correct) from {correctness.explain(x)}"
-    if short:
-        return Result(p, detail=detail)
-    return Result(round(p * completeness.value, 4),
-                  detail=f"{detail}; the reference is more than a short answer: x completeness {completeness.value:.2f}")
+    x = correctness.signals(sample.golden.question, sample.output.answer, reference, cosine, bertscore,
+                            contradicted.value, completeness.value)
+    long = correctness.is_long(reference)
+    return Result(correctness.probability(x, long),
+                  detail=f"P(correct) from {correctness.explain(x)} ({'long' if long else 'short'} reference)")
 
 
 def answer_contradicted_by_reference(m: ClaimMatrix | JudgeFailure) -> Result:
@@ -192,7 +190,7 @@ def _as_ratio(metric_id: str, r: Result) -> Result:
 
 
 def offline_rubric(claims: Mapping[str, Result], relevance: Result, dont_know: str | None,
-                   correct: Result) -> dict[str, Result]:
+                   correct: Result, has_context: bool = True) -> dict[str, Result]:
     """Every rubric id of one sample, from its claim metrics, answer relevance, abstention and the
     correctness scorer's P(correct) (`correct`, in [0, 1]; the table in the module docstring)."""
     comp = _input(claims, "completeness")
@@ -209,7 +207,7 @@ def offline_rubric(claims: Mapping[str, Result], relevance: Result, dont_know: s
         "wp_correctness": _likert("wp_correctness", "P(correct)", correct),
         "wp_relevance": _likert("wp_relevance", "answer_relevance", relevance),
     }
-    out["judge_overall"] = _overall(correct, comp, faith, relevance)
+    out["judge_overall"] = _overall(correct, comp, faith, relevance, has_context)
     out["verdict"] = _verdict(out["judge_overall"])
     out["wp_overall"] = _wp_overall(_white_paper_parts(claims, {
         "correctness": ("P(correct)", _projected(correct)),
@@ -229,15 +227,23 @@ def _white_paper_parts(claims: Mapping[str, Result], rated: dict[str, tuple[str,
             "relevance": rated["relevance"]}
 
 
-def _overall(correct: Result, comp: Result, faith: Result, relevance: Result) -> Result:
-    inputs = {"P(correct)": correct, "completeness": comp, "faithfulness": faith, "answer_relevance": relevance}
-    bad = _need(inputs, "judge_overall")
-    if bad:
-        return bad
-    dims = [formulas.scale_to_likert(r.value) for r in (correct, comp, faith, relevance)]
-    mean = math.fsum(dims) / len(dims)
-    parts = ", ".join(f"{n} {d:.2f}" for n, d in zip(("correctness", "completeness", "faithfulness", "relevance"), dims))
-    return Result(formulas.half_up(mean, 1), detail=f"offline mapping: mean of {parts} (clarity not rated)")
+def _overall(correct: Result, comp: Result, faith: Result, relevance: Result, has_context: bool) -> Result:
+    """The mean of the dimensions that apply: correctness and completeness need a reference, faithfulness retrieved
+    chunks (seed 000's 'No context to verify.' 5.0 is a default, not a rating); an error in any is the cell's."""
+    inputs = {"correctness": ("P(correct)", correct), "completeness": ("completeness", comp),
+              "faithfulness": (GROUNDED, faith), "relevance": ("answer_relevance", relevance)}
+    if not has_context:
+        del inputs["faithfulness"]
+    errors = {name: r for name, r in inputs.values() if r.status not in (OK, NOT_APPLICABLE)}
+    applicable = {dim: r for dim, (_, r) in inputs.items() if r.status == OK}
+    if errors or not applicable:
+        return _need(errors or {name: r for name, r in inputs.values()}, "judge_overall")
+    dims = {dim: formulas.scale_to_likert(r.value) for dim, r in applicable.items()}
+    mean = math.fsum(dims.values()) / len(dims)
+    parts = ", ".join(f"{dim} {d:.2f}" for dim, d in dims.items())
+    left_out = [dim for dim in ("correctness", "completeness", "faithfulness", "relevance") if dim not in dims]
+    why = f"; not rated: {', '.join(left_out)}" if left_out else ""
+    return Result(formulas.half_up(mean, 1), detail=f"offline mapping: mean of {parts} (clarity not rated{why})")
 
 
 def _verdict(overall: Result) -> Result:
@@ -364,10 +370,10 @@ _RELEVANCE = ("answer_relevance there is the offline direct question-answer cosi
               "an LLM's relevance rating")
 _LLM = "LLM judge: its 1-5 rating by seed 001's rubric, in the holistic call"
 _P = ("P(correct) is the offline correctness scorer (evaluators/judges/correctness.py): a logistic model over "
-      "reference recall, reference containment, token F1, MiniLM cosine, BERTScore (F1, P and R), abstention, "
-      "contradicted claims and answer length, fitted on the dev part of EVOUNA's human correct/incorrect verdicts; "
-      "a reference longer than a short answer (no alias of at most 5 words, parentheses aside) also needs its key "
-      "points: P x completeness")
+      "the reference's key (what it says beyond the question: the share of its words the answer states, and "
+      "whether the answer names another person or thing, another number, or negates it), token F1, ROUGE-L, "
+      "MiniLM cosine, BERTScore (F1, P and R), abstention, contradicted claims, completeness and lengths, fitted "
+      "on the dev parts of EVOUNA (short answers judged correct or not) and SQuALITY (long answers rated 0-100)")
 
 # id, scale, seed, needs, formula
 RUBRIC_METRICS = [
@@ -389,11 +395,12 @@ RUBRIC_METRICS = [
     ("judge_clarity", "likert", "001", ("judge",),
      f"Seed 001: is the answer well written (1-5)? {_LLM}. Offline: not applicable, as the offline judge has "
      "no signal for writing quality."),
-    ("judge_overall", "likert", "001", ("judge", "reference", "contexts", "embeddings"),
+    ("judge_overall", "likert", "001", ("judge", "embeddings"),
      f"Seed 001: holistic quality (1-5). {_LLM} (overall_score). Offline mapping: round(mean of the unrounded "
      "correctness (1 + 4 P(correct)), completeness, faithfulness (as judge_faithfulness) and relevance "
-     "projections, 1); clarity is not rated offline."),
-    ("verdict", "label", "001", ("judge", "reference", "contexts", "embeddings"),
+     "projections that apply, 1): correctness and completeness need a reference, faithfulness retrieved chunks; "
+     "clarity is not rated offline."),
+    ("verdict", "label", "001", ("judge", "embeddings"),
      "Seed 001: pass when overall >= 4, partial when >= 3, else fail, always recomputed from judge_overall "
      "(a judge whose own verdict disagrees is noted in detail); value pass 1, partial 0.5, fail 0, the label "
      "in detail."),

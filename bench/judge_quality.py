@@ -155,14 +155,14 @@ def evaluate_set(set_name: str, tasks: Sequence[Task], max_items: int, workdir: 
     needs_dev = any(t.kind in ("binary", "classes") for t in tasks)
     dev = chosen_items(set_name, tasks, DEV, max_items) if needs_dev else []
     metrics = sorted({m for t in tasks for m in t.engine_metrics})
+    previous = previous_release.score(test, metrics, commit, set_name) if commit else None  # first: quick, cached
+    if previous is not None:
+        print(f"{set_name}: previous release {previous.commit[:7]}: {previous.seconds:.0f} s"
+              + (" (cached)" if previous.cached else ""), file=sys.stderr)
     started = time.perf_counter()
     scored = score_items(test, metrics, workdir / f"{set_name}.duckdb", name=f"{set_name} test")
     seconds = time.perf_counter() - started
     print(f"{set_name}: {len(test)} items scored in {seconds:.0f} s", file=sys.stderr)
-    previous = previous_release.score(test, metrics, commit, set_name) if commit else None
-    if previous is not None:
-        print(f"{set_name}: previous release {previous.commit[:7]}: {previous.seconds:.0f} s"
-              + (" (cached)" if previous.cached else ""), file=sys.stderr)
     results = []
     for task in tasks:
         r = evaluate(task, test, dev, scored, previous)

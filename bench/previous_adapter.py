@@ -86,7 +86,8 @@ def score(items: list[dict], metrics: list[str], db: Path) -> dict:
 def main(argv: list[str]) -> None:
     tree, items_path, metrics, out = argv
     sys.path.insert(0, str(Path(tree).resolve()))  # that release's evaluators, before anything else
-    items = [json.loads(line) for line in Path(items_path).read_text(encoding="utf-8").splitlines() if line]
+    # split at "\n" only: str.splitlines would also split at U+2028 and the like, which a text may hold
+    items = [json.loads(line) for line in Path(items_path).read_text(encoding="utf-8").split("\n") if line]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         result = score(items, [m for m in metrics.split(",") if m], Path(tmp) / "previous.duckdb")

@@ -95,7 +95,8 @@ def _run_adapter(items: Sequence[Item], metrics: Sequence[str], tree: Path, path
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         jsonl = Path(tmp) / "items.jsonl"
-        jsonl.write_text("".join(json.dumps(_record(i), ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+        # json's ASCII escapes keep one item a line whatever separators (U+2028 ...) a text holds
+        jsonl.write_text("".join(json.dumps(_record(i)) + "\n" for i in items), encoding="utf-8")
         out = path.with_name(path.name + ".partial")  # renamed when complete: a killed run leaves no cache entry
         env = {**os.environ, "PYTHONPATH": str(tree)}  # the release's packages, not this checkout's
         done = subprocess.run([sys.executable, str(ADAPTER), str(tree), str(jsonl), ",".join(metrics), str(out)],

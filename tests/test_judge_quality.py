@@ -144,7 +144,7 @@ def test_part_rows_pair_the_differences_and_say_why_a_metric_is_missing():
 
 
 def test_the_previous_release_scores_items_with_its_own_engine_and_is_cached(tmp_path):
-    items = [item("right", "Paris", question="What is the capital of France?", reference="Paris"),
+    items = [item("right", "Paris", question="What is the capital\u2028of France?", reference="Paris"),  # a separator
              item("wrong", "Lyon", question="What is the capital of France?", reference="Paris")]
     metrics = ["judge_correctness", "answer_class", "no_such_metric"]
     first = previous_release.score(items, metrics, "e063c5b", "t", cache=tmp_path)

@@ -31,6 +31,8 @@ class Scored:
     statuses: pd.DataFrame  # item_id x metric: status
     claims: pd.DataFrame  # item_id, source, claim_idx, text, verdict
     chunks: pd.DataFrame  # item_id, chunk_idx, relevant, relevance_score
+    details: pd.DataFrame | None = None  # item_id x metric: the cell's detail (why a cell is not ok)
+    missing: tuple[str, ...] = ()  # metric ids asked for that the engine did not have (an earlier release)
 
 
 def _dataset(name: str, golden=(), outputs=()) -> Dataset:
@@ -53,7 +55,7 @@ def score_items(items: Sequence[Item], metrics: Sequence[str], db: Path, *, judg
                                    metrics=list(metrics), judge=judge, name=name)
         engine.execute_run(store, run_id)
         cur = store.cursor()
-        cells = cur.execute("SELECT question_id AS item_id, metric, value, status, label "
+        cells = cur.execute("SELECT question_id AS item_id, metric, value, status, label, detail "
                             "FROM scores WHERE run_id = ?", [run_id]).df()
         claims = cur.execute("SELECT question_id AS item_id, source, claim_idx, text, verdict FROM claims "
                              "WHERE run_id = ? ORDER BY question_id, source, claim_idx", [run_id]).df()
@@ -61,5 +63,15 @@ def score_items(items: Sequence[Item], metrics: Sequence[str], db: Path, *, judg
                              "WHERE run_id = ? ORDER BY question_id, chunk_idx", [run_id]).df()
     finally:
         store.close()
-    wide = {col: cells.pivot(index="item_id", columns="metric", values=col) for col in ("value", "status", "label")}
-    return Scored(wide["value"].astype(float), wide["label"], wide["status"], claims, chunks)
+    return scored_from_cells(cells, claims, chunks)
+
+
+def scored_from_cells(cells: pd.DataFrame, claims: pd.DataFrame, chunks: pd.DataFrame,
+                      missing: Sequence[str] = ()) -> Scored:
+    """`Scored` from the stored rows: cells (item_id, metric, value, status, label, detail), claims and chunks.
+    Shared with bench/previous_release.py, which reads the same rows from an earlier release's engine."""
+    columns = ("value", "status", "label", "detail")
+    cells = cells.reindex(columns=["item_id", "metric", *columns])
+    wide = {col: cells.pivot(index="item_id", columns="metric", values=col) for col in columns}
+    return Scored(wide["value"].astype(float), wide["label"], wide["status"], claims, chunks, wide["detail"],
+                  tuple(missing))

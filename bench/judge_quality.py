@@ -1,28 +1,29 @@
-"""How well the offline judge agrees with people, beside simple baselines, on the test parts only.
+"""How well the offline judge agrees with people, beside simple baselines and the previous release, on test parts only.
 
-    .venv/bin/python bench/judge_quality.py [--max-items 800] [--sets evouna,snli,...] [--no-write]
+    .venv/bin/python bench/judge_quality.py [--max-items 800] [--sets evouna,squality,...] [--previous e063c5b|none]
+                                            [--no-write]
 
-For each human label of the public sets in ../shared/data (calibration/sets.py reads them and fixes
-each set's dev/test split by a hash of the item's group), the test items are scored by RAGScope
-through the real engine (bench/engine_scores.py: a DuckDB file, `engine.execute_run`, the offline
-judge) and by the simple baselines of bench/baselines.py on the same items. Binary labels: AUROC and
-balanced accuracy at the threshold the product uses (baselines: the threshold that is best on the
-dev part); classes: macro-F1 and the confusion matrix; graded labels: Pearson and Spearman. Every
-figure has a 95% bootstrap CI (resampling groups: the answers to one question move together), and
-each RAGScope metric has the paired-bootstrap difference to the best baseline on the same resamples.
-Nothing here is fitted on test items. Writes bench/results/judge_quality.md unless --no-write.
+For each human label of the public sets in ../shared/data (calibration/sets.py reads them and fixes each set's
+dev/test split by a hash of the item's group), the test items are scored by RAGScope through the real engine
+(bench/engine_scores.py: a DuckDB file, `engine.execute_run`, the offline judge), by the release before the judge
+work through its own engine (bench/previous_release.py, cached), and by the simple baselines of bench/baselines.py.
+Each label is set beside the metrics the screens present for it (bench/quality_tasks.py), with the statistics of
+bench/quality_stats.py: binary labels AUROC and balanced accuracy at the product's threshold (baselines: the
+threshold best on the dev part); classes macro-F1 and the confusion matrix; graded labels Spearman and Pearson
+(and, where answers to one question are compared, pairwise accuracy); preferences pairwise accuracy. Every figure
+has a 95% bootstrap CI over groups; every RAGScope metric has paired differences to the best baseline and to the
+previous release, and everything is also split by reference length. Nothing here is fitted on test items.
+Writes bench/results/judge_quality.md and evaluators/judges/agreement.json unless --no-write.
 """
 from __future__ import annotations
 
 import argparse
-import datetime as dt
+import hashlib
 import json
-import platform
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -30,167 +31,48 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import previous_release  # noqa: E402
 from bench.baselines import BASELINES  # noqa: E402
 from bench.engine_scores import Scored, score_items  # noqa: E402
-from calibration.sets import CONTRADICTED, DEV, NOT_FOUND, SUPPORTED, TEST, Item, load, subsample  # noqa: E402
+from bench.quality_report import ALL, agreement, report  # noqa: E402
+from bench.quality_stats import Scorer, Units, part_rows, status_note, units_of  # noqa: E402
+from bench.quality_tasks import TASKS, VERDICTS, WHOLE_GROUPS, Ours, Task, cells  # noqa: E402
+from calibration.sets import DEV, TEST, Item, load, subsample  # noqa: E402
 from evaluators import stats  # noqa: E402
-from evaluators.text import is_dont_know  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "judge_quality.md"
 AGREEMENT = ROOT / "evaluators" / "judges" / "agreement.json"  # what the app's panels quote
-VERDICTS = (SUPPORTED, CONTRADICTED, NOT_FOUND)
-N_BOOT = 1000
 
-# -- what each human label is compared with -------------------------------------------------------------
+# -- items ----------------------------------------------------------------------------------------------------------
 
 
-def answer_vs_reference(i: Item) -> tuple[str, str]:
-    return i.answer, i.reference
-
-
-def passage_vs_answer(i: Item) -> tuple[str, str]:
-    """Baselines of support: the passage as candidate, the answer as reference, so token recall is
-    the share of the answer's tokens found in the passage."""
-    return " ".join(i.contexts), i.answer
-
-
-def answer_vs_question(i: Item) -> tuple[str, str]:
-    return i.answer, i.question
-
-
-def passage_vs_question(i: Item) -> tuple[str, str]:
-    return " ".join(i.contexts), i.question
-
-
-def response_verdict(scored: Scored, items: Sequence[Item]) -> np.ndarray:
-    """The whole answer's verdict from its claims' verdicts against the passage: any contradicted ->
-    contradicted; all supported -> supported; else not_found. An answer with no claim is not_found."""
-    answer = scored.claims[scored.claims.source == "answer"]
-    by_item = answer.groupby("item_id")["verdict"].apply(list).to_dict()
-    out = []
+def subsample_groups(items: Sequence[Item], max_items: int) -> list[Item]:
+    """At most `max_items` in whole groups (a question's answers stay together), groups chosen by a hash of the
+    group, in the set's own order."""
+    if len(items) <= max_items:
+        return list(items)
+    sizes: dict[str, int] = {}
     for i in items:
-        verdicts = by_item.get(i.item_id, [])
-        if not verdicts:
-            out.append(NOT_FOUND)
-        elif CONTRADICTED in verdicts:
-            out.append(CONTRADICTED)
-        else:
-            out.append(SUPPORTED if all(v == SUPPORTED for v in verdicts) else NOT_FOUND)
-    return np.array(out, dtype=object)
+        sizes[i.group] = sizes.get(i.group, 0) + 1
+    chosen, total = set(), 0
+    for g in sorted(sizes, key=lambda g: hashlib.sha256(g.encode()).hexdigest()):
+        if total + sizes[g] <= max_items:
+            chosen.add(g)
+            total += sizes[g]
+    return [i for i in items if i.group in chosen]
 
 
-def metric(name: str) -> Callable[[Scored, Sequence[Item]], np.ndarray]:
-    def values(scored: Scored, items: Sequence[Item]) -> np.ndarray:
-        return scored.scores[name].reindex([i.item_id for i in items]).to_numpy(dtype=float)
-    values.__name__ = name
-    return values
+def chosen_items(set_name: str, tasks: Sequence[Task], split: str, max_items: int) -> list[Item]:
+    items = [i for i in load(set_name, split) if any(t.keep(i) for t in tasks)]
+    return subsample_groups(items, max_items) if set_name in WHOLE_GROUPS else subsample(items, max_items)
 
 
-def label_is(name: str, wanted: str) -> Callable[[Scored, Sequence[Item]], np.ndarray]:
-    def values(scored: Scored, items: Sequence[Item]) -> np.ndarray:
-        labels = scored.labels[name].reindex([i.item_id for i in items])
-        return (labels == wanted).to_numpy(dtype=float)
-    return values
+# -- baselines ------------------------------------------------------------------------------------------------------
 
 
-def verdict_is_supported(scored: Scored, items: Sequence[Item]) -> np.ndarray:
-    return (response_verdict(scored, items) == SUPPORTED).astype(float)
-
-
-def best_chunk_relevance(scored: Scored, items: Sequence[Item]) -> np.ndarray:
-    best = scored.chunks.groupby("item_id")["relevance_score"].max()
-    return best.reindex([i.item_id for i in items]).to_numpy(dtype=float)
-
-
-@dataclass(frozen=True)
-class Ours:
-    """One RAGScope score set beside a label: how to read it, and the product's threshold (binary)."""
-
-    name: str
-    read: Callable[[Scored, Sequence[Item]], np.ndarray]
-    threshold: float | None = None  # a binary label's "yes" from this value on
-    metric_id: str = ""  # the catalogue id the figure is quoted under in the app (default: name)
-
-
-@dataclass(frozen=True)
-class Task:
-    set: str
-    label: str  # what people said, for the table
-    kind: str  # binary | classes | graded
-    truth: Callable[[Item], object]
-    engine_metrics: tuple[str, ...]
-    ours: tuple[Ours, ...]
-    pair: Callable[[Item], tuple[str, str]]
-    keep: Callable[[Item], bool] = lambda i: True
-    extra_baselines: dict = field(default_factory=dict)  # name -> (function of items, threshold or None)
-
-
-def seed_phrases(items: Sequence[Item]) -> np.ndarray:
-    """Seed 003's uncertainty phrases alone: the DON'T KNOW check before this issue."""
-    return np.array([float(is_dont_know(i.answer) is not None) for i in items])
-
-
-TASKS = (
-    Task("evouna", "people: the answer is correct (vs the gold answer)", "binary", lambda i: bool(i.label),
-         ("answer_correctness_f1", "judge_correctness", "factual_accuracy", "answer_class"),
-         (Ours("judge_correctness", metric("judge_correctness"), 3.0),
-          Ours("answer_class = CORRECT", label_is("answer_class", "CORRECT"), 0.5, "answer_class"),
-          Ours("factual_accuracy", metric("factual_accuracy"), 60.0),
-          Ours("answer_correctness_f1", metric("answer_correctness_f1"), 0.5)),
-         answer_vs_reference),
-    Task("snli", "people: hypothesis entailed / contradicted / neutral", "classes", lambda i: i.label,
-         ("faithfulness",), (Ours("claim verdict", response_verdict, metric_id="faithfulness"),), passage_vs_answer),
-    Task("factcheck_stance", "people: evidence supports / refutes / is irrelevant to the claim", "classes",
-         lambda i: i.label, ("faithfulness",), (Ours("claim verdict", response_verdict, metric_id="faithfulness"),), passage_vs_answer,
-         keep=lambda i: i.label in VERDICTS),
-    Task("fool_me_twice", "people: evidence supports (vs refutes) the claim", "binary",
-         lambda i: i.label == SUPPORTED, ("faithfulness", "judge_faithfulness"),
-         (Ours("faithfulness", metric("faithfulness"), 1.0), Ours("claim verdict = supported", verdict_is_supported, 0.5, "faithfulness"),
-          Ours("judge_faithfulness", metric("judge_faithfulness"), 4.0)),
-         passage_vs_answer),
-    Task("begin", "people: response fully attributable to the passage", "binary", lambda i: bool(i.label),
-         ("faithfulness", "judge_faithfulness"),
-         (Ours("faithfulness", metric("faithfulness"), 1.0), Ours("claim verdict = supported", verdict_is_supported, 0.5, "faithfulness"),
-          Ours("judge_faithfulness", metric("judge_faithfulness"), 4.0)),
-         passage_vs_answer),
-    Task("summedits", "people: summary consistent with the document", "binary", lambda i: bool(i.label),
-         ("faithfulness", "judge_faithfulness"),
-         (Ours("faithfulness", metric("faithfulness"), 1.0), Ours("claim verdict = supported", verdict_is_supported, 0.5, "faithfulness"),
-          Ours("judge_faithfulness", metric("judge_faithfulness"), 4.0)),
-         passage_vs_answer),
-    Task("inspectorraget", "people: faithfulness 1-4 (mean of 3)", "graded", lambda i: float(i.label),
-         ("faithfulness", "judge_faithfulness"),
-         (Ours("faithfulness", metric("faithfulness")), Ours("judge_faithfulness", metric("judge_faithfulness"))),
-         passage_vs_answer),
-    Task("inspectorraget", "people: answer relevance 1-4 (mean of 3)", "graded",
-         lambda i: float(dict(i.extra)["answer_relevance"]), ("answer_relevance", "judge_relevance"),
-         (Ours("answer_relevance", metric("answer_relevance")), Ours("judge_relevance", metric("judge_relevance"))),
-         answer_vs_question),
-    Task("inspectorraget", "ClapNQ: the question is unanswerable from the passage (answer should abstain)", "binary",
-         lambda i: not dict(i.extra)["answerable"], ("answer_class",),
-         (Ours("answer_class = DON'T KNOW", label_is("answer_class", "DON'T KNOW"), 0.5, "answer_class"),),
-         answer_vs_question, extra_baselines={"seed 003 phrases": (seed_phrases, 0.5)}),
-    Task("clapnq", "people: the passage holds the answer (answerable)", "binary", lambda i: bool(i.label),
-         ("context_precision",),
-         (Ours("context_precision", metric("context_precision"), 0.5), Ours("chunk relevance score", best_chunk_relevance, 45.0, "context_precision")),
-         passage_vs_question),
-    Task("squad2", "people: the passage holds the answer (answerable)", "binary", lambda i: bool(i.label),
-         ("context_precision",),
-         (Ours("context_precision", metric("context_precision"), 0.5), Ours("chunk relevance score", best_chunk_relevance, 45.0, "context_precision")),
-         passage_vs_question),
-)
-
-
-# -- statistics ------------------------------------------------------------------------------------------
-
-
-def primary(kind: str) -> tuple[str, Callable]:
-    """The headline statistic of a label kind."""
-    if kind == "binary":
-        return "AUROC", stats.auroc
-    if kind == "graded":
-        return "Spearman", lambda s, y: stats.spearman(s, y)
-    return "macro-F1", lambda s, y: stats.macro_f1(s, y, VERDICTS)
+def baseline_scores(items: Sequence[Item], task: Task) -> dict[str, np.ndarray]:
+    cands, refs = zip(*(task.pair(i) for i in items)) if items else ((), ())
+    return {name: np.asarray(BASELINES[name](list(cands), list(refs)), dtype=float) for name in task.baselines}
 
 
 def best_threshold(scores: np.ndarray, truth: np.ndarray) -> float:
@@ -201,15 +83,10 @@ def best_threshold(scores: np.ndarray, truth: np.ndarray) -> float:
     return float(max(cuts, key=lambda t: stats.balanced_accuracy(scores >= t, truth)))
 
 
-def baseline_scores(items: Sequence[Item], pair) -> dict[str, np.ndarray]:
-    cands, refs = zip(*(pair(i) for i in items)) if items else ((), ())
-    return {name: np.asarray(fn(list(cands), list(refs)), dtype=float) for name, fn in BASELINES.items()}
-
-
 def three_way(scores: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """A baseline's verdict: supported from `hi` on, not_found below `lo`, contradicted between
     (same topic, different fact): the simplest three-way rule a score allows."""
-    return np.where(scores >= hi, SUPPORTED, np.where(scores < lo, NOT_FOUND, CONTRADICTED)).astype(object)
+    return np.where(scores >= hi, VERDICTS[0], np.where(scores < lo, VERDICTS[2], VERDICTS[1])).astype(object)
 
 
 def best_three_way(scores: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
@@ -218,169 +95,110 @@ def best_three_way(scores: np.ndarray, truth: np.ndarray) -> tuple[float, float]
                key=lambda c: stats.macro_f1(three_way(scores, *c), truth, VERDICTS))
 
 
-def evaluate(task: Task, max_items: int, workdir: Path) -> dict:
-    test = subsample([i for i in load(task.set, TEST) if task.keep(i)], max_items)
-    dev = subsample([i for i in load(task.set, DEV) if task.keep(i)], max_items)
-    started = time.perf_counter()
-    scored = score_items(test, task.engine_metrics, workdir / f"{task.set}.duckdb", name=f"{task.set} test")
-    seconds = time.perf_counter() - started
-    truth = np.array([task.truth(i) for i in test], dtype=object if task.kind == "classes" else float)
-    groups = np.array([i.group for i in test], dtype=object)
-    stat_name, stat = primary(task.kind)
-
-    rows = []  # (name, is_ours, scores or labels, threshold)
-    for ours in task.ours:
-        rows.append((ours.name, True, ours.read(scored, test), ours.threshold, ours.metric_id or ours.name))
-    base_test = baseline_scores(test, task.pair)
-    base_dev = baseline_scores(dev, task.pair) if task.kind != "graded" else {}
-    dev_truth = np.array([task.truth(i) for i in dev], dtype=object if task.kind == "classes" else float)
-    for name, scores in base_test.items():
+def baseline_scorers(task: Task, test: Sequence[Item], dev: Sequence[Item], units: Units) -> list[Scorer]:
+    """The baselines on the test units; binary and 3-way labels cut where the dev part says is best."""
+    test_scores = baseline_scores(test, task)
+    dev_scores = baseline_scores(dev, task) if task.kind in ("binary", "classes") else {}
+    dev_truth = np.array([task.truth(i) for i in dev], dtype=object)
+    out = []
+    for name, scores in test_scores.items():
         if task.kind == "binary":
-            rows.append((name, False, scores, best_threshold(base_dev[name], dev_truth.astype(bool)), ""))
+            out.append(Scorer(name, "baseline", units.values(scores),
+                              best_threshold(dev_scores[name], dev_truth.astype(bool))))
         elif task.kind == "classes":
-            lo, hi = best_three_way(base_dev[name], dev_truth)
-            rows.append((name, False, three_way(scores, lo, hi), (lo, hi), ""))
+            lo, hi = best_three_way(dev_scores[name], dev_truth)
+            out.append(Scorer(name, "baseline", units.values(three_way(scores, lo, hi)), (lo, hi)))
         else:
-            rows.append((name, False, scores, None, ""))
+            out.append(Scorer(name, "baseline", units.values(scores)))
     for name, (fn, threshold) in task.extra_baselines.items():
-        rows.append((name, False, fn(test), threshold, ""))
-
-    def headline(values):
-        if task.kind == "binary":
-            return stats.bootstrap_ci(stat, values, truth.astype(bool), n_boot=N_BOOT, groups=groups)
-        return stats.bootstrap_ci(stat, values, truth, n_boot=N_BOOT, groups=groups)
-
-    table = []
-    for name, is_ours, values, threshold, metric_id in rows:
-        entry = {"name": name, "ours": is_ours, "values": values, "threshold": threshold, "metric_id": metric_id,
-                 "headline": headline(values)}
-        if task.kind == "binary" and threshold is not None:
-            entry["balanced_accuracy"] = stats.bootstrap_ci(
-                lambda s, y: stats.balanced_accuracy(s >= threshold, y), values, truth.astype(bool),
-                n_boot=N_BOOT, groups=groups)
-        if task.kind == "graded":
-            entry["pearson"] = stats.bootstrap_ci(lambda s, y: stats.pearson(s, y), values, truth,
-                                                  n_boot=N_BOOT, groups=groups)
-        table.append(entry)
-    baselines = [e for e in table if not e["ours"]]
-    best = max(baselines, key=lambda e: e["headline"][0])
-    for e in table:
-        if e["ours"]:
-            y = truth.astype(bool) if task.kind == "binary" else truth
-            e["vs_best"] = stats.paired_bootstrap_difference(stat, e["values"], best["values"], y,
-                                                             n_boot=N_BOOT, groups=groups)
-    confusion = None
-    if task.kind == "classes":
-        confusion = stats.confusion(table[0]["values"], truth, VERDICTS)
-    return {"task": task, "n": len(test), "n_groups": len(set(groups)), "stat": stat_name, "table": table,
-            "best": best["name"], "confusion": confusion, "seconds": seconds}
+        out.append(Scorer(name, "baseline", units.values(fn(test)), threshold))
+    return out
 
 
-# -- report ----------------------------------------------------------------------------------------------
+# -- RAGScope, now and in the previous release ----------------------------------------------------------------------
 
 
-def ci(t) -> str:
-    est, lo, hi = t
-    return "n/a" if np.isnan(est) else f"{est:.3f} [{lo:.3f}, {hi:.3f}]"
+def ours_scorer(o: Ours, source: str, scored: Scored, items: Sequence[Item], units: Units, missing: str) -> Scorer:
+    statuses = cells(scored.statuses, o.id, items).to_numpy(dtype=object)
+    details = cells(scored.details, o.id, items).to_numpy(dtype=object)
+    gone = missing if o.id in scored.missing else ""
+    fate = "read as no" if o.not_ok_read_as_no else "left out"
+
+    def note(index: np.ndarray) -> str:
+        return status_note(statuses[index], details[index], gone, fate)
+    return Scorer(o.name, source, units.values(o.read(scored, items)), o.threshold, o.id, note)
 
 
-def markdown_table(frame) -> str:
-    head = "| people \\ RAGScope | " + " | ".join(map(str, frame.columns)) + " |"
-    rows = [f"| {idx} | " + " | ".join(str(v) for v in row) + " |" for idx, row in zip(frame.index, frame.to_numpy())]
-    return "\n".join([head, "|---|" + "---|" * len(frame.columns), *rows])
+def evaluate(task: Task, test: Sequence[Item], dev: Sequence[Item], scored: Scored,
+             previous: previous_release.Previous | None) -> dict:
+    test = [i for i in test if task.keep(i)]
+    dev = [i for i in dev if task.keep(i)]
+    units = units_of(test, task.truth, task.unit, task.within, classes=task.kind == "classes")
+    scorers = [ours_scorer(o, "ours", scored, test, units, "") for o in task.ours]
+    if previous is not None:
+        scorers += [ours_scorer(o, "previous", previous.scored, test, units, f"not in {previous.commit[:7]}")
+                    for o in task.ours]
+    scorers += baseline_scorers(task, test, dev, units)
+    present = sorted(set(units.part.tolist()))
+    masks = {ALL if len(present) > 1 else f"{ALL} ({present[0]})": np.ones(len(units.keys), dtype=bool)}
+    if len(present) > 1:
+        masks.update({part: units.part == part for part in present})
+    parts = {name: part_rows(task.kind, units, mask, scorers, lead=task.statistic, classes=VERDICTS, beat=task.beat,
+                             beat_metrics=task.beat_metrics) for name, mask in masks.items()}
+    confusion = stats.confusion(scorers[0].values, units.truth, VERDICTS) if task.kind == "classes" else None
+    return {"task": task, "n_items": len(test), "n_units": len(units.keys), "parts": parts, "confusion": confusion}
 
 
-def report(results: list[dict], command: str, total_seconds: float) -> str:
-    out = [
-        "# Judge quality: the offline judge against people, beside simple baselines",
-        "",
-        f"Command: `{command}` ({total_seconds / 60:.1f} min on {platform.machine()}, "
-        f"{dt.date.today().isoformat()}). Test parts only (calibration/sets.py's fixed hash split); anything "
-        "fitted or tuned (the correctness scorer, the NLI cross-encoder, baseline thresholds) saw dev items "
-        "only. RAGScope's numbers come from the engine (`engine.execute_run`, offline judge, a DuckDB file).",
-        "",
-        "95% CIs: bootstrap over groups (answers to one question, claims on one premise or document move "
-        f"together), {N_BOOT} resamples. Δ best baseline: the paired-bootstrap difference of the headline "
-        "statistic to the best baseline on the same resamples; a lower bound above 0 means RAGScope is better.",
-        "Binary labels: balanced accuracy at the product's threshold for RAGScope's metrics (the column "
-        "'threshold'), at the dev-best threshold for the baselines. Token F1 / recall: SQuAD normalisation.",
-        "",
-        "## Summary",
-        "",
-        "| set | label | n (groups) | statistic | best RAGScope metric | RAGScope | best baseline | baseline | Δ [95% CI] | target met |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in results:
-        ours = [e for e in r["table"] if e["ours"]]
-        top = max(ours, key=lambda e: (np.nan_to_num(e["headline"][0], nan=-9)))
-        base = next(e for e in r["table"] if e["name"] == r["best"])
-        met = "yes" if top["vs_best"][1] > 0 else "no"
-        out.append(f"| {r['task'].set} | {r['task'].label} | {r['n']} ({r['n_groups']}) | {r['stat']} | {top['name']} | "
-                   f"{ci(top['headline'])} | {base['name']} | {ci(base['headline'])} | {ci(top['vs_best'])} | {met} |")
-    for r in results:
-        t = r["task"]
-        out += ["", f"## {t.set}: {t.label}", "",
-                f"{r['n']} test items in {r['n_groups']} groups; engine time {r['seconds']:.0f} s.", ""]
-        cols = [r["stat"]]
-        if t.kind == "binary":
-            cols += ["balanced accuracy", "threshold"]
-        if t.kind == "graded":
-            cols += ["Pearson"]
-        out.append("| scorer | " + " | ".join(cols) + " | Δ best baseline |")
-        out.append("|---|" + "---|" * (len(cols) + 1))
-        for e in r["table"]:
-            cells = [ci(e["headline"])]
-            if t.kind == "binary":
-                cells += [ci(e["balanced_accuracy"]) if "balanced_accuracy" in e else "",
-                          "" if e["threshold"] is None else f"{e['threshold']:.3g}"]
-            if t.kind == "graded":
-                cells += [ci(e["pearson"])]
-            name = f"**{e['name']}** (RAGScope)" if e["ours"] else e["name"]
-            out.append(f"| {name} | " + " | ".join(cells) + f" | {ci(e['vs_best']) if e['ours'] else ''} |")
-        if r["confusion"] is not None:
-            out += ["", "Confusion of RAGScope's verdict (rows: people, columns: RAGScope):", "",
-                    markdown_table(r["confusion"])]
-    return "\n".join(out) + "\n"
-
-
-def agreement(results: list[dict], command: str) -> dict:
-    """The figures the app's "How scores are computed" panels quote: per RAGScope scorer and label,
-    its statistic with CI beside the best baseline's."""
-    rows = []
-    for r in results:
-        base = next(e for e in r["table"] if e["name"] == r["best"])
-        for e in r["table"]:
-            if e["ours"]:
-                rows.append({"metric": e["metric_id"], "scorer": e["name"], "set": r["task"].set,
-                             "label": r["task"].label, "n": r["n"], "statistic": r["stat"],
-                             "value": _round(e["headline"]), "baseline": base["name"],
-                             "baseline_value": _round(base["headline"]), "difference": _round(e["vs_best"])})
-    return {"command": command, "date": dt.date.today().isoformat(), "source": "bench/results/judge_quality.md",
-            "rows": rows}
-
-
-def _round(t) -> list:
-    return [None if np.isnan(x) else round(float(x), 3) for x in t]
+def evaluate_set(set_name: str, tasks: Sequence[Task], max_items: int, workdir: Path, commit: str | None) -> list[dict]:
+    """Score the set's test items once (every metric its labels need), then every label of the set."""
+    test = chosen_items(set_name, tasks, TEST, max_items)
+    needs_dev = any(t.kind in ("binary", "classes") for t in tasks)
+    dev = chosen_items(set_name, tasks, DEV, max_items) if needs_dev else []
+    metrics = sorted({m for t in tasks for m in t.engine_metrics})
+    previous = previous_release.score(test, metrics, commit, set_name) if commit else None  # first: quick, cached
+    if previous is not None:
+        print(f"{set_name}: previous release {previous.commit[:7]}: {previous.seconds:.0f} s"
+              + (" (cached)" if previous.cached else ""), file=sys.stderr)
+    started = time.perf_counter()
+    scored = score_items(test, metrics, workdir / f"{set_name}.duckdb", name=f"{set_name} test")
+    seconds = time.perf_counter() - started
+    print(f"{set_name}: {len(test)} items scored in {seconds:.0f} s", file=sys.stderr)
+    results = []
+    for task in tasks:
+        r = evaluate(task, test, dev, scored, previous)
+        r.update(seconds=seconds, previous=previous.commit if previous else "",
+                 previous_seconds=previous.seconds if previous else 0.0,
+                 previous_cached=bool(previous and previous.cached))
+        results.append(r)
+        print(f"{set_name}: {task.label}: done", file=sys.stderr)
+    return results
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--max-items", type=int, default=800, help="test items per set at most (hash-chosen)")
     parser.add_argument("--sets", default="", help="comma-separated set names (default: all)")
+    parser.add_argument("--previous", default=previous_release.DEFAULT_COMMIT,
+                        help="the release to compare with (a commit), or 'none' to skip it")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
-    wanted = {s for s in args.sets.split(",") if s}
+    wanted = [s for s in args.sets.split(",") if s]
+    unknown = set(wanted) - {t.set for t in TASKS}
+    if unknown:
+        parser.error(f"unknown sets: {', '.join(sorted(unknown))}")
+    commit = None if args.previous.lower() == "none" else args.previous
     started = time.perf_counter()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for task in TASKS:
-            if wanted and task.set not in wanted:
-                continue
-            results.append(evaluate(task, args.max_items, Path(tmp) / str(len(results))))
-            print(f"{task.set}: {task.label}: done", file=sys.stderr)
+        for set_name in dict.fromkeys(t.set for t in TASKS):
+            if not wanted or set_name in wanted:
+                tasks = [t for t in TASKS if t.set == set_name]
+                results += evaluate_set(set_name, tasks, args.max_items, Path(tmp), commit)
+    previous_seconds = sum({r["task"].set: r["previous_seconds"] for r in results if not r["previous_cached"]}.values())
     command = "python bench/judge_quality.py" + (f" --max-items {args.max_items}" if args.max_items != 800 else "") + \
-        (f" --sets {args.sets}" if args.sets else "")
-    text = report(results, command, time.perf_counter() - started)
+        (f" --sets {args.sets}" if args.sets else "") + \
+        (f" --previous {args.previous}" if args.previous != previous_release.DEFAULT_COMMIT else "")
+    text = report(results, command, time.perf_counter() - started, previous_seconds)
     print(text)
     if not args.no_write:
         RESULTS.write_text(text)

@@ -49,8 +49,9 @@ class Data:
         self.signals = signal_matrix(self.items)
         self.x = np.vstack([inputs(row, is_long(i.reference)) for row, i in zip(self.signals, self.items)])
         self.p = targets(name, self.items)
-        groups = sorted({i.group for i in self.items})
-        self.fold = np.array([groups.index(i.group) % FOLDS for i in self.items])  # groups stay in one fold
+        number = {g: n for n, g in enumerate(sorted({i.group for i in self.items}))}
+        self.fold = np.array([number[i.group] % FOLDS for i in self.items])  # a group stays in one fold
+        self.every = np.ones(len(self.items), dtype=bool)
 
     def part(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self.x[keep], self.p[keep]
@@ -116,16 +117,15 @@ def cross_validated(data: dict[str, Data], c: float) -> dict:
         model = fit([d.part(d.fold != k) for d in data.values()], c)
         for name, d in data.items():
             scores[name][d.fold == k] = model.predict_proba(d.x[d.fold == k])[:, 1]
-    everything = {name: np.ones(len(d.items), dtype=bool) for name, d in data.items()}
-    return {name: versus_baseline(d, everything[name], scores[name]) for name, d in data.items()}
+    return {name: versus_baseline(d, d.every, scores[name]) for name, d in data.items()}
 
 
 def leave_one_set_out(data: dict[str, Data], c: float) -> dict:
     """Fitted without a set, scored on that set's dev part."""
     out = {}
     for name, d in data.items():
-        model = fit([o.part(np.ones(len(o.items), dtype=bool)) for k, o in data.items() if k != name], c)
-        out[name] = versus_baseline(d, np.ones(len(d.items), dtype=bool), model.predict_proba(d.x)[:, 1])
+        model = fit([o.part(o.every) for k, o in data.items() if k != name], c)
+        out[name] = versus_baseline(d, d.every, model.predict_proba(d.x)[:, 1])
     return out
 
 
@@ -137,7 +137,7 @@ def main() -> None:
     # Chosen leave-one-set-out: the best worst margin over the best baseline on a set the fit has not seen (the
     # stronger regularisation on a tie), so that the scorer holds on answers unlike those it was fitted on.
     chosen = max(candidates, key=lambda k: (min(s["difference"] for s in k["leave_one_set_out"].values()), -k["C"]))
-    model = fit([d.part(np.ones(len(d.items), dtype=bool)) for d in data.values()], chosen["C"])
+    model = fit([d.part(d.every) for d in data.values()], chosen["C"])
     fitted = {
         "inputs": list(INPUTS),
         "coefficients": [round(float(c), 6) for c in model.coef_[0]],

@@ -6,8 +6,9 @@ exactly). Real RAG and chat answers abstain in other words far more often: "I'm 
 find any information about ...", "The document does not provide information about ...", "There is no
 single answer ...", "It depends on ...", "As of my last update, I cannot provide ...". `abstains`
 keeps the seed's phrases and adds those families, each a regular expression below with the
-examples it was written from (the dev parts of EVOUNA and InspectorRAGet, calibration/sets.py; refusals and
-"no idea" from the answers chat models give when they decline, which those sets barely hold).
+examples it was written from (the dev parts of EVOUNA and InspectorRAGet, calibration/sets.py; refusals,
+"no idea" and "not in my sources" from the answers chat models give when they decline, which those sets barely
+hold).
 "Restates the question" is not a rule: trivia questions often hold their answer ("the longest word
 typed on the top row" -> "typewriter"), and on EVOUNA's dev part such a rule flagged 27 answers that
 people judged correct for every evasive one.
@@ -25,7 +26,7 @@ from evaluators.text import fold, is_dont_know
 _SUBJECT = r"(?:i|we|i'm|i am|i've|i have)"
 _INABLE = r"(?:couldn't|could not|can't|cannot|can not|am unable to|was unable to|unable to|am not able to|wasn't able to|was not able to)"
 _VERB = r"(?:find|locate|provide|determine|answer|say|tell|identify|confirm|verify|give|access|know|specify)"
-_SOURCE = (r"(?:the |this |that |given |provided )*(?:document|documents|passage|passages|context|contexts|text|article|"
+_SOURCE = (r"(?:the |this |that |given |provided )*(?:document|documents|documentation|passage|passages|context|contexts|text|article|"
            r"information provided|provided information|search results?|sources?|data)")
 _NOT = r"(?:does not|doesn't|do not|don't|did not|didn't|is not|isn't|fails to)"
 
@@ -34,11 +35,13 @@ PATTERNS = {
     # "I'm sorry, but I couldn't find any information about ..."; "I cannot provide the ..."
     "cannot find or provide": rf"\b{_SUBJECT}?\s*{_INABLE} (?:\w+ )?{_VERB}\b",
     # "I do not have information on ..."; "I don't have access to real-time data"
-    "has no information": rf"\b{_SUBJECT} (?:do not|don't|did not|didn't) have (?:any |enough |sufficient |specific |the |real-time |access to )*(?:information|data|details|knowledge|access|context)\b",
+    "has no information": rf"\b{_SUBJECT} (?:do not|don't|did not|didn't) have (?:any |enough |sufficient |specific |the |that |this |such |real-time |access to )*(?:information|data|details|knowledge|access|context)\b",
     # "The document does not provide information about ..."; "the passage doesn't mention"
     "the source is silent": rf"\b{_SOURCE} {_NOT} (?:\w+ )?(?:provide|mention|contain|say|specify|include|state|address|give|discuss|cover|answer|indicate)\b",
     # "... is not mentioned in the document"; "not specified in the provided context"
     "not in the source": rf"\bnot (?:\w+ )?(?:mentioned|provided|specified|stated|given|available|found|included|discussed|addressed) in {_SOURCE}\b",
+    # "The answer isn't in the sources I was given"; "that is not something I can answer"
+    "not in my sources": rf"\b(?:the answer|the information|that information|this information) (?:is not|isn't) (?:\w+ )?in {_SOURCE}\b|\bnot something {_SUBJECT} (?:can|could) (?:answer|say|tell|help with)\b",
     # "There is no single answer"; "there is no definitive answer"
     "no single answer": r"\bno (?:single|definitive|clear|simple|one|straightforward|universal|exact) (?:answer|definition|explanation)\b",
     # "there is no (specific) information about ..."; "no information is available"

@@ -26,6 +26,10 @@ from evaluators.text import is_dont_know
     ("I have no idea.", "no idea or not enough"),
     ("There is not enough information to answer the question.", "no idea or not enough"),
     ("I'm not certain who wrote it.", "no idea or not enough"),
+    ("The answer isn't in the sources I was given.", "not in my sources"),
+    ("That's not something I can answer.", "not in my sources"),
+    ("I'm afraid I don't have that information.", "has no information"),
+    ("The documentation does not say which version introduced it.", "the source is silent"),
 ])
 def test_abstentions_in_other_words(answer, why):
     assert is_dont_know(answer) is None  # seed 003's phrases miss every one of these
@@ -45,6 +49,8 @@ def test_abstentions_in_other_words(answer, why):
     "Magnan tells him that he cannot help because he is a terrestrial diplomat.",
     "If this is a real issue, get a lawyer: internet strangers can't help you.",
     "She had no idea that the letter had been sent; the detective found it in 1923.",
+    "The answer is in the text: the meeting is on Monday.",
+    "It is not in the documentation's scope, but the API supports pagination since version 2.3.",
 ])
 def test_answers_that_answer_do_not_abstain(answer):
     assert abstains(answer) is None
@@ -58,5 +64,5 @@ def test_seed_phrases_come_first_and_empty_answers_abstain():
 def test_every_family_has_an_example_above():
     tested = {"cannot find or provide", "has no information", "the source is silent", "not in the source",
               "no information", "no single answer", "it depends", "impossible to say", "asks for context",
-              "an ai speaking", "unanswerable", "refuses", "no idea or not enough"}
+              "an ai speaking", "unanswerable", "refuses", "no idea or not enough", "not in my sources"}
     assert tested == set(PATTERNS)

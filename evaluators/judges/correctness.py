@@ -34,6 +34,10 @@ read as the probability of "correct"), each set weighing the same; its regularis
 leave-one-set-out validation (fitted without a set, scored on it beside the best simple baseline).
 Each class weighs the same within a set, so 0.5 means "as likely correct as not"
 (`evaluators.metrics.rubric.CORRECT_P`).
+
+`judge` bounds the model's probability by the rules of `conflicts.py`, which read what a fitted weight cannot
+carry because real answers seldom show it: a plain contradiction of the reference caps it at `CONTRADICTED_P`, the
+reference's key stated with nothing contradicted lifts it to `STATED_P`.
 """
 from __future__ import annotations
 
@@ -47,6 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from evaluators.abstention import abstains
+from evaluators.judges import conflicts
 from evaluators.judges.offline import negation_mismatch, stem
 from evaluators.text import STOP_WORDS, number_values, rouge_l_f1, squad_tokens, token_overlap
 
@@ -55,6 +60,8 @@ SIGNALS = ("key_recall", "reference_in_answer", "name_conflict", "number_conflic
            "missing_with_other", "novel", "token_f1", "rouge_l", "cosine", "bertscore", "bertscore_precision",
            "bertscore_recall", "abstains", "contradicted", "completeness", "answer_length", "reference_length")
 _LONG_WORDS = 200
+# The rules' bounds on P(correct) (`judge`): below and above CORRECT_P (0.5), judge_correctness 1.8 and 3.4.
+CONTRADICTED_P, STATED_P = 0.2, 0.6
 # A short reference names one fact ("Canberra", "1989", "William Shakespeare"); the bench splits its figures there too.
 SHORT_REFERENCE_WORDS = 5
 # Aliases: EVOUNA's references list them with "/" ("David Seville/Ross Bagdasarian/..."); slashes between longer
@@ -179,6 +186,25 @@ def probability(x: np.ndarray, long: bool) -> float:
     coefficients, intercept = _model()
     z = float(inputs(x, long) @ coefficients + intercept)
     return round(1.0 / (1.0 + math.exp(-z)), 4)
+
+
+def judge(question: str, answer: str, reference: str, x: np.ndarray) -> tuple[float, str]:
+    """P(correct) and why: the logistic model's `probability`, then the rules of `conflicts` on top, which carry
+    what the model cannot weigh (a stated contradiction is rare in the answers it was fitted on): a contradicted
+    answer gets at most `CONTRADICTED_P`, one that states the reference's key and contradicts nothing at least
+    `STATED_P`. Against a "/"-separated list of aliases, the answer contradicts the reference when it contradicts
+    every alias and states its key when it states one alias's."""
+    long = is_long(reference)
+    p = probability(x, long)
+    why = f"P(correct) from {explain(x)} ({'long' if long else 'short'} reference)"
+    listed = aliases(reference)
+    refs = listed if len(listed) > 1 else [reference]  # parentheses kept: "0 °C (32 °F)" holds both
+    reasons = [conflicts.contradiction(question, answer, ref) for ref in refs]
+    if all(reasons):
+        return min(p, CONTRADICTED_P), f"{why}; the answer {reasons[0]}: at most {CONTRADICTED_P}"
+    if any(conflicts.states_key(question, answer, ref) for ref in refs):
+        return max(p, STATED_P), f"{why}; the answer states the reference's key and contradicts nothing: at least {STATED_P}"
+    return p, why
 
 
 def explain(x: np.ndarray) -> str:

@@ -23,7 +23,9 @@ Inputs (one sample)
   correct (`judges/correctness.py`: the reference's key, what it says beyond the question, stated or
   contradicted by the answer, beside similarity signals and the claim metrics; fitted on the dev parts of
   EVOUNA and SQuALITY; claim-level F1 alone agreed with people less than token F1 did, as a sentence around
-  a short reference has one matching claim).
+  a short reference has one matching claim), bounded by rules (`judges/conflicts.py`): at most 0.2 when the
+  answer plainly contradicts the reference (another number, unit, name, direction, yes/no, or a list's items
+  left out), at least 0.6 when it states the reference's key and contradicts nothing.
 
 Mapping (L(x) = formulas.scale_to_likert(x) = 1 + 4x, seed 000's projection)
 ------------------------------------------------------------------------------
@@ -134,9 +136,8 @@ def correct(sample: Sample, cosine: float, bertscore: tuple[float, float, float]
             return needed
     x = correctness.signals(sample.golden.question, sample.output.answer, reference, cosine, bertscore,
                             contradicted.value, completeness.value)
-    long = correctness.is_long(reference)
-    return Result(correctness.probability(x, long),
-                  detail=f"P(correct) from {correctness.explain(x)} ({'long' if long else 'short'} reference)")
+    p, why = correctness.judge(sample.golden.question, sample.output.answer, reference, x)
+    return Result(p, detail=why)
 
 
 def answer_contradicted_by_reference(m: ClaimMatrix | JudgeFailure) -> Result:
@@ -373,7 +374,10 @@ _P = ("P(correct) is the offline correctness scorer (evaluators/judges/correctne
       "the reference's key (what it says beyond the question: the share of its words the answer states, and "
       "whether the answer names another person or thing, another number, or negates it), token F1, ROUGE-L, "
       "MiniLM cosine, BERTScore (F1, P and R), abstention, contradicted claims, completeness and lengths, fitted "
-      "on the dev parts of EVOUNA (short answers judged correct or not) and SQuALITY (long answers rated 0-100)")
+      "on the dev parts of EVOUNA (short answers judged correct or not) and SQuALITY (long answers rated 0-100); "
+      "then bounded by rules (evaluators/judges/conflicts.py): at most 0.2 when the answer plainly contradicts the "
+      "reference (another number, unit, name, direction or yes/no, or items of its list left out), at least 0.6 "
+      "when it states what the reference says beyond the question and contradicts nothing")
 
 # id, scale, seed, needs, formula
 RUBRIC_METRICS = [

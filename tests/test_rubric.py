@@ -7,11 +7,25 @@ from evaluators.judgments import CONTRADICTED as C, NOT_FOUND as N, SUPPORTED as
 from evaluators.judgments import ChunkRelevance, ClaimMatrix, Holistic, JudgeFailure, aggregate
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.composite import ragas_from_results
+from evaluators.metrics import rubric as rubric_module
 from evaluators.metrics.rubric import (CONTRADICTED, GROUNDED, RUBRIC_IDS, answer_contradicted_by_reference,
-                                       judged_rubric, offline_rubric)
+                                       judged_rubric, offline_rubric, overall_weights)
 from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Result, not_applicable
 from evaluators.store import close_store, open_store
 from tests.test_openai_judge import SEED_000_HOLISTIC
+
+
+@pytest.fixture
+def equal_weights(tmp_path, monkeypatch):
+    """judge_overall as the plain mean of the dimensions that apply (every weight 1/4), for the mapping's arithmetic
+    and the verdict's thresholds; the shipped weights are tested on their own."""
+    path = tmp_path / "overall.json"
+    path.write_text(json.dumps({"weights": dict.fromkeys(("correctness", "completeness", "faithfulness", "relevance"),
+                                                         0.25)}))
+    monkeypatch.setattr(rubric_module, "OVERALL_WEIGHTS", path)
+    overall_weights.cache_clear()
+    yield
+    overall_weights.cache_clear()
 
 
 def claims(**overrides):
@@ -47,7 +61,7 @@ def label(r: Result) -> str:
 
 # ----------------------------------------------------------------------------- pure mapping
 
-def test_the_mapping_exactly_on_hand_built_claim_results():
+def test_the_mapping_exactly_on_hand_built_claim_results(equal_weights):
     out = rubric(claims(), REL, None)
     assert list(out) == list(RUBRIC_IDS)
     assert out["judge_correctness"].value == 4.2  # 1 + 4 x 0.8
@@ -80,7 +94,7 @@ def test_the_mapping_exactly_on_hand_built_claim_results():
     (0.25, 0.5, 0.5, 25.0, 2.5, "fail", 0.0),
     (0.0, 0.0, 0.0, 0.0, 1.0, "fail", 0.0),
 ])
-def test_verdict_thresholds_from_the_overall_score(f1, comp, faith, rel, overall, verdict, value):
+def test_verdict_thresholds_from_the_overall_score(f1, comp, faith, rel, overall, verdict, value, equal_weights):
     out = rubric(claims(answer_correctness_f1=Result(f1), completeness=Result(comp),
                                 faithfulness=Result(faith)), Result(rel), None)
     assert out["judge_overall"].value == overall
@@ -102,7 +116,7 @@ def test_factual_accuracy_and_grades(f1, comp, contradicted, accuracy, grade, va
     assert label(out["accuracy_grade"]) == grade and out["accuracy_grade"].value == value
 
 
-def test_overall_rates_the_dimensions_that_apply():
+def test_overall_rates_the_dimensions_that_apply(equal_weights):
     # no retrieved chunks: seed 000's 'No context to verify.' 5.0 is a default, left out of the mean
     no_context = offline_rubric(dict(claims(), **{GROUNDED: Result(1.0)}), REL, None, Result(0.8), has_context=False)
     assert no_context["judge_overall"].value == 3.9  # mean(4.2, 4.0, 3.4) = 3.87
@@ -117,6 +131,29 @@ def test_overall_rates_the_dimensions_that_apply():
                           not_applicable("the question is empty"), None, not_applicable("no reference"),
                           has_context=False)
     assert none["judge_overall"].status == NOT_APPLICABLE
+
+
+def test_the_shipped_overall_weights_are_applied():
+    w = overall_weights()
+    assert set(w) == {"correctness", "completeness", "faithfulness", "relevance"} and w["relevance"] > 0
+    out = rubric(claims(), REL, None)  # correctness 4.2, completeness 4.0, faithfulness 5.0, relevance 3.4
+    mean = (4.2 * w["correctness"] + 4.0 * w["completeness"] + 5.0 * w["faithfulness"] + 3.4 * w["relevance"]) / sum(
+        w.values())
+    assert out["judge_overall"].value == pytest.approx(mean, abs=0.05)
+    assert f"correctness 4.20 x {w['correctness']:g}" in out["judge_overall"].detail
+    # an answer with neither reference nor chunks is still rated, on relevance alone
+    free = offline_rubric(dict(claims(completeness=not_applicable("no reference")), **{GROUNDED: Result(1.0)}), REL,
+                          None, not_applicable("no reference"), has_context=False)
+    assert free["judge_overall"].value == 3.4
+
+
+def test_the_overall_weights_beat_the_best_baseline_on_every_set_left_out():
+    fitted = json.loads(rubric_module.OVERALL_WEIGHTS.read_text())
+    assert set(fitted["leave_one_set_out"]) == {"evouna", "squality"}
+    for name, held_out in fitted["leave_one_set_out"].items():
+        assert held_out["difference"] > 0, name  # fitted without the set, better than overlap on it
+        assert fitted["fitted"][name]["statistic"] > fitted["plain_mean"][name]  # and better than the plain mean
+    assert sum(fitted["weights"].values()) == pytest.approx(1.0)
 
 
 def test_answer_class_threshold_and_dont_know_first():

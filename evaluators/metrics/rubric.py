@@ -36,7 +36,7 @@ Mapping (L(x) = formulas.scale_to_likert(x) = 1 + 4x, seed 000's projection)
 | judge_faithfulness | GROUNDED                                 | round(L(GROUNDED), 1)                             | seed 001 "grounded in the retrieved context": supported answer claims agreed with people less than the answer's words found in the chunks; the blend beats both on dev data |
 | judge_relevance    | answer_relevance                         | round(L(answer_relevance / 100), 1)               | seed 001 "directly addresses the question"; the only offline signal is the question-answer cosine |
 | judge_clarity      | -                                        | not_applicable                                    | nothing offline measures writing quality; inventing a score would mislead |
-| judge_overall      | the four judge_* above (unrounded)       | round(mean(C, Comp, F, Rel), 1) over those that apply | seed 001's holistic score, as the plain mean of the dimensions we can measure (clarity excluded); C and Comp need a reference, F retrieved chunks (seed 000's no-context 5.0 is a default, not a rating), so a reference-free, context-free answer is rated on relevance alone |
+| judge_overall      | the four judge_* above (unrounded)       | round(weighted mean(C, Comp, F, Rel), 1) over those that apply, weights `overall_weights` | seed 001's holistic score, as a weighted mean of the dimensions we can measure (clarity excluded), weights fitted by calibration/fit_overall.py on dev answers people judged as a whole; C and Comp need a reference, F retrieved chunks (seed 000's no-context 5.0 is a default, not a rating), so a reference-free, context-free answer is rated on relevance alone |
 | verdict            | judge_overall (rounded, as shown)        | formulas.verdict: >= 4 pass, >= 3 partial, else fail; value 1 / 0.5 / 0 | seed 001's table |
 | wp_correctness     | correct                                  | round(L(P(correct)), 1) (= judge_correctness)     | seed 000's correctness is the same answer-vs-reference comparison |
 | wp_relevance       | answer_relevance                         | round(L(answer_relevance / 100), 1) (= judge_relevance) | seed 000's relevance is the same question-answer check |
@@ -64,8 +64,10 @@ table in `store.py`; Overview (label shares), Compare and Error analysis show th
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from evaluators import formulas
@@ -84,6 +86,7 @@ GROUNDED = "grounded"  # the offline faithfulness rating's input in [0, 1] (judg
 # answer_class offline: CORRECT from this P(correct) of the correctness scorer on (judge_correctness 3.0);
 # the scorer weighs correct and incorrect answers equally, so 0.5 is "as likely correct as not".
 CORRECT_P = 0.5
+OVERALL_WEIGHTS = correctness.WEIGHTS.with_name("overall.json")
 # The seed 001 dimension behind each judge_* id.
 JUDGE_DIMENSIONS = {"judge_correctness": "correctness", "judge_completeness": "completeness",
                     "judge_faithfulness": "faithfulness", "judge_relevance": "relevance",
@@ -228,9 +231,16 @@ def _white_paper_parts(claims: Mapping[str, Result], rated: dict[str, tuple[str,
             "relevance": rated["relevance"]}
 
 
+@lru_cache(maxsize=1)
+def overall_weights() -> dict[str, float]:
+    """judge_overall's weight of each dimension (`calibration/fit_overall.py`; relevance's is above 0)."""
+    return json.loads(OVERALL_WEIGHTS.read_text(encoding="utf-8"))["weights"]
+
+
 def _overall(correct: Result, comp: Result, faith: Result, relevance: Result, has_context: bool) -> Result:
-    """The mean of the dimensions that apply: correctness and completeness need a reference, faithfulness retrieved
-    chunks (seed 000's 'No context to verify.' 5.0 is a default, not a rating); an error in any is the cell's."""
+    """The weighted mean (`overall_weights`) of the dimensions that apply: correctness and completeness need a
+    reference, faithfulness retrieved chunks (seed 000's 'No context to verify.' 5.0 is a default, not a rating);
+    an error in any is the cell's."""
     inputs = {"correctness": ("P(correct)", correct), "completeness": ("completeness", comp),
               "faithfulness": (GROUNDED, faith), "relevance": ("answer_relevance", relevance)}
     if not has_context:
@@ -240,11 +250,13 @@ def _overall(correct: Result, comp: Result, faith: Result, relevance: Result, ha
     if errors or not applicable:
         return _need(errors or {name: r for name, r in inputs.values()}, "judge_overall")
     dims = {dim: formulas.scale_to_likert(r.value) for dim, r in applicable.items()}
-    mean = math.fsum(dims.values()) / len(dims)
-    parts = ", ".join(f"{dim} {d:.2f}" for dim, d in dims.items())
+    weights = overall_weights()
+    mean = math.fsum(weights[dim] * d for dim, d in dims.items()) / math.fsum(weights[dim] for dim in dims)
+    parts = ", ".join(f"{dim} {d:.2f} x {weights[dim]:g}" for dim, d in dims.items())
     left_out = [dim for dim in ("correctness", "completeness", "faithfulness", "relevance") if dim not in dims]
     why = f"; not rated: {', '.join(left_out)}" if left_out else ""
-    return Result(formulas.half_up(mean, 1), detail=f"offline mapping: mean of {parts} (clarity not rated{why})")
+    return Result(formulas.half_up(mean, 1),
+                  detail=f"offline mapping: weighted mean of {parts} (clarity not rated{why})")
 
 
 def _verdict(overall: Result) -> Result:
@@ -400,10 +412,12 @@ RUBRIC_METRICS = [
      f"Seed 001: is the answer well written (1-5)? {_LLM}. Offline: not applicable, as the offline judge has "
      "no signal for writing quality."),
     ("judge_overall", "likert", "001", ("judge", "embeddings"),
-     f"Seed 001: holistic quality (1-5). {_LLM} (overall_score). Offline mapping: round(mean of the unrounded "
-     "correctness (1 + 4 P(correct)), completeness, faithfulness (as judge_faithfulness) and relevance "
+     f"Seed 001: holistic quality (1-5). {_LLM} (overall_score). Offline mapping: round(weighted mean of the "
+     "unrounded correctness (1 + 4 P(correct)), completeness, faithfulness (as judge_faithfulness) and relevance "
      "projections that apply, 1): correctness and completeness need a reference, faithfulness retrieved chunks; "
-     "clarity is not rated offline."),
+     "clarity is not rated offline. The weights (evaluators/judges/weights/overall.json) are fitted by "
+     "calibration/fit_overall.py on dev answers people judged as a whole (EVOUNA, SQuALITY overall), chosen "
+     "leave-one-set-out."),
     ("verdict", "label", "001", ("judge", "embeddings"),
      "Seed 001: pass when overall >= 4, partial when >= 3, else fail, always recomputed from judge_overall "
      "(a judge whose own verdict disagrees is noted in detail); value pass 1, partial 0.5, fail 0, the label "

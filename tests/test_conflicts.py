@@ -15,12 +15,14 @@ from evaluators.judges.conflicts import contradiction, list_items, read, states_
      "opposite direction"),
     ("Is the Great Wall visible from the Moon?", "The Great Wall is visible from the Moon.",
      "No, the Great Wall is not visible from the Moon.", "answers yes"),
-    ("Can penguins fly?", "Penguins can fly.", "Penguins cannot fly.", "answers yes"),
+    ("Can penguins fly?", "Yes, penguins can fly.", "Penguins cannot fly.", "answers yes"),
+    ("Can penguins fly?", "Penguins can fly.", "Penguins cannot fly.", "reference negates"),
     ("Was it signed before or after the Revolution?", "It was signed after the Revolution began.",
      "Before: it was signed in 1776, and the Revolution began in 1789.", "other option"),
     ("Which countries make up Scandinavia?", "Scandinavia consists of Norway and Sweden.", "Denmark, Norway and Sweden.",
      "leaves out 1"),
-    ("What time does the office close?", "The office shuts at 18:00.", "The office closes at 4 pm.", "number"),
+    ("What time does the office close on Fridays?", "The office shuts at 18:00 on Fridays.",
+     "On Fridays the office closes at 4 pm.", "number"),
 ])
 def test_a_plain_contradiction_is_named(question, answer, reference, why):
     assert why in contradiction(question, answer, reference)
@@ -35,6 +37,10 @@ def test_a_plain_contradiction_is_named(question, answer, reference, why):
     ("What happens to air pressure as altitude increases?", "Air pressure drops as you go higher.",
      "Air pressure decreases as altitude increases."),
     ("Is the water of the Dead Sea fresh or salty?", "The water of the Dead Sea is very salty.", "Extremely salty"),
+    ("How do the LLaMA models' parameter counts compare across the different versions?",
+     "The LLaMA models' parameter counts increase from 7B to 65B across different versions as follows: 7B, 13B, 33B, "
+     "and 65B.", "The LLaMA models vary in size from 7 billion parameters to 65 billion parameters, with intermediate "
+     "sizes of 13 billion and 33 billion parameters."),
     ("Did the Romans use gunpowder?", "No, the ancient Romans never used gunpowder.",
      "No. Gunpowder was invented in China centuries after the Western Roman Empire fell."),
 ])
@@ -43,12 +49,21 @@ def test_a_correct_answer_states_the_key_and_contradicts_nothing(question, answe
     assert states_key(question, answer, reference)
 
 
+def test_a_request_is_not_a_yes_no_question():
+    question = "Can you describe the modifications LLaMA makes to the transformer architecture?"
+    reference = "LLaMA incorporates pre-normalization (RMSNorm), the SwiGLU activation function and rotary embeddings."
+    assert not states_key(question, "LLaMA makes modifications to the transformer architecture by training on GPUs.",
+                          reference)
+
+
 def test_numbers_times_and_units_are_compared_as_values():
     assert read("A hexagon has six sides.").numbers == {6.0}
     assert read("a six-year term").numbers == {6.0} and read("a six-year term").units == {"year"}
     assert read("a one-year warranty").numbers == {1.0} and read("the one that got away").numbers == frozenset()
     assert read("at 4 pm").numbers == read("at 16:00").numbers == read("four in the afternoon").numbers == {16.0}
     assert read("twenty five").numbers == {25.0}
+    assert read("7B").numbers == read("7 billion").numbers == read("7 bn").numbers == {7e9}
+    assert read("340M parameters").numbers == {340e6} and read("5 m").numbers == {5.0} and read("2 MB").units == {"mb"}
     assert read("in degrees Celsius").units == read("at 0 °C").units == {"°c"}
 
 
@@ -83,6 +98,14 @@ def test_a_long_answer_that_follows_the_reference_is_read_clause_by_clause():
     question = "Which company acquired Instagram?"
     assert contradiction(question, follows.format("Facebook"), LONG_REFERENCE) is None
     assert "names" in contradiction(question, follows.format("Twitter"), LONG_REFERENCE)
+
+
+def test_a_sentence_reference_is_held_only_against_the_clauses_that_restate_it():
+    # an extra sentence with figures of its own is not a contradiction of "LLaMA-13B outperforms GPT-3 (175B)"
+    reference = "LLaMA-13B outperforms GPT-3 (175B) on most benchmarks, and LLaMA-65B is competitive with Chinchilla-70B."
+    answer = ("LLaMA-13B outperforms GPT-3 on most benchmarks despite being 10 times smaller. It was trained on "
+              "1.4 trillion tokens by Meta AI.")
+    assert contradiction("How does LLaMA-13B compare with GPT-3?", answer, reference) is None
 
 
 def test_an_answer_telling_its_own_account_is_not_held_to_every_name():

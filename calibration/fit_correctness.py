@@ -94,6 +94,12 @@ def statistic(name: str, items: Sequence[Item], scores: np.ndarray) -> float:
     truth = targets(name, items)
     if name == "evouna":
         return float(stats.auroc(scores, truth.astype(bool)))
+    return pearson_over_responses(items, scores, truth)
+
+
+def pearson_over_responses(items: Sequence[Item], scores: np.ndarray, truth: Sequence[float]) -> float:
+    """Pearson of scores and what people said over SQuALITY's responses, each score the mean over the response's
+    references (a response's items share its rating), as the bench reports it."""
     by_response: dict[str, tuple[list[float], float]] = {}
     for item, score, t in zip(items, scores, truth):
         by_response.setdefault(dict(item.extra)["response"], ([], t))[0].append(score)

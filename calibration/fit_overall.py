@@ -18,9 +18,9 @@ faithfulness keeps the plain mean's weight, 1/4, and the other three share the r
 steps; relevance keeps some weight, as it is all that applies to an answer with neither reference nor chunks. The
 candidate is chosen by leave-one-set-out validation: weights chosen on one set (best statistic there) are scored on
 the other beside its best simple baseline (token F1, ROUGE-L, MiniLM cosine, BERTScore); the grid point with the
-best worst margin over both sets wins, ties to the one nearest the plain mean. The dimensions are the engine's own stored judge_* scores (one engine
-run, offline judge, a temporary DuckDB file), so the weights mean at run time what they meant here.
-Deterministic: the same data gives the same file. About 5 minutes on 2 cores.
+best worst margin over both sets wins, ties to the one nearest the plain mean. The dimensions are the engine's own
+stored judge_* scores (one engine run, offline judge, a temporary DuckDB file), so the weights mean at run time what
+they meant here. Deterministic: the same data gives the same file. About 8 minutes on 2 cores.
 """
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from calibration.fit_correctness import pearson_over_responses
 from calibration.sets import DEV, Item, load, subsample
 from evaluators import stats
 from evaluators.text import rouge_l_f1, token_overlap
@@ -63,12 +64,7 @@ class Data:
     def statistic(self, scores: np.ndarray) -> float:
         if self.name == "evouna":
             return float(stats.auroc(scores, np.array([bool(i.label) for i in self.items])))
-        by_response: dict[str, tuple[list[float], float]] = {}
-        for item, score in zip(self.items, scores):
-            extra = dict(item.extra)
-            by_response.setdefault(extra["response"], ([], extra["overall"]))[0].append(score)
-        per = np.array([(np.mean(s), t) for s, t in by_response.values()])
-        return float(stats.pearson(per[:, 0], per[:, 1]))
+        return pearson_over_responses(self.items, scores, [dict(i.extra)["overall"] for i in self.items])
 
     def best_baseline(self) -> tuple[float, str]:
         return max((round(self.statistic(v), 4), k) for k, v in self.baselines.items())

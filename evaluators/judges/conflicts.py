@@ -349,10 +349,15 @@ def contradiction(question: str, answer: str, reference: str) -> str | None:
 
 
 def states_key(question: str, answer: str, reference: str) -> bool:
-    """The answer states every word of the reference's key (numbers as values) and contradicts nothing."""
+    """The answer states the reference's key (`key_stated`) and contradicts nothing."""
+    return contradiction(question, answer, reference) is None and key_stated(question, answer, reference)
+
+
+def key_stated(question: str, answer: str, reference: str) -> bool:
+    """The answer states every word of the reference's key (numbers as values), or every figure and name the
+    reference gives beyond the question, or takes the reference's side of a yes/no question; contradictions are
+    `contradiction`'s to find."""
     if not answer.strip() or not reference.strip() or abstains(answer):
-        return False
-    if contradiction(question, answer, reference) is not None:
         return False
     if _stances(question, answer, reference):
         return True

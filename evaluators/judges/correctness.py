@@ -202,7 +202,7 @@ def judge(question: str, answer: str, reference: str, x: np.ndarray) -> tuple[fl
     reasons = [conflicts.contradiction(question, answer, ref) for ref in refs]
     if all(reasons):
         return min(p, CONTRADICTED_P), f"{why}; the answer {reasons[0]}: at most {CONTRADICTED_P}"
-    if any(conflicts.states_key(question, answer, ref) for ref in refs):
+    if any(why is None and conflicts.key_stated(question, answer, ref) for ref, why in zip(refs, reasons)):
         return max(p, STATED_P), f"{why}; the answer states the reference's key and contradicts nothing: at least {STATED_P}"
     return p, why
 

@@ -10,7 +10,9 @@ from evaluators.store import StoreLocked, open_store
 from ui.access import require_sign_in, sign_out_button
 from ui.common import md_escape, run_cost_caption, run_manager
 
-st.set_page_config(page_title="RAGScope", layout="wide")
+# A favicon of our own: without one, each page's :material/...: icon becomes the favicon, which the browser fetches
+# from fonts.gstatic.com (a third party would learn when the app is used; with no network it fails).
+st.set_page_config(page_title="RAGScope", page_icon="🔎", layout="wide")
 PAGES = {
     "Results": [
         st.Page("pages/overview.py", title="Overview", icon=":material/leaderboard:", default=True),

@@ -162,6 +162,26 @@ def test_every_screen_opens_without_an_error(page, server, title, path):
     page.screenshot(path=str(SHOTS / f"screen-{path}.png"), full_page=True)
 
 
+def test_no_request_leaves_the_machine(page, server):
+    """Every asset of every screen comes from the app itself: a request to any other host (a font, an icon, a
+    favicon) would tell a third party when and what the app is used for, and fail with no network."""
+    outside = []
+
+    def record(route):
+        outside.append(route.request.url)
+        route.abort()
+
+    page.route(lambda url: not url.startswith(server), record)
+    try:
+        _open(page, server)
+        for title in ("Compare", "Claims", "Correlations", "Error analysis", "Data", "Evaluate", "Overview"):
+            page.locator("[data-testid='stSidebarNav']").get_by_role("link", name=title, exact=True).click()
+            _settle(page)
+    finally:
+        page.unroute_all()
+    assert outside == []
+
+
 def test_clicking_a_point_of_the_compare_scatter_opens_the_question_in_claims(page, server):
     page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Compare", exact=True).click()
     page.wait_for_url(f"{server}/compare")

@@ -6,7 +6,7 @@ import streamlit as st
 
 from evaluators import queries
 from evaluators.demo import start_demos
-from evaluators.store import StoreLocked, open_store
+from evaluators.store import StoreLocked, StoreUnavailable, open_store
 from ui.access import require_sign_in, sign_out_button
 from ui.common import md_escape, run_cost_caption, run_manager
 
@@ -51,7 +51,8 @@ busy = st.empty()
 try:
     with st.spinner("Opening the database..."):
         st.session_state["store"] = store_for(db_path)
-except StoreLocked as exc:  # another process kept the file longer than $RAGSCOPE_DB_WAIT (not cached: a reload retries)
+# Another process kept the file longer than $RAGSCOPE_DB_WAIT, or it cannot be opened (not cached: a reload retries)
+except (StoreLocked, StoreUnavailable) as exc:
     st.error(md_escape(str(exc)) + " Then reload this page.")
     st.stop()
 
@@ -88,4 +89,7 @@ with st.session_state["store"].lease(wait=math.inf, on_busy=_busy):
         st.caption(f"Database: `{db_path}`")
         sign_out_button()
 
-    navigation.run()
+    try:
+        navigation.run()
+    except StoreUnavailable as exc:  # a write failed (a full disk): rolled back, and said instead of a traceback
+        st.error(md_escape(str(exc)))

@@ -21,17 +21,19 @@ from evaluators.metrics.registry import NEEDS, SCALES
 from evaluators.queries.screens import SCREENS
 from evaluators.runner import batch_size_for
 from evaluators.schema import LoadError
-from evaluators.store import Store, StoreLocked, open_store
+from evaluators.store import Store, StoreLocked, StoreUnavailable, open_store
 
 DEFAULT_DB = "data/ragscope.duckdb"
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DB_LOCKED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DB, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 EPILOG = f"""\
 database: --db, else $RAGSCOPE_DB, else {DEFAULT_DB}.
 exit codes: 0 success; 1 the run failed or no cell could be scored; 2 bad input or usage
-(every problem is listed with file, row and field; nothing is written); 3 another process (e.g. the
-running app) held the database for longer than $RAGSCOPE_DB_WAIT seconds (default 60: the app lets go
-of it between page runs and batches); 130 interrupted (resume with `run --resume RUN_ID`).
+(every problem is listed with file, row and field; nothing is written); 3 the database cannot be used:
+another process (e.g. the running app) held it for longer than $RAGSCOPE_DB_WAIT seconds (default 60:
+the app lets go of it between page runs and batches), or it cannot be opened or written (a directory,
+not a DuckDB file, a read-only place, a full disk: the message says what to do); 130 interrupted
+(resume with `run --resume RUN_ID`).
 
 examples:
   python -m evaluators run --golden data/demo/novel_44557_golden.csv \\
@@ -141,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except LoadError as exc:
         return _fail(str(exc), EXIT_BAD_INPUT)
-    except StoreLocked as exc:
-        return _fail(str(exc), EXIT_DB_LOCKED)
+    except (StoreLocked, StoreUnavailable) as exc:
+        return _fail(str(exc), EXIT_DB)
     except (KeyError, ValueError) as exc:
         return _fail(exc.args[0] if exc.args else str(exc), EXIT_BAD_INPUT)
     except KeyboardInterrupt:

@@ -10,9 +10,14 @@ Store per path and process, whose connection is open while any lease is held (`w
 cursor, which holds one until it is garbage) and closed when the last one ends; the threads of a process
 share it, a cursor each (a connection shared by two threads raises "busy"). A lease taken while another
 process holds the file waits for it (backoff, up to `wait` seconds, then StoreLocked).
+
+A file that cannot be opened or written (a directory, not a DuckDB file, a read-only place, a full disk) raises
+StoreUnavailable with the path and what to do; a write that fails is rolled back. Opening a file never fetches or
+runs code: DuckDB would download and load a scanner extension to open a SQLite file (`_CONFIG`).
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -305,6 +310,65 @@ class StoreLocked(RuntimeError):
     """Another process (often the running app) holds the database file, and kept it for longer than we waited."""
 
 
+class StoreUnavailable(RuntimeError):
+    """The database file cannot be opened or written: a directory, not a DuckDB file, a read-only place, a full disk."""
+
+
+# No extension is installed or loaded, and SQL reads no file (data comes in through register()), whatever a file
+# holds; locked, so no statement can turn that back on.
+_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
+           "allow_community_extensions": False, "enable_external_access": False, "lock_configuration": True}
+_DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB file
+
+
+def _unavailable(path: str, exc: BaseException) -> StoreUnavailable:
+    """One clear message for a failure to open or write `path`: what is wrong and what to do."""
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    low, file = detail.lower(), Path(path)
+    elsewhere = "point --db (or $RAGSCOPE_DB) at another file"
+    if "no space" in low or "disk full" in low or "file too large" in low:
+        what, todo = "the disk is full", (f"free some space or {elsewhere}, then try again (what was stored before "
+                                          "is kept; a run goes on with `run --resume RUN_ID`)")
+    elif file.is_dir():
+        what, todo = "it is a directory", f"{elsewhere} (a new name creates a new database)"
+    elif file.is_file() and not _duckdb_file(file):
+        what, todo = "it is not a DuckDB database", f"{elsewhere} (a new name creates a new database)"
+    elif "read-only" in low or "permission denied" in low or isinstance(exc, PermissionError):
+        what, todo = "this place cannot be written", f"{elsewhere} in a folder you can write to"
+    else:
+        what, todo = "it cannot be opened or written", elsewhere
+    return StoreUnavailable(f"cannot use the database {path}: {what} ({detail}). To go on, {todo}.")
+
+
+def _duckdb_file(file: Path) -> bool:
+    """`file` is empty (DuckDB makes it a database) or starts as a DuckDB file does."""
+    with file.open("rb") as f:
+        head = f.read(12)
+    return not head or head[8:] == _DUCKDB_MAGIC
+
+
+def _io_failure(exc: BaseException) -> bool:
+    """A failure of the file itself (disk, permissions), not of a statement: DuckDB reports those as I/O errors, a
+    failed commit, or a database it had to invalidate."""
+    if isinstance(exc, (duckdb.IOException, duckdb.FatalException, OSError)):
+        return True
+    return isinstance(exc, duckdb.TransactionException) and "could not write" in str(exc).lower()
+
+
+def _writes(method):
+    """A store method whose write fails for want of disk space or permission raises StoreUnavailable (its
+    transaction rolled back, so nothing is half written)."""
+    @functools.wraps(method)
+    def write(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:
+            if _io_failure(exc):
+                raise _unavailable(self.path, exc) from exc
+            raise
+    return write
+
+
 # Seconds a lease waits by default for another process to let go of the file ($RAGSCOPE_DB_WAIT): that process
 # holds it for a unit of work, seconds at most, so a longer hold is one that will not end soon.
 BUSY_WAIT = 60.0
@@ -339,7 +403,10 @@ class Store:
         if self.path == ":memory:":
             self._holders = 1  # never closed: an in-memory database would be gone
         else:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise _unavailable(self.path, exc) from exc
         with self.lease():
             self._migrate()  # once per Store, so once per process and path (open_store)
 
@@ -364,12 +431,12 @@ class Store:
                 self._holders += 1  # first: a finalizer running in between must not close the connection
                 try:
                     if self._con is None:
-                        self._con = duckdb.connect(self.path)
+                        self._con = duckdb.connect(self.path, config=_CONFIG)
                     return
-                except duckdb.IOException as exc:
+                except duckdb.Error as exc:
                     self._holders -= 1
                     if "could not set lock" not in str(exc).lower():
-                        raise
+                        raise _unavailable(self.path, exc) from None
                     # Without its traceback: that holds this frame, which holds it (a cycle), and the callers'
                     # frames, so a cursor taken by the caller would hold the file until the GC ran, not until its end.
                     error = exc.with_traceback(None)
@@ -428,6 +495,7 @@ class Store:
         cur.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER, applied_at TIMESTAMP)")
         return cur.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchall()[0][0]
 
+    @_writes
     def _migrate(self) -> None:
         current = self.schema_version()
         if current > SCHEMA_VERSION:
@@ -449,6 +517,7 @@ class Store:
 
     # -- datasets ----------------------------------------------------------------------------
 
+    @_writes
     def save_dataset(self, dataset) -> SavedDataset:
         """Store a loaded `evaluators.loaders.Dataset` once; the same content again is a no-op."""
         dataset_id = "ds_" + dataset.content_hash[:16]
@@ -491,6 +560,7 @@ class Store:
 
     # -- runs and scores -----------------------------------------------------------------------
 
+    @_writes
     def create_run(self, *, name: str, golden_dataset_id: str, outputs_dataset_ids: list[str], judge: str,
                    judge_model: str | None, metrics: list[str], config: dict, n_samples: int) -> str:
         # 4 random bytes: sessions may start runs in the same second (1 in 65,536 clashed with 2)
@@ -507,17 +577,20 @@ class Store:
         df = self.cursor().execute("SELECT * FROM runs WHERE run_id = ?", [run_id]).df()
         return None if df.empty else df.iloc[0].to_dict()
 
+    @_writes
     def mark_running(self, run_id: str) -> None:
         """A resumed run (cancelled, interrupted, failed, or re-scoring its failed cells) runs again."""
         self.cursor().execute("UPDATE runs SET status = 'running', finished_at = NULL, error = NULL WHERE run_id = ?",
                               [run_id])
 
+    @_writes
     def finish_run(self, run_id: str, status: str, error: str | None = None) -> None:
         self.cursor().execute(
             "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
             [status, _now(), error, run_id],
         )
 
+    @_writes
     def write_scores(self, scores: pd.DataFrame) -> None:
         """Insert or replace score cells (a retried cell replaces its error row; no duplicates)."""
         if scores.empty:
@@ -526,6 +599,7 @@ class Store:
         with self._transaction() as cur:
             self._append(cur, "scores", frame)
 
+    @_writes
     def write_claims(self, run_id: str, keys: list[tuple[str, str]], claims: list[dict], chunks: list[dict],
                      questions: list[dict] = ()) -> None:
         """The judge's output for the (question_id, method) `keys` of a run: rows of `claims`,
@@ -546,6 +620,7 @@ class Store:
                 if rows:
                     self._append(cur, table, pa.Table.from_pylist(list(rows), schema=schema))
 
+    @_writes
     def write_judge_calls(self, calls: list[dict]) -> None:
         """Rows of `judge_calls`: every attempt with its raw request and response (never a key). Each request is
         stored packed (evaluators.ledger): the texts it shares with other requests (system prompt, schema, the
@@ -597,6 +672,7 @@ class Store:
 
     # -- human annotations ---------------------------------------------------------------------
 
+    @_writes
     def add_annotation(self, *, run_id: str, question_id: str, method: str, author: str, metric: str | None = None,
                        claim_source: str | None = None, claim_idx: int | None = None, label: str | None = None,
                        override_value: float | None = None, tags: Sequence[str] = (), note: str | None = None,
@@ -626,6 +702,7 @@ class Store:
         )
         return annotation_id
 
+    @_writes
     def add_ratings(self, run_id: str, ratings: Sequence[dict], *, source: str, source_hash: str) -> bool:
         """Append imported human ratings (dicts with question_id, method, author, dimension, rating
         or label, note) of one source in one transaction: all or none, one bulk insert. False, and
@@ -670,6 +747,7 @@ class Store:
         response, input_tokens, output_tokens = rows[0]
         return {"response": response, "input_tokens": input_tokens, "output_tokens": output_tokens}
 
+    @_writes
     def cache_reply(self, key: str, *, model: str | None, prompt_version: str | None, purpose: str | None,
                     response: str, input_tokens: int | None = None, output_tokens: int | None = None) -> None:
         """Keep a validated judge reply; a key stored before keeps its first reply."""

@@ -319,7 +319,10 @@ def _report(store, run_id: str) -> int:
     summary = queries.method_summary(store, run_id)
     failed = int(summary["n_failed"].sum())
     scored = int(summary["n_scored"].sum() + summary["n_not_applicable"].sum())
-    print(f"\nrun {run_id} in {store.path}: {scored} cells scored or not applicable, {failed} failed")
+    skipped = int(summary["n_skipped"].sum())
+    print(f"\nrun {run_id} in {store.path}: {scored} cells scored or not applicable, "
+          + (f"{skipped} skipped (over the judge's limits, each cell says why), " if skipped else "")
+          + f"{failed} failed")
     spent = queries.run_cost(store, run_id)  # None for the offline judge: it costs nothing
     if spent is not None:
         print(f"judge calls {spent['calls']:,} (+{spent['cached']:,} cached, {spent['failed']:,} failed), tokens "

@@ -18,12 +18,13 @@ from typing import Any
 
 import pandas as pd
 
+from evaluators import judges
 from evaluators.judges import CLAIMS, JUDGES, Judged, judge_samples
 from evaluators.estimate import needed_parts
 from evaluators.judgments import ClaimMatrix, JudgeFailure
 from evaluators.metrics import Metric, resolve
 from evaluators.metrics.claims import chunk_rows, claim_rows
-from evaluators.schema import GoldenItem, RagOutput, Sample
+from evaluators.schema import SKIPPED, GoldenItem, RagOutput, Result, Sample
 from evaluators.store import SCORE_COLUMNS, Store
 
 DETERMINISTIC = "deterministic"  # the `judge` of scores no judge took part in
@@ -176,6 +177,8 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
         for start in range(0, len(todo), batch_size):
             batch = todo[start:start + batch_size]
             frames = []
+            # a sample over the judge's limits is not judged: its judged cells say why (judges.too_big)
+            too_big = {s.key: why for s, _ in batch if (why := judges.too_big(context.judge, s))}
             for m in metrics:
                 if cancel is not None and cancel.is_set():
                     cancelled = True
@@ -184,7 +187,13 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
                 if pending:
                     if on_metric:
                         on_metric(m.id, metric_done[m.id], len(samples), done, total)
-                    frames.append(score_frame(run_id, m, pending, m.compute(pending, context), context.judge))
+                    skipped = [s for s in pending if m.judged and s.key in too_big]
+                    judged = [s for s in pending if not (m.judged and s.key in too_big)]
+                    if judged:
+                        frames.append(score_frame(run_id, m, judged, m.compute(judged, context), context.judge))
+                    if skipped:
+                        frames.append(score_frame(run_id, m, skipped, [Result(None, SKIPPED, too_big[s.key])
+                                                                       for s in skipped], context.judge))
                     metric_done[m.id] += len(pending)
                     done += len(pending)
                     if on_metric:

@@ -21,6 +21,12 @@ from evaluators.schema import Sample
 JUDGES = (offline.JUDGE, "openai")
 CLAIMS, HOLISTIC = "claims", "holistic"  # the two parts a judge is asked for
 
+# What one sample may hold to be judged; beyond it, the engine stores its judged cells `skipped` with the reason
+# (`too_big`). Within them the offline judge takes seconds a sample; 10,000 chunks took it 2.5 minutes and one chunk
+# of a million characters over a minute (bench/results/limits.md). An LLM's context window ends well before.
+MAX_CHUNKS = 1_000  # per answer, for every judge
+MAX_OFFLINE_CHARS = 200_000  # question, answer, reference and chunks together, for the offline judge
+
 
 @dataclass(frozen=True)
 class Judged:
@@ -51,6 +57,21 @@ class StoreCache:
 
     def put(self, key: str, **fields) -> None:
         self.store.cache_reply(key, **fields)
+
+
+def too_big(judge: str, sample: Sample) -> str | None:
+    """Why `judge` does not judge `sample` (over MAX_CHUNKS or MAX_OFFLINE_CHARS), or None."""
+    chunks = sample.output.contexts
+    if len(chunks) > MAX_CHUNKS:
+        return (f"not judged: {len(chunks):,} chunks, over the limit of {MAX_CHUNKS:,} per answer (keep the chunks "
+                "the method ranked first)")
+    if judge == offline.JUDGE:
+        chars = (len(sample.golden.question) + len(sample.golden.reference) + len(sample.output.answer)
+                 + sum(len(c.text) for c in chunks))
+        if chars > MAX_OFFLINE_CHARS:
+            return (f"not judged: {chars:,} characters in question, answer, reference and chunks, over the offline "
+                    f"judge's limit of {MAX_OFFLINE_CHARS:,} (shorten the chunks, or use an LLM judge)")
+    return None
 
 
 # run_id -> the API key a caller (the app's Evaluate screen) handed over for that run. Process memory

@@ -133,6 +133,7 @@ _ABSTENTION = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, ABSTENTIONS)) +
 _LIST_MARKER = re.compile(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+")
 _SENTENCE_END = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*\s+")
 _WORD_BEFORE = re.compile(r"([\w.]+)$")
+_LONGEST_ABBREVIATION = 32  # characters, "e.g" and "U.S.A" included
 _DOTTED = re.compile(r"(?:\w\.)+\w")  # "u.s", "e.g": the word before a final period
 _CONJUNCTION = re.compile(r"(,?)\s+(?:and|but)\s+", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
@@ -157,7 +158,7 @@ def sentences(text: str) -> tuple[str, ...]:
         for m in _SENTENCE_END.finditer(line):
             if m.end() < len(line) and line[m.end()].islower():
                 continue
-            if line[m.start()] == "." and _is_abbreviation(line[:m.start()]):
+            if line[m.start()] == "." and _is_abbreviation(line, m.start()):
                 continue
             out.append(line[start:m.end()].strip())
             start = m.end()
@@ -165,10 +166,12 @@ def sentences(text: str) -> tuple[str, ...]:
     return tuple(s for s in out if s)
 
 
-def _is_abbreviation(before_period: str) -> bool:
-    """Whether the word before a period is an abbreviation, an initial or dotted ("U.S", "e.g")."""
-    m = _WORD_BEFORE.search(before_period)
-    if not m:
+def _is_abbreviation(line: str, period: int) -> bool:
+    """Whether the word before the period at `period` is an abbreviation, an initial or dotted ("U.S", "e.g").
+    Only the last `_LONGEST_ABBREVIATION` characters are read: reading the whole prefix at every period made
+    splitting grow with the square of the length (22.8 s for one chunk of 200,000 characters)."""
+    m = _WORD_BEFORE.search(line, max(0, period - _LONGEST_ABBREVIATION - 1), period)
+    if not m or len(m.group(1)) > _LONGEST_ABBREVIATION:  # a longer run of letters and dots is no abbreviation
         return False
     word = m.group(1).lower()
     return word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or bool(_DOTTED.fullmatch(word))

@@ -76,6 +76,11 @@ class Metric:
     labels: Mapping[str, float] = field(default_factory=dict)
 
     @property
+    def judged(self) -> bool:
+        """Whether it reads the judge's or the embedder's view of a sample (bounded: `judges.too_big`)."""
+        return "judge" in self.needs or "embeddings" in self.needs
+
+    @property
     def range(self) -> Scale:
         return SCALES[self.scale]
 

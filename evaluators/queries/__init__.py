@@ -11,7 +11,7 @@ from evaluators.metrics.registry import SCALES, lookup
 from evaluators.store import Store
 
 # Cell statuses as SQL literals, from schema.py (the one list): `status = {OK}`, `status IN {FAILED}`.
-OK, NOT_APPLICABLE = f"'{schema.OK}'", f"'{schema.NOT_APPLICABLE}'"
+OK, NOT_APPLICABLE, SKIPPED = f"'{schema.OK}'", f"'{schema.NOT_APPLICABLE}'", f"'{schema.SKIPPED}'"
 # A failed cell: the statuses a retry redoes (schema.ERROR_STATUSES).
 FAILED = "(" + ", ".join(f"'{s}'" for s in schema.ERROR_STATUSES) + ")"
 ANSWERED = "(" + ", ".join(f"'{s}'" for s in schema.ANSWERED) + ")"  # judge calls whose reply was used
@@ -87,6 +87,7 @@ def method_summary(store: Store, run_id: str) -> pd.DataFrame:
                count(*) FILTER (status = {OK}) AS n_scored,
                count(*) AS n_total,
                count(*) FILTER (status = {NOT_APPLICABLE}) AS n_not_applicable,
+               count(*) FILTER (status = {SKIPPED}) AS n_skipped,
                count(*) FILTER (status IN {FAILED}) AS n_failed
         FROM scores WHERE run_id = ?
         GROUP BY method, metric ORDER BY metric, method

@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--repeats", type=int, default=1, metavar="N",
                      help="openai judge: ask for the holistic 1-5 ratings N times per sample; scores use the mean "
                           "(labels the majority) and every reply is kept to show the spread (default: 1)")
+    run.add_argument("--timeout", type=float, metavar="SECONDS",
+                     help="openai judge: the deadline for each judge reply as a whole (connect, wait and the full "
+                          "body), then the usual retries (default: 60)")
     run.add_argument("--price-in", type=float, metavar="USD",
                      help="the judge model's price per 1M input tokens (openai judge; default: its list "
                           f"price, known for {', '.join(prices.LIST_PRICES)}); recorded with the run")
@@ -232,6 +235,7 @@ def cmd_run(args) -> int:
                 judge=args.judge, judge_model=args.model, name=args.name,
                 config={"context_sep": args.context_sep, "concurrency": args.concurrency, "repeats": args.repeats,
                         "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")}
+                       | ({"timeout": args.timeout} if args.timeout is not None else {})
                        | (prices.to_config(price) if price else {}),
             )
         print(f"run {run_id}", file=sys.stderr)

@@ -263,7 +263,7 @@ def test_a_verification_that_times_out_leaves_timeout_cells(server):
 
     assert judgment.status == TIMEOUT and judgment.matrix is not None
     scores = claim_metrics(judgment.matrix)
-    assert scores["faithfulness"].status == TIMEOUT and "no reply within 0.2 s" in scores["faithfulness"].detail
+    assert scores["faithfulness"].status == TIMEOUT and "no complete reply within 0.2 s" in scores["faithfulness"].detail
     assert scores["completeness"].status == TIMEOUT
     # A matrix that is whole is not touched by the failure bookkeeping.
     assert claim_metrics(dataclasses.replace(judgment.matrix, missing_status=JUDGE_ERROR, missing_reason=None)
@@ -278,6 +278,22 @@ def test_timeout_after_the_last_attempt_is_a_timeout(server):
     assert (judgment.status, judgment.matrix) == (TIMEOUT, None)
     assert [c.status for c in judgment.calls] == ["timeout", "timeout"]
     assert time.monotonic() - started < 1.5
+
+
+def test_a_reply_that_trickles_in_times_out_as_a_whole(server):
+    """Headers at once, then a byte every 0.1 s: no single read waits 0.5 s, but the reply does."""
+    server.responder = lambda body: Reply.trickle(0.1)
+    done: list = []
+    worker = threading.Thread(target=lambda: done.append(judge_one(server, timeout=0.5, max_attempts=2)), daemon=True)
+    started = time.monotonic()
+    worker.start()
+    worker.join(5)
+    assert done, "the judge was still waiting for the reply after 5 s"
+    judgment = done[0]
+    assert (judgment.status, judgment.matrix) == (TIMEOUT, None)
+    assert [c.status for c in judgment.calls] == ["timeout", "timeout"]
+    assert "no complete reply within 0.5 s" in judgment.error
+    assert server.request_count == 2 and time.monotonic() - started < 2.5
 
 
 def test_retry_after_beyond_the_cap_is_not_waited_for(server):

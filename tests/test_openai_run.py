@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import duckdb
@@ -47,10 +48,51 @@ def _responder(refuse_q2: bool):
     return reply
 
 
-def _cli(db, *args):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"OPENAI_API_KEY": KEY}
+def _cli(db, *args, timeout=300, key=KEY):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"OPENAI_API_KEY": key}
     return subprocess.run([sys.executable, "-m", "evaluators", "run", "--db", str(db), *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def _stored_run(tmp_path, monkeypatch, name="run.duckdb"):
+    """A store on a real DuckDB file holding the two samples of `_files` (the caller closes it)."""
+    from evaluators import loaders
+    from evaluators.store import open_store
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    golden, outputs = _files(tmp_path)
+    store = open_store(tmp_path / name)
+    golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
+    outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
+    return store, golden_id, outputs_id
+
+
+def test_a_judge_server_that_trickles_its_replies_times_out_and_the_run_ends(tmp_path, monkeypatch):
+    """Headers, then a byte every 0.1 s: each reply has the run's `timeout` as a whole, then the usual retries,
+    then the cell is a timeout and the run finishes (it used to stay running for ever)."""
+    from evaluators import engine
+    from evaluators.store import close_store
+
+    store, golden_id, outputs_id = _stored_run(tmp_path, monkeypatch)
+    try:
+        with start_server() as server:
+            server.responder = lambda body: Reply.trickle(0.1)
+            run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
+                                       metrics=["faithfulness", "exact_match"], judge="openai", judge_model="m",
+                                       config={"base_url": server.base_url, "timeout": 0.5, "max_attempts": 2})
+            ended: list = []
+            worker = threading.Thread(target=lambda: ended.append(engine.execute_run(store, run_id)), daemon=True)
+            worker.start()
+            worker.join(10)
+            assert ended == ["finished"], "the run was still waiting for the judge after 10 s"
+        cur = store.cursor()
+        cells = cur.execute("SELECT metric, status, detail FROM scores ORDER BY question_id, metric").fetchall()
+        calls = cur.execute("SELECT DISTINCT status FROM judge_calls").fetchall()
+    finally:
+        close_store(tmp_path / "run.duckdb")
+    assert [(m, s) for m, s, _ in cells] == [("exact_match", "ok"), ("faithfulness", "timeout")] * 2
+    assert all("no complete reply within 0.5 s (after 2 attempts)" in d for m, _, d in cells if m == "faithfulness")
+    assert calls == [("timeout",)]
 
 
 def test_openai_judge_run_scores_stores_calls_and_retries_only_failed_cells(tmp_path):

@@ -17,6 +17,8 @@ Policy (the issue's, and why):
   (finish_reason "length") is asked again with `max_tokens` raised to twice what it had produced
   (at least 1,024, at most `MAX_OUTPUT_TOKENS`), up to `LENGTH_RETRIES` times; a server that wants
   `max_completion_tokens` instead (OpenAI's reasoning models) gets that.
+* `timeout` is a deadline per reply as a whole (connect, wait, the full body), enforced around the request:
+  the client's own timeouts are per read, so a server trickling a byte at a time would never trip them.
 * Retries are ours (`AsyncOpenAI(max_retries=0)`), so every HTTP attempt is recorded: 408, 409,
   429, 5xx, timeouts, connection errors and non-completion 200 bodies are retried up to
   `max_attempts` times with exponential backoff and full-range jitter (base `backoff_base`,
@@ -484,9 +486,10 @@ class _Session:
         async with self.semaphore:
             record.start()
             try:
-                raw = await self.client.chat.completions.with_raw_response.create(**body)
-            except openai.APITimeoutError:
-                return _Attempt(record.failed(CALL_TIMEOUT, f"no reply within {judge.timeout} s"), retry=True)
+                async with asyncio.timeout(judge.timeout):  # the whole reply (module doc)
+                    raw = await self.client.chat.completions.with_raw_response.create(**body)
+            except (openai.APITimeoutError, TimeoutError):
+                return _Attempt(record.failed(CALL_TIMEOUT, f"no complete reply within {judge.timeout} s"), retry=True)
             except openai.APIConnectionError as e:
                 return _Attempt(record.failed(CONNECTION_ERROR, f"connection error: {e}"), retry=True)
             except openai.APIStatusError as e:

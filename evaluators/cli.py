@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluators import csv_export, engine, loaders, queries
+from evaluators import csv_export, engine, loaders, queries, run_options
 from evaluators.judges import JUDGES, prices
 from evaluators.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
@@ -210,8 +210,6 @@ def cmd_run(args) -> int:
         if missing:
             return _fail(f"--judge openai needs {' and '.join(missing)} (the key is never stored)", EXIT_BAD_INPUT)
     run_id = args.resume or args.retry_failed
-    if args.repeats < 1:
-        return _fail("--repeats must be 1 or more", EXIT_BAD_INPUT)
     priced = args.price_in is not None or args.price_out is not None
     if priced and (run_id or args.judge == "offline"):
         return _fail("--price-in/--price-out apply to a new run of --judge openai (a run keeps the prices it was "
@@ -219,9 +217,13 @@ def cmd_run(args) -> int:
     if run_id is None:
         if not args.golden:
             return _fail("--golden is required (or --resume / --retry-failed RUN_ID)", EXIT_BAD_INPUT)
-        metric_ids = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
-        resolve(metric_ids)  # unknown ids fail before any file is read
+        metric_ids = _comma_list(args.metrics) if args.metrics is not None else None
         price = prices.choose(args.model, args.price_in, args.price_out) if args.judge != "offline" else None
+        config = ({"context_sep": args.context_sep, "concurrency": args.concurrency, "repeats": args.repeats,
+                   "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")}
+                  | ({"timeout": args.timeout} if args.timeout is not None else {})
+                  | (prices.to_config(price) if price else {}))
+        run_options.check(metric_ids, config)  # create_run's rules, before any file is read or stored
         golden, outputs = _load_inputs(args)
         samples = _print_plan(golden, outputs, metric_ids, args.judge, args, price)
         if args.estimate:
@@ -232,12 +234,7 @@ def cmd_run(args) -> int:
             outputs_ids = list(dict.fromkeys(store.save_dataset(ds).dataset_id for ds in outputs))
             run_id = engine.create_run(
                 store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids, metrics=metric_ids,
-                judge=args.judge, judge_model=args.model, name=args.name,
-                config={"context_sep": args.context_sep, "concurrency": args.concurrency, "repeats": args.repeats,
-                        "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")}
-                       | ({"timeout": args.timeout} if args.timeout is not None else {})
-                       | (prices.to_config(price) if price else {}),
-            )
+                judge=args.judge, judge_model=args.model, name=args.name, config=config)
         print(f"run {run_id}", file=sys.stderr)
     else:
         store = _open_store(args.db)

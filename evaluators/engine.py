@@ -24,6 +24,7 @@ from evaluators.judgments import ClaimMatrix, JudgeFailure
 from evaluators.metrics import Metric, resolve
 from evaluators.metrics.claims import chunk_rows, claim_rows
 from evaluators.schema import GoldenItem, RagOutput, Sample
+from evaluators.run_options import check
 from evaluators.store import SCORE_COLUMNS, Store
 
 DETERMINISTIC = "deterministic"  # the `judge` of scores no judge took part in
@@ -112,7 +113,7 @@ def create_run(store: Store, *, golden_dataset_id: str, outputs_dataset_ids: lis
                name: str | None = None, config: dict | None = None) -> str:
     if judge not in JUDGES:
         raise ValueError(f"unknown judge {judge!r}; available: {', '.join(JUDGES)}")
-    chosen = [m.id for m in resolve(metrics)]
+    chosen = check(metrics, config or {})  # before anything is stored: the same rules for every caller
     with store.lease():
         samples = plan(store.golden_items(golden_dataset_id), store.rag_outputs(outputs_dataset_ids)).samples
         samples = _chosen_methods(samples, (config or {}).get("methods"))

@@ -66,6 +66,7 @@ from pydantic import BaseModel, ValidationError, field_validator
 
 from evaluators.judges import prompts
 from evaluators.judgments import UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Holistic, Verdict, aggregate
+from evaluators.run_options import check_numbers
 from evaluators.schema import (BAD_REQUEST, BAD_RESPONSE, CALL_TIMEOUT, CONNECTION_ERROR, INCOMPLETE, INVALID,
                                JUDGE_ERROR, OK, RATE_LIMITED, SCHEMA_UNSUPPORTED, SERVER_ERROR, TIMEOUT, Sample)
 
@@ -196,6 +197,8 @@ class OpenAIJudge:
     def __init__(self, base_url: str | None, model: str, api_key: str | None = None, concurrency: int = 8,
                  timeout: float = 60, max_attempts: int = 4, seed: int = 0, backoff_base: float = 1.0,
                  backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None, repeats: int = 1):
+        check_numbers({"concurrency": concurrency, "repeats": repeats, "max_attempts": max_attempts,
+                       "timeout": timeout})  # a concurrency of 0 would wait for ever
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not self._api_key:
             raise ValueError("no API key: pass api_key or set OPENAI_API_KEY "
@@ -212,8 +215,6 @@ class OpenAIJudge:
         self.schema_level = BOUNDED  # lowered by refusals (module doc)
         self.limit_field = "max_tokens"  # or max_completion_tokens, for servers that want that name
         self.cache = cache  # get(key) -> dict | None and put(key, **fields); None: every request goes out
-        if repeats < 1:
-            raise ValueError(f"repeats must be 1 or more, not {repeats}")
         self.repeats = repeats  # holistic replies per sample (module doc)
         self.n_supported = True  # cleared when a server refuses or ignores `n` (several choices per request)
 

@@ -16,6 +16,7 @@ import pandas as pd
 from evaluators import csv_export, engine, loaders, queries, run_options
 from evaluators.judges import JUDGES, prices
 from evaluators.estimate import Estimate, estimate
+from evaluators.judgments import JudgeRefused
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import NEEDS, SCALES
 from evaluators.queries.screens import SCREENS
@@ -28,7 +29,8 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DB_LOCKED, EXIT_INTERRUPTED = 0, 1, 2
 
 EPILOG = f"""\
 database: --db, else $RAGSCOPE_DB, else {DEFAULT_DB}.
-exit codes: 0 success; 1 the run failed or no cell could be scored; 2 bad input or usage
+exit codes: 0 success; 1 the run failed (e.g. the judge server refused the key or the model: resume once
+fixed) or no cell could be scored; 2 bad input or usage
 (every problem is listed with file, row and field; nothing is written); 3 another process (e.g. the
 running app) held the database for longer than $RAGSCOPE_DB_WAIT seconds (default 60: the app lets go
 of it between page runs and batches); 130 interrupted (resume with `run --resume RUN_ID`).
@@ -238,7 +240,11 @@ def cmd_run(args) -> int:
         print(f"run {run_id}", file=sys.stderr)
     else:
         store = _open_store(args.db)
-    _execute_with_bar(store, run_id)  # the engine lets go of the file between batches
+    try:
+        _execute_with_bar(store, run_id)  # the engine lets go of the file between batches
+    except JudgeRefused as exc:  # no call could succeed: the run stopped at once, its cells still to do
+        return _fail(f"{exc}\nthe run stopped; its cells not scored yet are kept: once fixed, resume with: "
+                     f"python -m evaluators run --db {store.path} --resume {run_id}", EXIT_FAILED)
     with store.lease():
         return _report(store, run_id)
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from evaluators.judges import CLAIMS, JUDGES, Judged, judge_samples
 from evaluators.estimate import needed_parts
-from evaluators.judgments import ClaimMatrix, JudgeFailure
+from evaluators.judgments import ClaimMatrix, JudgeFailure, JudgeRefused
 from evaluators.metrics import Metric, resolve
 from evaluators.metrics.claims import chunk_rows, claim_rows
 from evaluators.schema import GoldenItem, RagOutput, Sample
@@ -200,11 +200,16 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
             if cancelled:
                 break
     except BaseException as exc:  # KeyboardInterrupt included: the run stays resumable
-        store.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", repr(exc))
+        store.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", failure_text(exc))
         raise
     status = "cancelled" if cancelled else "finished"
     store.finish_run(run_id, status)
     return status
+
+
+def failure_text(exc: BaseException) -> str:
+    """What a run that stopped on `exc` records: a refusal's message is written for people, as it is."""
+    return str(exc) if isinstance(exc, JudgeRefused) else repr(exc)
 
 
 def _write_judged(store: Store, run_id: str, judged: dict[tuple[str, str], Judged]) -> None:

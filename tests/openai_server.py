@@ -22,6 +22,7 @@ Replies for POST /v1/chat/completions come from the queue first (consumed in ord
     Reply.delay(5, then=Reply.json(...))  answers late: a timeout for a client with timeout < 5
     Reply.trickle(10)                     headers at once, then the body one byte every 10 s
     Reply.status(401) / 403 / 404         a wrong key, a key without access, an unknown model
+    server.api_key = "sk-right"           every request with another key gets 401, as a real server does
     Reply.huge(10_000_000)                a 200 whose content is 10 MB (a runaway model)
     Reply.choices(Reply.json(a), Reply.json(b))  several choices, as for a request with n = 2
 
@@ -178,6 +179,7 @@ class FakeOpenAI:
         self.model = model
         self.latency = latency  # added to every chat completion, for benchmarks
         self.responder: Callable[[dict], Reply] = lambda body: Reply.json(DEFAULT_CONTENT)
+        self.api_key: str | None = None  # set: requests with another key (or none) get 401
         self.base_url = ""  # set once the port is bound
         self._queue: collections.deque[Reply] = collections.deque()
         self._requests: list[RecordedRequest] = []
@@ -261,6 +263,8 @@ def _handler_for(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             self._record(body, len(raw))
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._send(Reply.status(404, f"no route for POST {self.path}"))
+            elif state.api_key is not None and self.headers.get("Authorization") != f"Bearer {state.api_key}":
+                self._send(Reply.status(401, "Incorrect API key provided"))
             elif not isinstance(body, dict):
                 self._send(Reply.status(400, "the request body is not a JSON object"))
             else:

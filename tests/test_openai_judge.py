@@ -15,7 +15,7 @@ import pytest
 
 from evaluators.judges import openai_judge, prompts
 from evaluators.judges.openai_judge import OpenAIJudge
-from evaluators.judgments import NOT_FOUND, SUPPORTED, ChunkRelevance
+from evaluators.judgments import NOT_FOUND, SUPPORTED, ChunkRelevance, JudgeRefused
 from evaluators.metrics.claims import claim_metrics
 from evaluators.schema import JUDGE_ERROR, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
 from tests.openai_server import Reply, start_server
@@ -316,10 +316,26 @@ def test_retry_delay_honours_long_retry_after_and_backs_off_with_jitter():
     assert openai_judge._retry_after({"retry-after": "soon"}) is None
 
 
-def test_a_bad_key_is_not_retried(server):
-    server.responder = lambda body: Reply.status(401, "Incorrect API key provided")
+def test_a_request_the_server_refuses_is_not_retried(server):
+    server.responder = lambda body: Reply.status(400, "The prompt was filtered by the content management policy")
     judgment = judge_one(server)
-    assert judgment.status == JUDGE_ERROR and "HTTP 401" in judgment.error and server.request_count == 1
+    assert judgment.status == JUDGE_ERROR and "HTTP 400" in judgment.error and server.request_count == 1
+
+
+@pytest.mark.parametrize("code, cause, remedy", [
+    (401, "the judge server refused the API key (HTTP 401", "check OPENAI_API_KEY"),
+    (403, "the judge server refused this API key access (HTTP 403", "may use model 'judge-model'"),
+    (404, "the judge server knows no model 'judge-model' at http://127.0.0.1", "check the model name and the base URL")])
+def test_a_refused_key_or_an_unknown_model_stops_every_call_at_once(server, code, cause, remedy):
+    """No call can succeed: the first refusal ends the whole request, with the cause and what to do;
+    no request goes out after it (only those already in flight)."""
+    server.responder = lambda body: Reply.status(code, "scripted refusal")
+    judge = make_judge(server, concurrency=2)
+    with pytest.raises(JudgeRefused) as refused:
+        judge.judge_sync([sample_with_chunks(3, f"q{i}") for i in range(10)])
+    message = str(refused.value)
+    assert cause in message and remedy in message and "scripted refusal" in message and KEY not in message
+    assert server.request_count <= 2  # the two in flight at once, nothing after
 
 
 # -- unusable replies: one repair ---------------------------------------------------------------------
@@ -591,7 +607,7 @@ def test_a_refused_n_falls_back_to_one_request_per_reply(server):
 
 
 def test_one_failed_repeat_fails_the_sample_so_a_retry_asks_again(server):
-    server.responder = lambda body: Reply.status(401, "no") if body["seed"] == 1 else _rated(4)
+    server.responder = lambda body: Reply.status(400, "no") if body["seed"] == 1 else _rated(4)
     rated = make_judge(server, repeats=3, max_attempts=1).rate_sync([seed_000_sample()])[0]
     assert rated.status == JUDGE_ERROR and rated.holistic is None
     assert rated.error.startswith("1 of 3 replies failed")

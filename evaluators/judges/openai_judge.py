@@ -25,7 +25,9 @@ Policy (the issue's, and why):
   at most `backoff_max`). A Retry-After (or retry-after-ms) header is honoured as sent, also above
   the openai client's own 120 s limit, up to `max_retry_after` (default 600 s): a server asking
   for longer is not waited for, and the call ends as judge_error with the reason.
-  Other 4xx (bad key, unknown model) are not retried.
+  Other 4xx are not retried. A refused key or an unknown model (401, 403, 404) can never succeed: the
+  first one raises `JudgeRefused` (the cause and what to do) out of `assess`, and no request goes out
+  after it (those in flight end), so a run stops at once instead of failing every cell.
 * Replies that do not parse, do not validate or are empty get one repair call: the bad output goes
   back with the error and a request for corrected JSON.
 * A verification reply that misses verdicts keeps the matrix: the missing cells are None, so
@@ -65,7 +67,8 @@ import openai
 from pydantic import BaseModel, ValidationError, field_validator
 
 from evaluators.judges import prompts
-from evaluators.judgments import UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Holistic, Verdict, aggregate
+from evaluators.judgments import (UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Holistic, JudgeRefused, Verdict,
+                                  aggregate)
 from evaluators.run_options import check_numbers
 from evaluators.schema import (BAD_REQUEST, BAD_RESPONSE, CALL_TIMEOUT, CONNECTION_ERROR, INCOMPLETE, INVALID,
                                JUDGE_ERROR, OK, RATE_LIMITED, SCHEMA_UNSUPPORTED, SERVER_ERROR, TIMEOUT, Sample)
@@ -73,6 +76,7 @@ from evaluators.schema import (BAD_REQUEST, BAD_RESPONSE, CALL_TIMEOUT, CONNECTI
 JUDGE = "openai"  # the judge name scores carry (the twin of offline.JUDGE), for the registry
 
 RETRYABLE_STATUS_CODES = frozenset({408, 409, 429})  # and every 5xx
+REFUSAL_STATUS_CODES = frozenset({401, 403, 404})  # a wrong key, a key without access, an unknown model
 # How servers without structured outputs, or without a schema keyword, word their 400 (OpenAI, vLLM,
 # llama.cpp, Ollama).
 _SCHEMA_REFUSAL = re.compile(r"json_schema|response_format|structured output|minimum|maximum|minItems|maxItems",
@@ -287,6 +291,7 @@ class _Session:
         self.judge = judge
         self.client = client
         self.semaphore = semaphore
+        self.refusal: str | None = None  # set by the first 401/403/404: no request goes out after it
 
     async def judge_sample(self, sample: Sample) -> Judgment:
         judgment = await self._judge_sample(sample)
@@ -485,6 +490,8 @@ class _Session:
         if judge.cache is not None and (hit := self.cached(body, record)) is not None:
             return hit
         async with self.semaphore:
+            if self.refusal is not None:
+                raise JudgeRefused(self.refusal)
             record.start()
             try:
                 async with asyncio.timeout(judge.timeout):  # the whole reply (module doc)
@@ -528,6 +535,9 @@ class _Session:
     def status_error(self, record: _RecordBuilder, e: openai.APIStatusError, level: int,
                      limit: int | None, n: int) -> _Attempt:
         code, text, judge = e.status_code, e.response.text, self.judge
+        if code in REFUSAL_STATUS_CODES:
+            self.refusal = self.refusal or _refusal(code, e.message, judge.model, judge.base_url)
+            raise JudgeRefused(self.refusal)
         if code == 400 and n > 1 and judge.n_supported and _N_REFUSAL.search(text):  # one choice per request now
             judge.n_supported = False
             return _Attempt(record.failed(BAD_REQUEST, f"HTTP 400: {e.message}; asking for one choice per request",
@@ -568,6 +578,20 @@ class _RecordBuilder:
 
     def failed(self, status: str, error: str, response: str | None = None) -> CallRecord:
         return self.done(status, error, response)
+
+
+def _refusal(code: int, said: str, model: str, base_url: str | None) -> str:
+    """Why no call can succeed and what to do, in the terms of both the CLI and the app."""
+    where = base_url or "the OpenAI API"
+    said = said.removeprefix(f"Error code: {code} - ")  # openai's prefix: the code is said already
+    if code == 401:
+        return (f"the judge server refused the API key (HTTP 401: {said}): check OPENAI_API_KEY (or the key "
+                f"entered for the run): it must be a valid key for {where}")
+    if code == 403:
+        return (f"the judge server refused this API key access (HTTP 403: {said}): check that the key may use "
+                f"model {model!r} on {where} (its project, organisation, region or tier)")
+    return (f"the judge server knows no model {model!r} at {where} (HTTP {code}: {said}): check the model name "
+            f"and the base URL")
 
 
 def cache_key(body: dict, base_url: str | None) -> str:

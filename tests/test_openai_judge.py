@@ -352,6 +352,29 @@ def test_malformed_json_is_repaired_on_the_second_call(server):
     assert "not valid JSON" in repair[3]["content"]
 
 
+def test_a_huge_reply_is_invalid_unread_and_the_repair_sends_only_its_start(server):
+    """A 10 MB reply (a runaway model) is refused by size, without parsing, and the repair call carries a
+    bounded excerpt of it: it used to send the 10 MB back (a 10.5 MB request)."""
+    server.enqueue(Reply.huge(10_000_000), *SEED_000_REPLIES)
+    judgment = judge_one(server)
+
+    assert judgment.status == OK
+    assert statuses(judgment) == [("extraction", "invalid"), ("extraction_repair", OK), ("verification", OK)]
+    assert f"over the {openai_judge.MAX_REPLY_CHARS:,}-character limit" in judgment.calls[0].error
+    assert len(judgment.calls[0].response) < openai_judge.REPAIR_EXCERPT_CHARS + 100  # its record keeps the start
+    first, repair = server.requests[:2]
+    assert repair.size - first.size < openai_judge.REPAIR_EXCERPT_CHARS + 2_000  # the excerpt and the instruction
+    shown = repair.body["messages"][2]["content"]
+    assert shown.startswith('{"answer_claims": ["a claim", ') and "9,996,000 more characters not shown" in shown
+
+
+def test_a_long_malformed_reply_under_the_limit_is_repaired_from_an_excerpt(server):
+    server.enqueue(Reply.huge(100_000), *SEED_000_REPLIES)
+    judgment = judge_one(server)
+    assert judgment.status == OK and "not valid JSON" in judgment.calls[0].error
+    assert server.requests[1].size - server.requests[0].size < openai_judge.REPAIR_EXCERPT_CHARS + 2_000
+
+
 def test_malformed_twice_is_a_judge_error(server):
     server.enqueue(Reply.text("{nope"), Reply.text("still {nope"))
     judgment = judge_one(server)

@@ -28,8 +28,10 @@ Policy (the issue's, and why):
   Other 4xx are not retried. A refused key or an unknown model (401, 403, 404) can never succeed: the
   first one raises `JudgeRefused` (the cause and what to do) out of `assess`, and no request goes out
   after it (those in flight end), so a run stops at once instead of failing every cell.
-* Replies that do not parse, do not validate or are empty get one repair call: the bad output goes
-  back with the error and a request for corrected JSON.
+* Replies that do not parse, do not validate or are empty get one repair call: the start of the bad
+  output (`REPAIR_EXCERPT_CHARS`, never all of it) goes back with the error and a request for corrected
+  JSON. A reply longer than `MAX_REPLY_CHARS` is such a reply, refused unread, and its record keeps
+  only its start.
 * A verification reply that misses verdicts keeps the matrix: the missing cells are None, so
   `evaluators.metrics.claims` gives judge_error on exactly the metrics that need them; the call's status
   is "incomplete". A failed verification call leaves its chunks' cells None and sets the
@@ -87,6 +89,11 @@ _N_REFUSAL = re.compile(r"\bn\b|choice", re.IGNORECASE)
 BOUNDED, PLAIN, JSON_MODE = 2, 1, 0
 LENGTH_RETRIES = 2
 MAX_OUTPUT_TOKENS = 32_768
+# 8 characters per token of the longest reply ever asked for (~4 a token in English): more than that is a
+# runaway model, refused unread, so no 10 MB reply is parsed, kept in memory twice or sent back.
+MAX_REPLY_CHARS = 8 * MAX_OUTPUT_TOKENS
+# What a repair call shows the model of its bad reply: enough to see what went wrong, never a runaway reply.
+REPAIR_EXCERPT_CHARS = 4_000
 
 
 @dataclass(frozen=True)
@@ -424,7 +431,7 @@ class _Session:
             return _checked(content, parse)
         except ValueError as bad:
             records[-1] = _replace_status(records[-1], INVALID, str(bad))
-            repair = prompts.repair_messages(messages, content or "", str(bad))
+            repair = prompts.repair_messages(messages, _excerpt(content or ""), str(bad))
             content, _ = await self.complete(f"{purpose}_repair", repair, schema, records, limit, seed_offset)
             try:
                 return _checked(content, parse)
@@ -609,7 +616,12 @@ def _prompt_hash(messages: prompts.Messages) -> str:
 
 
 def _replace_status(record: CallRecord, status: str, error: str) -> CallRecord:
-    return CallRecord(**{**record.__dict__, "status": status, "error": error})
+    """`record` with another status and error. An invalid reply longer than MAX_REPLY_CHARS keeps only its
+    start: a runaway reply is not worth megabytes in judge_calls (its error says how long it was)."""
+    response = record.response
+    if status == INVALID and response is not None and len(response) > MAX_REPLY_CHARS:
+        response = _excerpt(response)
+    return CallRecord(**{**record.__dict__, "status": status, "error": error, "response": response})
 
 
 def _retry_after(headers) -> float | None:
@@ -638,12 +650,22 @@ def _checked(content: str | None, parse: Callable[[str], BaseModel]):
     """The parsed reply; ValueError (with what to tell the model in a repair) when unusable."""
     if not content or not content.strip():
         raise ValueError("the reply was empty")
+    if len(content) > MAX_REPLY_CHARS:
+        raise ValueError(f"the reply is {len(content):,} characters, over the {MAX_REPLY_CHARS:,}-character limit "
+                         f"(not read): answer with the JSON only, as short as the task allows")
     try:
         return parse(content)
     except json.JSONDecodeError as e:
         raise ValueError(f"the reply is not valid JSON ({e})") from None
     except ValidationError as e:
         raise ValueError(f"the JSON does not match the required format: {_short(e)}") from None
+
+
+def _excerpt(text: str) -> str:
+    """`text`, or its first REPAIR_EXCERPT_CHARS and how much was left out."""
+    if len(text) <= REPAIR_EXCERPT_CHARS:
+        return text
+    return f"{text[:REPAIR_EXCERPT_CHARS]} [... {len(text) - REPAIR_EXCERPT_CHARS:,} more characters not shown]"
 
 
 def _short(e: ValidationError) -> str:

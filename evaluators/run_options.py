@@ -1,6 +1,6 @@
 """A run's options, checked before anything is stored: `engine.create_run` (which the CLI, the app and the
-demo call) and the openai judge both ask `check`, so no caller can start a run that cannot work (a
-concurrency of 0 waited for ever; an empty metric list "finished" having computed nothing)."""
+demo call) asks `check`, the openai judge `check_numbers`, so no caller can start a run that cannot work
+(a concurrency of 0 waited for ever; an empty metric list "finished" having computed nothing)."""
 from __future__ import annotations
 
 import math

@@ -263,7 +263,8 @@ def test_a_verification_that_times_out_leaves_timeout_cells(server):
 
     assert judgment.status == TIMEOUT and judgment.matrix is not None
     scores = claim_metrics(judgment.matrix)
-    assert scores["faithfulness"].status == TIMEOUT and "no complete reply within 0.2 s" in scores["faithfulness"].detail
+    assert scores["faithfulness"].status == TIMEOUT
+    assert "no complete reply within 0.2 s" in scores["faithfulness"].detail
     assert scores["completeness"].status == TIMEOUT
     # A matrix that is whole is not touched by the failure bookkeeping.
     assert claim_metrics(dataclasses.replace(judgment.matrix, missing_status=JUDGE_ERROR, missing_reason=None)
@@ -325,7 +326,8 @@ def test_a_request_the_server_refuses_is_not_retried(server):
 @pytest.mark.parametrize("code, cause, remedy", [
     (401, "the judge server refused the API key (HTTP 401", "check OPENAI_API_KEY"),
     (403, "the judge server refused this API key access (HTTP 403", "may use model 'judge-model'"),
-    (404, "the judge server knows no model 'judge-model' at http://127.0.0.1", "check the model name and the base URL")])
+    (404, "the judge server knows no model 'judge-model' at http://127.0.0.1",
+     "check the model name and the base URL")])
 def test_a_refused_key_or_an_unknown_model_stops_every_call_at_once(server, code, cause, remedy):
     """No call can succeed: the first refusal ends the whole request, with the cause and what to do;
     no request goes out after it (only those already in flight)."""

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluators import csv_export, engine, loaders, queries
+from evaluators import csv_export, engine, loaders, queries, run_options
 from evaluators.judges import JUDGES, prices
 from evaluators.estimate import Estimate, estimate
+from evaluators.judgments import JudgeRefused
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import NEEDS, SCALES
 from evaluators.queries.screens import SCREENS
@@ -28,12 +29,12 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DB, EXIT_INTERRUPTED = 0, 1, 2, 3, 13
 
 EPILOG = f"""\
 database: --db, else $RAGSCOPE_DB, else {DEFAULT_DB}.
-exit codes: 0 success; 1 the run failed or no cell could be scored; 2 bad input or usage
-(every problem is listed with file, row and field; nothing is written); 3 the database cannot be used:
-another process (e.g. the running app) held it for longer than $RAGSCOPE_DB_WAIT seconds (default 60:
-the app lets go of it between page runs and batches), or it cannot be opened or written (a directory,
-not a DuckDB file, a read-only place, a full disk: the message says what to do); 130 interrupted
-(resume with `run --resume RUN_ID`).
+exit codes: 0 success; 1 the run failed (e.g. the judge server refused the key or the model: resume once
+fixed) or no cell could be scored; 2 bad input or usage (every problem is listed with file, row and field;
+nothing is written); 3 the database cannot be used: another process (e.g. the running app) held it for
+longer than $RAGSCOPE_DB_WAIT seconds (default 60: the app lets go of it between page runs and batches),
+or it cannot be opened or written (a directory, not a DuckDB file, a read-only place, a full disk: the
+message says what to do); 130 interrupted (resume with `run --resume RUN_ID`).
 
 examples:
   python -m evaluators run --golden data/demo/novel_44557_golden.csv \\
@@ -81,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--repeats", type=int, default=1, metavar="N",
                      help="openai judge: ask for the holistic 1-5 ratings N times per sample; scores use the mean "
                           "(labels the majority) and every reply is kept to show the spread (default: 1)")
+    run.add_argument("--timeout", type=float, metavar="SECONDS",
+                     help="openai judge: the deadline for each judge reply as a whole (connect, wait and the full "
+                          "body), then the usual retries (default: 60)")
     run.add_argument("--price-in", type=float, metavar="USD",
                      help="the judge model's price per 1M input tokens (openai judge; default: its list "
                           f"price, known for {', '.join(prices.LIST_PRICES)}); recorded with the run")
@@ -209,8 +213,6 @@ def cmd_run(args) -> int:
         if missing:
             return _fail(f"--judge openai needs {' and '.join(missing)} (the key is never stored)", EXIT_BAD_INPUT)
     run_id = args.resume or args.retry_failed
-    if args.repeats < 1:
-        return _fail("--repeats must be 1 or more", EXIT_BAD_INPUT)
     priced = args.price_in is not None or args.price_out is not None
     if priced and (run_id or args.judge == "offline"):
         return _fail("--price-in/--price-out apply to a new run of --judge openai (a run keeps the prices it was "
@@ -218,9 +220,13 @@ def cmd_run(args) -> int:
     if run_id is None:
         if not args.golden:
             return _fail("--golden is required (or --resume / --retry-failed RUN_ID)", EXIT_BAD_INPUT)
-        metric_ids = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
-        resolve(metric_ids)  # unknown ids fail before any file is read
+        metric_ids = _comma_list(args.metrics) if args.metrics is not None else None
         price = prices.choose(args.model, args.price_in, args.price_out) if args.judge != "offline" else None
+        config = ({"context_sep": args.context_sep, "concurrency": args.concurrency, "repeats": args.repeats,
+                   "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")}
+                  | ({"timeout": args.timeout} if args.timeout is not None else {})
+                  | (prices.to_config(price) if price else {}))
+        run_options.check(metric_ids, config)  # create_run's rules, before any file is read or stored
         golden, outputs = _load_inputs(args)
         samples = _print_plan(golden, outputs, metric_ids, args.judge, args, price)
         if args.estimate:
@@ -231,15 +237,15 @@ def cmd_run(args) -> int:
             outputs_ids = list(dict.fromkeys(store.save_dataset(ds).dataset_id for ds in outputs))
             run_id = engine.create_run(
                 store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids, metrics=metric_ids,
-                judge=args.judge, judge_model=args.model, name=args.name,
-                config={"context_sep": args.context_sep, "concurrency": args.concurrency, "repeats": args.repeats,
-                        "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")}
-                       | (prices.to_config(price) if price else {}),
-            )
+                judge=args.judge, judge_model=args.model, name=args.name, config=config)
         print(f"run {run_id}", file=sys.stderr)
     else:
         store = _open_store(args.db)
-    _execute_with_bar(store, run_id)  # the engine lets go of the file between batches
+    try:
+        _execute_with_bar(store, run_id)  # the engine lets go of the file between batches
+    except JudgeRefused as exc:  # no call could succeed: the run stopped at once, its cells still to do
+        return _fail(f"{exc}\nthe run stopped; its cells not scored yet are kept: once fixed, resume with: "
+                     f"python -m evaluators run --db {store.path} --resume {run_id}", EXIT_FAILED)
     with store.lease():
         return _report(store, run_id)
 

@@ -21,11 +21,12 @@ import pandas as pd
 from evaluators import judges
 from evaluators.judges import CLAIMS, JUDGES, Judged, judge_samples
 from evaluators.estimate import needed_parts
-from evaluators.judgments import ClaimMatrix, JudgeFailure
+from evaluators.judgments import ClaimMatrix, JudgeFailure, JudgeRefused
 from evaluators.metrics import Metric, resolve
 from evaluators.metrics.claims import chunk_rows, claim_rows
 from evaluators.schema import SKIPPED, GoldenItem, RagOutput, Result, Sample
-from evaluators.store import SCORE_COLUMNS, Store
+from evaluators.run_options import check
+from evaluators.store import SCORE_COLUMNS, Store, StoreUnavailable
 
 DETERMINISTIC = "deterministic"  # the `judge` of scores no judge took part in
 
@@ -113,7 +114,7 @@ def create_run(store: Store, *, golden_dataset_id: str, outputs_dataset_ids: lis
                name: str | None = None, config: dict | None = None) -> str:
     if judge not in JUDGES:
         raise ValueError(f"unknown judge {judge!r}; available: {', '.join(JUDGES)}")
-    chosen = [m.id for m in resolve(metrics)]
+    chosen = check(metrics, config or {})  # before anything is stored: the same rules for every caller
     with store.lease():
         samples = plan(store.golden_items(golden_dataset_id), store.rag_outputs(outputs_dataset_ids)).samples
         samples = _chosen_methods(samples, (config or {}).get("methods"))
@@ -208,11 +209,16 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
             if cancelled:
                 break
     except BaseException as exc:  # KeyboardInterrupt included: the run stays resumable
-        store.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", repr(exc))
+        store.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", failure_text(exc))
         raise
     status = "cancelled" if cancelled else "finished"
     store.finish_run(run_id, status)
     return status
+
+
+def failure_text(exc: BaseException) -> str:
+    """What a run that stopped on `exc` records: a refusal's or the store's message is written for people, as it is."""
+    return str(exc) if isinstance(exc, (JudgeRefused, StoreUnavailable)) else repr(exc)
 
 
 def _write_judged(store: Store, run_id: str, judged: dict[tuple[str, str], Judged]) -> None:

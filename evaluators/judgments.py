@@ -38,6 +38,12 @@ class JudgeFailure:
     error: str
 
 
+class JudgeRefused(Exception):
+    """The judge server refused the run's key or does not know its model (HTTP 401, 403, 404): no call
+    can succeed, so the run stops at once with this message (the cause and what to do), its cells left to
+    do for a resume once it is fixed; never a cell status."""
+
+
 @dataclass(frozen=True)
 class ChunkRelevance:
     relevant: bool | None  # None: no verdict

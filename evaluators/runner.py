@@ -169,7 +169,7 @@ class RunManager:
         except KeyboardInterrupt as exc:  # the engine has stored the status and the reason
             job.end("interrupted", repr(exc))
         except Exception as exc:  # noqa: BLE001 -- a worker must never die silently
-            job.end("failed", repr(exc))
+            job.end("failed", engine.failure_text(exc))
 
     def cancel(self, run_id: str) -> bool:
         """Ask the run to stop after the metric it is computing; False if it is not running here."""

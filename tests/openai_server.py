@@ -20,6 +20,10 @@ Replies for POST /v1/chat/completions come from the queue first (consumed in ord
     Reply.json_schema_unsupported()       HTTP 400, as servers without structured outputs answer
     Reply.not_json()                      HTTP 200 whose body is not JSON at all
     Reply.delay(5, then=Reply.json(...))  answers late: a timeout for a client with timeout < 5
+    Reply.trickle(10)                     headers at once, then the body one byte every 10 s
+    Reply.status(401) / 403 / 404         a wrong key, a key without access, an unknown model
+    server.api_key = "sk-right"           every request with another key gets 401, as a real server does
+    Reply.huge(10_000_000)                a 200 whose content is 10 MB (a runaway model)
     Reply.choices(Reply.json(a), Reply.json(b))  several choices, as for a request with n = 2
 
 A fallback from json_schema to json_object is scripted with a responder:
@@ -62,6 +66,7 @@ class Reply:
     content_type: str = "application/json"
     delay_seconds: float = 0.0
     more: tuple[Reply, ...] = ()  # further choices of the completion (a request with n > 1)
+    trickle_seconds: float = 0.0  # > 0: the body goes out one byte at a time, this long apart
 
     @classmethod
     def text(cls, content: str, finish_reason: str = "stop") -> Reply:
@@ -90,6 +95,9 @@ class Reply:
         # type/code as api.openai.com sends them; clients surface them as err.type / err.code.
         error_type, error_code = {
             400: ("invalid_request_error", None),
+            401: ("invalid_request_error", "invalid_api_key"),
+            403: ("permission_denied", "unsupported_country_region_territory"),
+            404: ("invalid_request_error", "model_not_found"),
             429: ("requests", "rate_limit_exceeded"),
         }.get(code, ("server_error", None))
         body = {
@@ -113,6 +121,17 @@ class Reply:
     ) -> Reply:
         """HTTP 200 with a body that is not JSON (a misconfigured proxy or server)."""
         return cls(raw_body=body.encode(), content_type=content_type)
+
+    @classmethod
+    def trickle(cls, every: float, then: Reply | None = None) -> Reply:
+        """`then` (default: the default content): the headers at once (with the full Content-Length), then
+        the body one byte every `every` seconds, so no single read waits long but the reply never ends."""
+        return dataclasses.replace(then if then is not None else cls.json(DEFAULT_CONTENT), trickle_seconds=every)
+
+    @classmethod
+    def huge(cls, n_chars: int) -> Reply:
+        """A 200 whose content is `n_chars` characters of JSON-looking text that never closes."""
+        return cls.text(('{"answer_claims": [' + '"a claim", ' * (n_chars // 11 + 1))[:n_chars])
 
     @classmethod
     def delay(cls, seconds: float, then: Reply | None = None) -> Reply:
@@ -150,6 +169,7 @@ class RecordedRequest:
     headers: dict[str, str]  # lower-cased names; the Authorization value is redacted
     body: Any  # parsed JSON, or None for no / unparseable body
     arrived: float  # time.monotonic()
+    size: int = 0  # bytes of the request body as received
 
 
 class FakeOpenAI:
@@ -159,6 +179,7 @@ class FakeOpenAI:
         self.model = model
         self.latency = latency  # added to every chat completion, for benchmarks
         self.responder: Callable[[dict], Reply] = lambda body: Reply.json(DEFAULT_CONTENT)
+        self.api_key: str | None = None  # set: requests with another key (or none) get 401
         self.base_url = ""  # set once the port is bound
         self._queue: collections.deque[Reply] = collections.deque()
         self._requests: list[RecordedRequest] = []
@@ -239,9 +260,11 @@ def _handler_for(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw) if raw else None
             except ValueError:
                 body = None
-            self._record(body)
+            self._record(body, len(raw))
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._send(Reply.status(404, f"no route for POST {self.path}"))
+            elif state.api_key is not None and self.headers.get("Authorization") != f"Bearer {state.api_key}":
+                self._send(Reply.status(401, "Incorrect API key provided"))
             elif not isinstance(body, dict):
                 self._send(Reply.status(400, "the request body is not a JSON object"))
             else:
@@ -250,11 +273,11 @@ def _handler_for(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     return
                 self._send(reply, state._completion(body, reply))
 
-        def _record(self, body: Any) -> None:
+        def _record(self, body: Any, size: int = 0) -> None:
             headers = {k.lower(): v for k, v in self.headers.items()}
             if "authorization" in headers:
                 headers["authorization"] = "<redacted>"
-            state._record(RecordedRequest(self.command, self.path, headers, body, time.monotonic()))
+            state._record(RecordedRequest(self.command, self.path, headers, body, time.monotonic(), size))
 
         def _send(self, reply: Reply, completion: dict | None = None) -> None:
             payload = reply.raw_body
@@ -267,7 +290,15 @@ def _handler_for(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 for name, value in reply.headers:
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(payload)
+                if not reply.trickle_seconds:
+                    self.wfile.write(payload)
+                    return
+                self.wfile.flush()
+                for i in range(len(payload)):
+                    if state._stopping.wait(reply.trickle_seconds):
+                        return
+                    self.wfile.write(payload[i:i + 1])
+                    self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client timed out and hung up: expected for delay faults
 

@@ -329,4 +329,42 @@ def test_the_estimate_counts_every_repeat_and_bad_repeats_are_refused(tmp_path):
     once, thrice = cli(*args), cli(*args, "--repeats", "3")
     assert "3 holistic)" in once.stderr and "9 holistic)" in thrice.stderr  # 3 samples
     bad = cli(*args, "--repeats", "0")
-    assert bad.returncode == 2 and "--repeats must be 1 or more" in bad.stderr
+    assert bad.returncode == 2 and "repeats must be a whole number of 1 or more" in bad.stderr
+
+
+def test_numbers_and_metric_lists_are_checked_before_anything_is_stored(tmp_path):
+    """Each bad option exits 2 naming it, sends no judge request and leaves the database as it was (a
+    concurrency of 0 used to wait for ever; -3 stored a failed run; ',,' a finished run of no metric).
+    The rules themselves are engine.create_run's (tests/test_run_options.py)."""
+    import os
+
+    from evaluators import loaders
+    from evaluators.store import close_store, open_store
+    from tests.openai_server import start_server
+
+    golden, outputs = _tiny_files(tmp_path)
+    db = tmp_path / "kept.duckdb"
+    store = open_store(db)
+    store.save_dataset(loaders.load(golden, role="golden"))
+    close_store(db)
+    before = table_counts(db)
+    bad = {("--concurrency", "0"): "concurrency must be a whole number of 1 or more (judge calls in flight at once)",
+           ("--concurrency", "-3"): "concurrency must be a whole number of 1 or more",
+           ("--metrics", ",,"): "no metric chosen"}
+    env = os.environ | {"OPENAI_API_KEY": "sk-test"}
+    with start_server() as server:
+        base = [sys.executable, "-m", "evaluators", "run", "--db", str(db), "--golden", str(golden), "--outputs",
+                str(outputs), "--judge", "openai", "--model", "m", "--base-url", server.base_url]
+        runs = {option: subprocess.Popen(base + list(option), cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE) for option in bad}  # in parallel: seconds, not minutes
+        try:
+            ended = {option: (p.wait(timeout=60), p.stderr.read()) for option, p in runs.items()}
+        finally:
+            for p in runs.values():
+                p.kill()
+                p.communicate()
+        assert server.request_count == 0
+    for option, message in bad.items():
+        code, stderr = ended[option]
+        assert code == 2 and message in stderr, (option, stderr)
+    assert table_counts(db) == before

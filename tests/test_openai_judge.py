@@ -15,7 +15,7 @@ import pytest
 
 from evaluators.judges import openai_judge, prompts
 from evaluators.judges.openai_judge import OpenAIJudge
-from evaluators.judgments import NOT_FOUND, SUPPORTED, ChunkRelevance
+from evaluators.judgments import NOT_FOUND, SUPPORTED, ChunkRelevance, JudgeRefused
 from evaluators.metrics.claims import claim_metrics
 from evaluators.schema import JUDGE_ERROR, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
 from tests.openai_server import Reply, start_server
@@ -263,7 +263,8 @@ def test_a_verification_that_times_out_leaves_timeout_cells(server):
 
     assert judgment.status == TIMEOUT and judgment.matrix is not None
     scores = claim_metrics(judgment.matrix)
-    assert scores["faithfulness"].status == TIMEOUT and "no reply within 0.2 s" in scores["faithfulness"].detail
+    assert scores["faithfulness"].status == TIMEOUT
+    assert "no complete reply within 0.2 s" in scores["faithfulness"].detail
     assert scores["completeness"].status == TIMEOUT
     # A matrix that is whole is not touched by the failure bookkeeping.
     assert claim_metrics(dataclasses.replace(judgment.matrix, missing_status=JUDGE_ERROR, missing_reason=None)
@@ -278,6 +279,22 @@ def test_timeout_after_the_last_attempt_is_a_timeout(server):
     assert (judgment.status, judgment.matrix) == (TIMEOUT, None)
     assert [c.status for c in judgment.calls] == ["timeout", "timeout"]
     assert time.monotonic() - started < 1.5
+
+
+def test_a_reply_that_trickles_in_times_out_as_a_whole(server):
+    """Headers at once, then a byte every 0.1 s: no single read waits 0.5 s, but the reply does."""
+    server.responder = lambda body: Reply.trickle(0.1)
+    done: list = []
+    worker = threading.Thread(target=lambda: done.append(judge_one(server, timeout=0.5, max_attempts=2)), daemon=True)
+    started = time.monotonic()
+    worker.start()
+    worker.join(5)
+    assert done, "the judge was still waiting for the reply after 5 s"
+    judgment = done[0]
+    assert (judgment.status, judgment.matrix) == (TIMEOUT, None)
+    assert [c.status for c in judgment.calls] == ["timeout", "timeout"]
+    assert "no complete reply within 0.5 s" in judgment.error
+    assert server.request_count == 2 and time.monotonic() - started < 2.5
 
 
 def test_retry_after_beyond_the_cap_is_not_waited_for(server):
@@ -300,10 +317,27 @@ def test_retry_delay_honours_long_retry_after_and_backs_off_with_jitter():
     assert openai_judge._retry_after({"retry-after": "soon"}) is None
 
 
-def test_a_bad_key_is_not_retried(server):
-    server.responder = lambda body: Reply.status(401, "Incorrect API key provided")
+def test_a_request_the_server_refuses_is_not_retried(server):
+    server.responder = lambda body: Reply.status(400, "The prompt was filtered by the content management policy")
     judgment = judge_one(server)
-    assert judgment.status == JUDGE_ERROR and "HTTP 401" in judgment.error and server.request_count == 1
+    assert judgment.status == JUDGE_ERROR and "HTTP 400" in judgment.error and server.request_count == 1
+
+
+@pytest.mark.parametrize("code, cause, remedy", [
+    (401, "the judge server refused the API key (HTTP 401", "check OPENAI_API_KEY"),
+    (403, "the judge server refused this API key access (HTTP 403", "may use model 'judge-model'"),
+    (404, "the judge server knows no model 'judge-model' at http://127.0.0.1",
+     "check the model name and the base URL")])
+def test_a_refused_key_or_an_unknown_model_stops_every_call_at_once(server, code, cause, remedy):
+    """No call can succeed: the first refusal ends the whole request, with the cause and what to do;
+    no request goes out after it (only those already in flight)."""
+    server.responder = lambda body: Reply.status(code, "scripted refusal")
+    judge = make_judge(server, concurrency=2)
+    with pytest.raises(JudgeRefused) as refused:
+        judge.judge_sync([sample_with_chunks(3, f"q{i}") for i in range(10)])
+    message = str(refused.value)
+    assert cause in message and remedy in message and "scripted refusal" in message and KEY not in message
+    assert server.request_count <= 2  # the two in flight at once, nothing after
 
 
 # -- unusable replies: one repair ---------------------------------------------------------------------
@@ -318,6 +352,29 @@ def test_malformed_json_is_repaired_on_the_second_call(server):
     assert repair[:2] == server.requests[0].body["messages"]
     assert repair[2] == {"role": "assistant", "content": '{"answer_claims": ['}
     assert "not valid JSON" in repair[3]["content"]
+
+
+def test_a_huge_reply_is_invalid_unread_and_the_repair_sends_only_its_start(server):
+    """A 10 MB reply (a runaway model) is refused by size, without parsing, and the repair call carries a
+    bounded excerpt of it: it used to send the 10 MB back (a 10.5 MB request)."""
+    server.enqueue(Reply.huge(10_000_000), *SEED_000_REPLIES)
+    judgment = judge_one(server)
+
+    assert judgment.status == OK
+    assert statuses(judgment) == [("extraction", "invalid"), ("extraction_repair", OK), ("verification", OK)]
+    assert f"over the {openai_judge.MAX_REPLY_CHARS:,}-character limit" in judgment.calls[0].error
+    assert len(judgment.calls[0].response) < openai_judge.REPAIR_EXCERPT_CHARS + 100  # its record keeps the start
+    first, repair = server.requests[:2]
+    assert repair.size - first.size < openai_judge.REPAIR_EXCERPT_CHARS + 2_000  # the excerpt and the instruction
+    shown = repair.body["messages"][2]["content"]
+    assert shown.startswith('{"answer_claims": ["a claim", ') and "9,996,000 more characters not shown" in shown
+
+
+def test_a_long_malformed_reply_under_the_limit_is_repaired_from_an_excerpt(server):
+    server.enqueue(Reply.huge(100_000), *SEED_000_REPLIES)
+    judgment = judge_one(server)
+    assert judgment.status == OK and "not valid JSON" in judgment.calls[0].error
+    assert server.requests[1].size - server.requests[0].size < openai_judge.REPAIR_EXCERPT_CHARS + 2_000
 
 
 def test_malformed_twice_is_a_judge_error(server):
@@ -575,7 +632,7 @@ def test_a_refused_n_falls_back_to_one_request_per_reply(server):
 
 
 def test_one_failed_repeat_fails_the_sample_so_a_retry_asks_again(server):
-    server.responder = lambda body: Reply.status(401, "no") if body["seed"] == 1 else _rated(4)
+    server.responder = lambda body: Reply.status(400, "no") if body["seed"] == 1 else _rated(4)
     rated = make_judge(server, repeats=3, max_attempts=1).rate_sync([seed_000_sample()])[0]
     assert rated.status == JUDGE_ERROR and rated.holistic is None
     assert rated.error.startswith("1 of 3 replies failed")

@@ -2,8 +2,10 @@
 OpenAI-compatible server on 127.0.0.1, a real DuckDB file."""
 import json
 import os
+import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import duckdb
@@ -34,7 +36,7 @@ def _responder(refuse_q2: bool):
         schema = body["response_format"]["json_schema"]["name"]
         if BROKEN_QUESTION in json.dumps(body):
             if refuse_q2:
-                return Reply.status(401, "Incorrect API key provided")  # not retried: fails at once
+                return Reply.status(400, "The prompt was filtered by the content management policy")  # not retried
             if schema == "holistic_rating":
                 return Reply.json(SEED_000_HOLISTIC)
             if schema == "claim_extraction":
@@ -47,10 +49,86 @@ def _responder(refuse_q2: bool):
     return reply
 
 
-def _cli(db, *args):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"OPENAI_API_KEY": KEY}
+def _cli(db, *args, timeout=300, key=KEY):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"OPENAI_API_KEY": key}
     return subprocess.run([sys.executable, "-m", "evaluators", "run", "--db", str(db), *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def _stored_run(tmp_path, monkeypatch, name="run.duckdb"):
+    """A store on a real DuckDB file holding the two samples of `_files` (the caller closes it)."""
+    from evaluators import loaders
+    from evaluators.store import open_store
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    golden, outputs = _files(tmp_path)
+    store = open_store(tmp_path / name)
+    golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
+    outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
+    return store, golden_id, outputs_id
+
+
+def test_a_judge_server_that_trickles_its_replies_times_out_and_the_run_ends(tmp_path, monkeypatch):
+    """Headers, then a byte every 0.1 s: each reply has the run's `timeout` as a whole, then the usual retries,
+    then the cell is a timeout and the run finishes (it used to stay running for ever)."""
+    from evaluators import engine
+    from evaluators.store import close_store
+
+    store, golden_id, outputs_id = _stored_run(tmp_path, monkeypatch)
+    try:
+        with start_server() as server:
+            server.responder = lambda body: Reply.trickle(0.1)
+            run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
+                                       metrics=["faithfulness", "exact_match"], judge="openai", judge_model="m",
+                                       config={"base_url": server.base_url, "timeout": 0.5, "max_attempts": 2})
+            ended: list = []
+            worker = threading.Thread(target=lambda: ended.append(engine.execute_run(store, run_id)), daemon=True)
+            worker.start()
+            worker.join(10)
+            assert ended == ["finished"], "the run was still waiting for the judge after 10 s"
+        cur = store.cursor()
+        cells = cur.execute("SELECT metric, status, detail FROM scores ORDER BY question_id, metric").fetchall()
+        calls = cur.execute("SELECT DISTINCT status FROM judge_calls").fetchall()
+    finally:
+        close_store(tmp_path / "run.duckdb")
+    assert [(m, s) for m, s, _ in cells] == [("exact_match", "ok"), ("faithfulness", "timeout")] * 2
+    assert all("no complete reply within 0.5 s (after 2 attempts)" in d for m, _, d in cells if m == "faithfulness")
+    assert calls == [("timeout",)]
+
+
+def test_a_wrong_key_stops_the_run_at_once_and_a_resume_with_the_right_key_finishes_it(tmp_path):
+    """401 on every call: the run stops at the first refusal with the cause and what to do, exits 1, keeps its
+    cells to do, and `--resume` with the right key scores them (it used to send 2 requests a sample and exit 0
+    with every judged cell failed)."""
+    golden, outputs = _files(tmp_path)
+    db = tmp_path / "key.duckdb"
+    with start_server() as server:
+        server.api_key = KEY
+        server.responder = _responder(refuse_q2=False)
+        first = _cli(db, "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai", "--model", "m",
+                     "--base-url", server.base_url, "--metrics", "faithfulness,exact_match", "--concurrency", "1",
+                     "--timeout", "5", key="sk-wrong")
+        refused = server.request_count
+        assert first.returncode == 1, first.stderr
+        assert "the judge server refused the API key (HTTP 401" in first.stderr
+        assert "check OPENAI_API_KEY" in first.stderr
+        run_id = re.search(r"^run (\S+)$", first.stderr, re.MULTILINE).group(1)
+        assert f"--resume {run_id}" in first.stderr and "sk-wrong" not in first.stderr
+        con = duckdb.connect(str(db), read_only=True)
+        status, error, config = con.execute("SELECT status, error, config FROM runs").fetchall()[0]
+        n_scores = con.execute("SELECT count(*) FROM scores").fetchall()[0][0]
+        con.close()
+        assert status == "failed" and error.startswith("the judge server refused the API key")
+        assert n_scores == 0 and json.loads(config)["timeout"] == 5  # every cell still to do
+        assert refused == 1  # one call in flight (concurrency 1), none after the refusal
+
+        again = _cli(db, "--resume", run_id)
+        assert again.returncode == 0, again.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    cells = con.execute("SELECT status, count(*) FROM scores GROUP BY status").fetchall()
+    status, = con.execute("SELECT status FROM runs").fetchall()[0]
+    con.close()
+    assert status == "finished" and cells == [("ok", 4)]
 
 
 def test_openai_judge_run_scores_stores_calls_and_retries_only_failed_cells(tmp_path):

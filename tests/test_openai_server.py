@@ -170,6 +170,31 @@ def test_a_late_reply_is_a_timeout_and_timeouts_are_retried(openai_server):
     assert openai_server.request_count == 3
 
 
+def test_a_trickling_reply_never_trips_the_clients_timeout(openai_server):
+    """The client's timeout is per read: a body trickling one byte per 0.2 s takes 1.6 s to arrive, past
+    a timeout of 0.5 s, without an error (which is why the judge sets a deadline of its own)."""
+    openai_server.enqueue(Reply.trickle(0.2, then=Reply.not_json('{"a": 1}', "application/json")))
+    with make_client(openai_server, timeout=0.5) as client:
+        started = time.monotonic()
+        raw = client.chat.completions.with_raw_response.create(model="m", messages=[{"role": "user", "content": "x"}])
+        assert raw.http_response.text == '{"a": 1}' and time.monotonic() - started > 1.5
+
+
+@pytest.mark.parametrize("code, error", [(401, openai.AuthenticationError), (403, openai.PermissionDeniedError),
+                                         (404, openai.NotFoundError)])
+def test_refusals_surface_as_their_error_classes(openai_server, code, error):
+    openai_server.enqueue(Reply.status(code))
+    with make_client(openai_server) as client, pytest.raises(error):
+        ask(client)
+
+
+def test_huge_replies_arrive_whole_and_request_sizes_are_recorded(openai_server):
+    openai_server.enqueue(Reply.huge(1_000_000))
+    with make_client(openai_server) as client:
+        assert len(ask(client, "abc").choices[0].message.content) == 1_000_000
+    assert 50 < openai_server.requests[0].size < 500  # the bytes of the request body: a short prompt
+
+
 def test_truncated_reply_has_finish_reason_length(openai_server):
     full = {"verdicts": ["supported", "contradicted", "not_found"]}
     openai_server.enqueue(Reply.truncated(full), Reply.truncated(full))

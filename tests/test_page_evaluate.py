@@ -286,3 +286,46 @@ def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_
     stored = store.cursor().execute("SELECT string_agg(coalesce(request, '') || coalesce(response, '') || "
                                     "coalesce(error, ''), '') FROM judge_calls WHERE run_id = ?", [run_id]).fetchall()
     assert stored[0][0] and KEY not in stored[0][0]
+
+
+def test_a_wrong_key_stops_the_run_at_once_the_screen_says_why_and_a_resume_with_the_right_key_finishes(
+        app_at, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = app_at("pages/evaluate.py")
+    store = open_store(app_at.db)
+    golden, outputs = _tiny_judged_data(store, tmp_path)
+
+    def reply(body):
+        name = body["response_format"]["json_schema"]["name"]
+        return Reply.json(SEED_000_EXTRACTION if name == "claim_extraction" else SEED_000_VERIFICATION)
+
+    with start_server() as server:
+        server.api_key, server.responder = KEY, reply
+        at.run()
+        at.selectbox(key="eval-golden").set_value(golden)
+        at.run()
+        at.radio(key="eval-judge").set_value("openai")
+        at.run()
+        _pick_metrics(at, lexical=["exact_match"], claims=["faithfulness"])
+        at.text_input(key="eval-base-url").input(server.base_url)
+        at.text_input(key="eval-model").input("test-model")
+        at.text_input(key="eval-key-input").input("sk-wrong")
+        at.number_input(key="eval-concurrency").set_value(2)
+        at.run()
+        at.button(key="eval-start").click()
+        at.run()
+        run_id = at.selectbox(key="eval-run").value
+        run = _until_done(at, store, run_id)
+        assert run["status"] == "failed" and server.request_count <= 2  # those in flight, none after
+        assert run["error"].startswith("the judge server refused the API key (HTTP 401")
+        assert any(e.value == "The run stopped on this error:" for e in at.error)
+        assert run["error"] in [c.value for c in at.code]  # the same message as the CLI's
+        assert _metric(at, "Not computed yet") == "24" and _metric(at, "Failed") == "0"
+
+        at.text_input(key="eval-resume-key").input(KEY)
+        at.run()
+        at.button(key="eval-resume").click()
+        at.run()
+        run = _until_done(at, store, run_id)
+    assert run["status"] == "finished", run["error"]
+    assert {c[3] for c in _statuses(store, run_id)} == {"ok"} and len(_statuses(store, run_id)) == 24

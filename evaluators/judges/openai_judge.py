@@ -17,15 +17,21 @@ Policy (the issue's, and why):
   (finish_reason "length") is asked again with `max_tokens` raised to twice what it had produced
   (at least 1,024, at most `MAX_OUTPUT_TOKENS`), up to `LENGTH_RETRIES` times; a server that wants
   `max_completion_tokens` instead (OpenAI's reasoning models) gets that.
+* `timeout` is a deadline per reply as a whole (connect, wait, the full body), enforced around the request:
+  the client's own timeouts are per read, so a server trickling a byte at a time would never trip them.
 * Retries are ours (`AsyncOpenAI(max_retries=0)`), so every HTTP attempt is recorded: 408, 409,
   429, 5xx, timeouts, connection errors and non-completion 200 bodies are retried up to
   `max_attempts` times with exponential backoff and full-range jitter (base `backoff_base`,
   at most `backoff_max`). A Retry-After (or retry-after-ms) header is honoured as sent, also above
   the openai client's own 120 s limit, up to `max_retry_after` (default 600 s): a server asking
   for longer is not waited for, and the call ends as judge_error with the reason.
-  Other 4xx (bad key, unknown model) are not retried.
-* Replies that do not parse, do not validate or are empty get one repair call: the bad output goes
-  back with the error and a request for corrected JSON.
+  Other 4xx are not retried. A refused key or an unknown model (401, 403, 404) can never succeed: the
+  first one raises `JudgeRefused` (the cause and what to do) out of `assess`, and no request goes out
+  after it (those in flight end), so a run stops at once instead of failing every cell.
+* Replies that do not parse, do not validate or are empty get one repair call: the start of the bad
+  output (`REPAIR_EXCERPT_CHARS`, never all of it) goes back with the error and a request for corrected
+  JSON. A reply longer than `MAX_REPLY_CHARS` is such a reply, refused unread, and its record keeps
+  only its start.
 * A verification reply that misses verdicts keeps the matrix: the missing cells are None, so
   `evaluators.metrics.claims` gives judge_error on exactly the metrics that need them; the call's status
   is "incomplete". A failed verification call leaves its chunks' cells None and sets the
@@ -63,13 +69,16 @@ import openai
 from pydantic import BaseModel, ValidationError, field_validator
 
 from evaluators.judges import prompts
-from evaluators.judgments import UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Holistic, Verdict, aggregate
+from evaluators.judgments import (UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Holistic, JudgeRefused, Verdict,
+                                  aggregate)
+from evaluators.run_options import check_numbers
 from evaluators.schema import (BAD_REQUEST, BAD_RESPONSE, CALL_TIMEOUT, CONNECTION_ERROR, INCOMPLETE, INVALID,
                                JUDGE_ERROR, OK, RATE_LIMITED, SCHEMA_UNSUPPORTED, SERVER_ERROR, TIMEOUT, Sample)
 
 JUDGE = "openai"  # the judge name scores carry (the twin of offline.JUDGE), for the registry
 
 RETRYABLE_STATUS_CODES = frozenset({408, 409, 429})  # and every 5xx
+REFUSAL_STATUS_CODES = frozenset({401, 403, 404})  # a wrong key, a key without access, an unknown model
 # How servers without structured outputs, or without a schema keyword, word their 400 (OpenAI, vLLM,
 # llama.cpp, Ollama).
 _SCHEMA_REFUSAL = re.compile(r"json_schema|response_format|structured output|minimum|maximum|minItems|maxItems",
@@ -80,6 +89,11 @@ _N_REFUSAL = re.compile(r"\bn\b|choice", re.IGNORECASE)
 BOUNDED, PLAIN, JSON_MODE = 2, 1, 0
 LENGTH_RETRIES = 2
 MAX_OUTPUT_TOKENS = 32_768
+# 8 characters per token of the longest reply ever asked for (~4 a token in English): more than that is a
+# runaway model, refused unread, so no 10 MB reply is parsed, kept in memory twice or sent back.
+MAX_REPLY_CHARS = 8 * MAX_OUTPUT_TOKENS
+# What a repair call shows the model of its bad reply: enough to see what went wrong, never a runaway reply.
+REPAIR_EXCERPT_CHARS = 4_000
 
 
 @dataclass(frozen=True)
@@ -194,6 +208,8 @@ class OpenAIJudge:
     def __init__(self, base_url: str | None, model: str, api_key: str | None = None, concurrency: int = 8,
                  timeout: float = 60, max_attempts: int = 4, seed: int = 0, backoff_base: float = 1.0,
                  backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None, repeats: int = 1):
+        check_numbers({"concurrency": concurrency, "repeats": repeats, "max_attempts": max_attempts,
+                       "timeout": timeout})  # a concurrency of 0 would wait for ever
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not self._api_key:
             raise ValueError("no API key: pass api_key or set OPENAI_API_KEY "
@@ -210,8 +226,6 @@ class OpenAIJudge:
         self.schema_level = BOUNDED  # lowered by refusals (module doc)
         self.limit_field = "max_tokens"  # or max_completion_tokens, for servers that want that name
         self.cache = cache  # get(key) -> dict | None and put(key, **fields); None: every request goes out
-        if repeats < 1:
-            raise ValueError(f"repeats must be 1 or more, not {repeats}")
         self.repeats = repeats  # holistic replies per sample (module doc)
         self.n_supported = True  # cleared when a server refuses or ignores `n` (several choices per request)
 
@@ -284,6 +298,7 @@ class _Session:
         self.judge = judge
         self.client = client
         self.semaphore = semaphore
+        self.refusal: str | None = None  # set by the first 401/403/404: no request goes out after it
 
     async def judge_sample(self, sample: Sample) -> Judgment:
         judgment = await self._judge_sample(sample)
@@ -416,7 +431,7 @@ class _Session:
             return _checked(content, parse)
         except ValueError as bad:
             records[-1] = _replace_status(records[-1], INVALID, str(bad))
-            repair = prompts.repair_messages(messages, content or "", str(bad))
+            repair = prompts.repair_messages(messages, _excerpt(content or ""), str(bad))
             content, _ = await self.complete(f"{purpose}_repair", repair, schema, records, limit, seed_offset)
             try:
                 return _checked(content, parse)
@@ -482,11 +497,14 @@ class _Session:
         if judge.cache is not None and (hit := self.cached(body, record)) is not None:
             return hit
         async with self.semaphore:
+            if self.refusal is not None:
+                raise JudgeRefused(self.refusal)
             record.start()
             try:
-                raw = await self.client.chat.completions.with_raw_response.create(**body)
-            except openai.APITimeoutError:
-                return _Attempt(record.failed(CALL_TIMEOUT, f"no reply within {judge.timeout} s"), retry=True)
+                async with asyncio.timeout(judge.timeout):  # the whole reply (module doc)
+                    raw = await self.client.chat.completions.with_raw_response.create(**body)
+            except (openai.APITimeoutError, TimeoutError):
+                return _Attempt(record.failed(CALL_TIMEOUT, f"no complete reply within {judge.timeout} s"), retry=True)
             except openai.APIConnectionError as e:
                 return _Attempt(record.failed(CONNECTION_ERROR, f"connection error: {e}"), retry=True)
             except openai.APIStatusError as e:
@@ -524,6 +542,9 @@ class _Session:
     def status_error(self, record: _RecordBuilder, e: openai.APIStatusError, level: int,
                      limit: int | None, n: int) -> _Attempt:
         code, text, judge = e.status_code, e.response.text, self.judge
+        if code in REFUSAL_STATUS_CODES:
+            self.refusal = self.refusal or _refusal(code, e.message, judge.model, judge.base_url)
+            raise JudgeRefused(self.refusal)
         if code == 400 and n > 1 and judge.n_supported and _N_REFUSAL.search(text):  # one choice per request now
             judge.n_supported = False
             return _Attempt(record.failed(BAD_REQUEST, f"HTTP 400: {e.message}; asking for one choice per request",
@@ -566,6 +587,20 @@ class _RecordBuilder:
         return self.done(status, error, response)
 
 
+def _refusal(code: int, said: str, model: str, base_url: str | None) -> str:
+    """Why no call can succeed and what to do, in the terms of both the CLI and the app."""
+    where = base_url or "the OpenAI API"
+    said = said.removeprefix(f"Error code: {code} - ")  # openai's prefix: the code is said already
+    if code == 401:
+        return (f"the judge server refused the API key (HTTP 401: {said}): check OPENAI_API_KEY (or the key "
+                f"entered for the run): it must be a valid key for {where}")
+    if code == 403:
+        return (f"the judge server refused this API key access (HTTP 403: {said}): check that the key may use "
+                f"model {model!r} on {where} (its project, organisation, region or tier)")
+    return (f"the judge server knows no model {model!r} at {where} (HTTP {code}: {said}): check the model name "
+            f"and the base URL")
+
+
 def cache_key(body: dict, base_url: str | None) -> str:
     """sha256 over the server's base URL, the prompt version and the request body (model, messages,
     temperature, seed, response_format): anything that could change the reply changes the key. The
@@ -581,7 +616,12 @@ def _prompt_hash(messages: prompts.Messages) -> str:
 
 
 def _replace_status(record: CallRecord, status: str, error: str) -> CallRecord:
-    return CallRecord(**{**record.__dict__, "status": status, "error": error})
+    """`record` with another status and error. An invalid reply longer than MAX_REPLY_CHARS keeps only its
+    start: a runaway reply is not worth megabytes in judge_calls (its error says how long it was)."""
+    response = record.response
+    if status == INVALID and response is not None and len(response) > MAX_REPLY_CHARS:
+        response = _excerpt(response)
+    return CallRecord(**{**record.__dict__, "status": status, "error": error, "response": response})
 
 
 def _retry_after(headers) -> float | None:
@@ -610,12 +650,22 @@ def _checked(content: str | None, parse: Callable[[str], BaseModel]):
     """The parsed reply; ValueError (with what to tell the model in a repair) when unusable."""
     if not content or not content.strip():
         raise ValueError("the reply was empty")
+    if len(content) > MAX_REPLY_CHARS:
+        raise ValueError(f"the reply is {len(content):,} characters, over the {MAX_REPLY_CHARS:,}-character limit "
+                         f"(not read): answer with the JSON only, as short as the task allows")
     try:
         return parse(content)
     except json.JSONDecodeError as e:
         raise ValueError(f"the reply is not valid JSON ({e})") from None
     except ValidationError as e:
         raise ValueError(f"the JSON does not match the required format: {_short(e)}") from None
+
+
+def _excerpt(text: str) -> str:
+    """`text`, or its first REPAIR_EXCERPT_CHARS and how much was left out."""
+    if len(text) <= REPAIR_EXCERPT_CHARS:
+        return text
+    return f"{text[:REPAIR_EXCERPT_CHARS]} [... {len(text) - REPAIR_EXCERPT_CHARS:,} more characters not shown]"
 
 
 def _short(e: ValidationError) -> str:

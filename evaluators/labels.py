@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators import inspectorraget, loaders
+from evaluators.loaders import jsontext
 from evaluators.schema import LoadError, Problem
 from evaluators.store import Store
 
@@ -260,8 +261,8 @@ def _inspectorraget_document(raw: bytes) -> dict | None:
     if not raw.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
         return None
     try:
-        top = json.loads(raw.decode("utf-8-sig"))
-    except ValueError:  # not JSON (or JSON Lines): the generic reader says what is wrong
+        top = jsontext.loads(raw.decode("utf-8-sig"))
+    except ValueError:  # not JSON (or JSON Lines), or refused: the generic reader says what is wrong
         return None
     return top if inspectorraget.is_inspectorraget(top) else None
 

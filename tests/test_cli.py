@@ -12,6 +12,7 @@ from tests.test_shared_db import held_elsewhere
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo"
+MALFORMED = ROOT / "tests" / "malformed"
 
 
 def cli(*args, db=None, timeout=300):
@@ -179,6 +180,26 @@ def test_labels_import_end_to_end(tmp_path):
     unknown = cli("labels", "import", str(good), "--run", "run-nope", db=db)
     assert unknown.returncode == 2 and "no run 'run-nope'" in unknown.stderr
 
+
+
+def test_deeply_nested_json_is_a_listed_problem_not_a_traceback(tmp_path):
+    from evaluators.store import close_store
+    from tests.test_labels import tiny_run
+
+    db = tmp_path / "deep.duckdb"
+    out = cli("run", "--golden", str(MALFORMED / "deep_nesting.json"), "--outputs", str(MALFORMED / "deep_nesting.jsonl"),
+              "--outputs", str(MALFORMED / "deep_contexts.csv"), db=db)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    for where in ("deep_nesting.json, row 1, field 'reference'", "deep_nesting.jsonl, row 2, field 'contexts'",
+                  "deep_contexts.csv, row 1, field 'contexts'"):
+        assert f"{where}: " in out.stderr and "nested more than 64 levels deep" in out.stderr.split(where)[1]
+    assert not db.exists()
+
+    run_id = tiny_run(db, tmp_path)
+    close_store(db)
+    out = cli("labels", "import", str(MALFORMED / "deep_labels.jsonl"), "--run", run_id, db=db)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "deep_labels.jsonl, row 1, field 'faithfulness': the JSON is nested more than 64 levels deep" in out.stderr
 
 # -- progress per metric, prices and cost ---------------------------------------------------------
 

@@ -83,6 +83,16 @@ EXPECTED = {
     "formula_cmd.jsonl": (1, "answer", ["starts with '-'", "formula"], {}),
     "formula_at.csv": (1, "question", ["starts with '@'", "formula"], {}),
     "formula_plus.json": (1, "reference", ["starts with '+'", "formula"], {}),
+    # hostile files: nesting past the bound, repeated keys
+    "deep_brackets.json": (1, None, ["nested more than 64 levels deep"], {}),
+    "deep_nesting.json": (1, "reference", ["nested more than 64 levels deep"], {}),
+    "deep_nesting.jsonl": (2, "contexts", ["nested more than 64 levels deep"], {}),
+    "deep_contexts.csv": (1, "contexts", ["nested more than 64 levels deep"], {}),
+    "deep_checks.csv": (1, "checks", ["nested more than 64 levels deep"], {}),
+    "deep_labels.jsonl": (1, "faithfulness", ["nested more than 64 levels deep"], {}),
+    "duplicate_key.jsonl": (2, "question", ["key 'question' appears twice"], {}),
+    "duplicate_key_chunk.json": (2, "contexts", ["key 'text' appears twice"], {}),
+    "duplicate_key_contexts.csv": (1, "contexts", ["key 'id' appears twice"], {}),
 }
 
 

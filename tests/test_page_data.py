@@ -112,6 +112,17 @@ def test_a_malformed_file_lists_every_problem_with_file_row_and_field_and_nothin
     assert len(_stored(at)) == 2
 
 
+def test_deeply_nested_json_is_listed_as_a_problem_not_a_traceback(app_at):
+    at = _upload(app_at("pages/data.py"), _file(MALFORMED / "deep_brackets.json"), _file(MALFORMED / "deep_nesting.jsonl"),
+                 _file(MALFORMED / "deep_contexts.csv"))
+    assert len(at.error) == 3 and all("nothing is stored" in e.value for e in at.error)
+    problems = [d.value.iloc[0] for d in at.dataframe if list(d.value.columns) == ["file", "row", "field", "message"]]
+    assert [(p["file"], p["row"], p["field"]) for p in problems] == [
+        ("deep_brackets.json", 1, ""), ("deep_nesting.jsonl", 2, "contexts"), ("deep_contexts.csv", 1, "contexts")]
+    assert all("nested more than 64 levels deep" in p["message"] for p in problems)
+    assert at.button(key="data-save").disabled
+
+
 def test_unrecognised_columns_are_mapped_and_the_file_is_read_again(app_at):
     at = _upload(app_at("pages/data.py"), _file(MALFORMED / "german_headers.csv"))
     assert any("Map the file's columns" in w.value for w in at.warning)

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from evaluators.checks import validate_check
+from evaluators.loaders import jsontext
 from evaluators.loaders.problems import kind, names, preview
 from evaluators.schema import Chunk
 
@@ -87,7 +88,9 @@ def _split_contexts(text: str, sep: str | None) -> Any:
         return []
     if stripped[0] in "[{":
         try:
-            return json.loads(stripped)
+            return jsontext.loads(stripped)
+        except jsontext.JsonRefused as refused:
+            raise Bad(f"contexts: {refused.message}") from None
         except json.JSONDecodeError as err:
             chunks = _python_list(stripped) if stripped[0] == "[" else None
             if chunks is not None:
@@ -163,7 +166,9 @@ def checks(value: Any) -> tuple[dict, ...]:
         return ()
     if isinstance(value, str):
         try:
-            value = json.loads(_within_limit(value))
+            value = jsontext.loads(_within_limit(value))
+        except jsontext.JsonRefused as refused:
+            raise Bad(f"checks: {refused.message}") from None
         except json.JSONDecodeError as err:
             raise Bad(f"checks is not valid JSON ({err.msg} at character {err.pos}); write a "
                       "JSON list like [{\"type\": \"contains\", ...}]") from None

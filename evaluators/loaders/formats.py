@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators import inspectorraget
+from evaluators.loaders import jsontext
 from evaluators.loaders.problems import Problems, kind
 from evaluators.schema import LoadError, Problem
 
@@ -287,7 +288,9 @@ def _sniff_format(head: bytes) -> str | None:
 
 def _is_json(data: bytes | str) -> bool:
     try:
-        json.loads(data)
+        jsontext.loads(data if isinstance(data, str) else data.decode("utf-8", "replace"))
+    except jsontext.JsonRefused:
+        return True  # JSON, refused where it is read (too deep, a key twice)
     except ValueError:
         return False
     return True
@@ -401,7 +404,9 @@ def _check_header(header: list[str], problems: Problems) -> None:
 
 def _parse_json(text: str, problems: Problems):
     try:
-        top = json.loads(text)
+        top = jsontext.loads(text)
+    except jsontext.JsonRefused as refused:
+        problems.stop(*jsontext.place(refused, records_listed=True), refused.message)
     except json.JSONDecodeError as err:
         if err.msg == "Extra data" and _is_json(text.lstrip().split("\n", 1)[0]):
             return ("jsonl", *_parse_jsonl(text, problems))  # JSON Lines saved as .json
@@ -437,7 +442,9 @@ def _parse_jsonl(text: str, problems: Problems):
         if not line.strip():
             continue
         try:
-            items.append((line_number, json.loads(line)))
+            items.append((line_number, jsontext.loads(line)))
+        except jsontext.JsonRefused as refused:
+            problems.add(line_number, jsontext.place(refused, records_listed=False)[1], refused.message)
         except json.JSONDecodeError as err:
             problems.add(line_number, None, f"this line is not valid JSON: {err.msg} at column "
                          f"{err.colno}; each line must hold one complete JSON object")

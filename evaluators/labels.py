@@ -36,6 +36,8 @@ from typing import Any
 
 from evaluators import inspectorraget, loaders
 from evaluators.loaders import jsontext
+from evaluators.loaders.columns import column_lookup
+from evaluators.loaders.problems import Problems
 from evaluators.schema import LoadError, Problem
 from evaluators.store import Store
 
@@ -270,16 +272,16 @@ def _inspectorraget_document(raw: bytes) -> dict | None:
 def _columns(records: loaders.Records, problems: list[Problem]) -> tuple[dict, list[str], dict]:
     """(id field -> column, dimension columns, dimension -> reason column); LoadError when an id
     column is missing, since no row can be read without it."""
-    lookup = {}
-    for key in records.keys:
-        lookup.setdefault(key.strip().lower(), key)
+    found = Problems(records.file)
+    lookup = column_lookup(records.keys, found)
+    problems += found.items
     fields = {f: next((lookup[a] for a in aliases if a in lookup), None) for f, aliases in ID_ALIASES.items()}
     for field, column in fields.items():
         if column is None:
             problems.append(Problem(records.file, None, field, (
                 f"no column for the {field.replace('_', ' ')} (accepted names: {', '.join(ID_ALIASES[field][:5])}); "
                 f"columns found: {', '.join(records.keys)}")))
-    if any(column is None for column in fields.values()):
+    if found.items or any(column is None for column in fields.values()):
         raise LoadError(problems)
     taken = set(fields.values())
     rest = [k for k in records.keys if k not in taken and k.strip().lower() not in NOT_DIMENSIONS]

@@ -201,3 +201,23 @@ def test_inspectorraget_ratings_go_through_the_same_storing_function(tmp_path):
                                                    "dimension": "fluency", "value": 3}], source="bad")
     finally:
         close_store(db)
+
+
+MALFORMED = ROOT / "tests" / "malformed"
+
+
+@pytest.mark.parametrize("name, text, row, field, words", [
+    ("deep_labels.jsonl", None, 1, "faithfulness", "nested more than 64 levels deep"),
+    ("twice.jsonl", '{"question_id": "q1", "method": "local", "annotator": "ann", "faithfulness": 4, '
+                    '"faithfulness": 2}\n', 1, "faithfulness", "key 'faithfulness' appears twice"),
+    ("cased.csv", "question_id,method,annotator,faithfulness,Faithfulness \nq1,local,ann,4,2\n", None, "Faithfulness",
+     "columns 'faithfulness' and 'Faithfulness' have the same name once case and spaces are ignored"),
+])
+def test_hostile_labels_files_are_refused_with_file_row_and_field(run, tmp_path, name, text, row, field, words):
+    store, run_id = run
+    path = MALFORMED / name if text is None else write(tmp_path / name, text)
+    with pytest.raises(LoadError) as caught:
+        labels.import_file(store, run_id, path)
+    problem = caught.value.problems[0]
+    assert (problem.file, problem.row, problem.field) == (name, row, field) and words in problem.message
+    assert stored(store, run_id).empty

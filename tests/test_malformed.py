@@ -83,7 +83,7 @@ EXPECTED = {
     "formula_cmd.jsonl": (1, "answer", ["starts with '-'", "formula"], {}),
     "formula_at.csv": (1, "question", ["starts with '@'", "formula"], {}),
     "formula_plus.json": (1, "reference", ["starts with '+'", "formula"], {}),
-    # hostile files: nesting past the bound, repeated keys
+    # hostile files: nesting past the bound, repeated keys, look-alike columns
     "deep_brackets.json": (1, None, ["nested more than 64 levels deep"], {}),
     "deep_nesting.json": (1, "reference", ["nested more than 64 levels deep"], {}),
     "deep_nesting.jsonl": (2, "contexts", ["nested more than 64 levels deep"], {}),
@@ -93,6 +93,7 @@ EXPECTED = {
     "duplicate_key.jsonl": (2, "question", ["key 'question' appears twice"], {}),
     "duplicate_key_chunk.json": (2, "contexts", ["key 'text' appears twice"], {}),
     "duplicate_key_contexts.csv": (1, "contexts", ["key 'id' appears twice"], {}),
+    "ambiguous_columns.csv": (None, "Question", ["'question' and 'Question'", "case and spaces"], {}),
 }
 
 

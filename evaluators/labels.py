@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators import inspectorraget, loaders
-from evaluators.loaders import jsontext
+from evaluators.loaders import cells, jsontext
 from evaluators.loaders.columns import column_lookup
 from evaluators.loaders.problems import Problems
 from evaluators.schema import LoadError, Problem
@@ -321,8 +322,9 @@ def _row_labels(row: int, record: dict, fields: dict, dimensions: list[str], rea
     ids = []
     for field in ("question_id", "method", "annotator"):
         try:
-            ids.append(_text(record.get(fields[field])))
-        except _Bad as bad:
+            text = _text(record.get(fields[field]))
+            ids.append(cells.identifier(text, field.replace("_", " ")) if text else text)
+        except (_Bad, cells.Bad) as bad:
             problems.append(Problem(file, row, fields[field], str(bad)))
             return []
     out = []
@@ -346,13 +348,14 @@ class _Bad(ValueError):
 
 
 def _text(value: Any) -> str:
-    """An id or reason cell as stripped text ("" when blank); numbers as they read (7, not 7.0)."""
+    """An id or reason cell as stripped text in NFC, as the loaders store ids ("" when blank); numbers as they
+    read (7, not 7.0)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, (str, int, float)):
-        return str(value).strip()
+        return unicodedata.normalize("NFC", str(value).strip())
     raise _Bad(f"found {type(value).__name__} where a text or a number was expected")
 
 

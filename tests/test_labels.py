@@ -221,3 +221,29 @@ def test_hostile_labels_files_are_refused_with_file_row_and_field(run, tmp_path,
     problem = caught.value.problems[0]
     assert (problem.file, problem.row, problem.field) == (name, row, field) and words in problem.message
     assert stored(store, run_id).empty
+
+
+def test_ids_are_matched_in_nfc_and_invisible_characters_are_refused(tmp_path):
+    db = tmp_path / "labels.duckdb"
+    golden = tmp_path / "golden.jsonl"
+    write(golden, json.dumps({"question_id": "caf\u00e9", "question": "Where?", "reference": "Here."}) + "\n")
+    outputs = write(tmp_path / "outputs.jsonl", json.dumps({"question_id": "caf\u00e9", "method": "r\u00e9ponse",
+                                                            "answer": "There."}) + "\n")
+    store = open_store(db)
+    try:
+        g = store.save_dataset(loaders.load(golden, role="golden"))
+        o = store.save_dataset(loaders.load(outputs, role="outputs"))
+        run_id = store.create_run(name="nfc", golden_dataset_id=g.dataset_id, outputs_dataset_ids=[o.dataset_id],
+                                  judge="offline", judge_model=None, metrics=["faithfulness"], config={}, n_samples=1)
+        nfd = write(tmp_path / "nfd.csv", "question_id,method,annotator,faithfulness\ncafe\u0301,re\u0301ponse,ann,4\n")
+        assert labels.import_file(store, run_id, nfd).n == 1  # the same ids, written decomposed
+        assert list(stored(store, run_id)[["question_id", "method"]].iloc[0]) == ["caf\u00e9", "r\u00e9ponse"]
+        hidden = write(tmp_path / "hidden.csv", "question_id,method,annotator,faithfulness\n"
+                                                "caf\u00e9,r\u00e9ponse\u200b,bob,3\n")
+        with pytest.raises(LoadError) as caught:
+            labels.import_file(store, run_id, hidden)
+        problem = caught.value.problems[0]
+        assert (problem.file, problem.row, problem.field) == ("hidden.csv", 1, "method")
+        assert "invisible character, U+200B ZERO WIDTH SPACE" in problem.message
+    finally:
+        close_store(db)

@@ -83,7 +83,7 @@ EXPECTED = {
     "formula_cmd.jsonl": (1, "answer", ["starts with '-'", "formula"], {}),
     "formula_at.csv": (1, "question", ["starts with '@'", "formula"], {}),
     "formula_plus.json": (1, "reference", ["starts with '+'", "formula"], {}),
-    # hostile files: nesting past the bound, repeated keys, look-alike columns
+    # hostile files: nesting past the bound, repeated keys, look-alike columns and names
     "deep_brackets.json": (1, None, ["nested more than 64 levels deep"], {}),
     "deep_nesting.json": (1, "reference", ["nested more than 64 levels deep"], {}),
     "deep_nesting.jsonl": (2, "contexts", ["nested more than 64 levels deep"], {}),
@@ -94,6 +94,9 @@ EXPECTED = {
     "duplicate_key_chunk.json": (2, "contexts", ["key 'text' appears twice"], {}),
     "duplicate_key_contexts.csv": (1, "contexts", ["key 'id' appears twice"], {}),
     "ambiguous_columns.csv": (None, "Question", ["'question' and 'Question'", "case and spaces"], {}),
+    "invisible_method.jsonl": (2, "method", ["invisible", "U+200B"], {}),
+    "invisible_id.csv": (2, "question_id", ["invisible", "U+00AD"], {}),
+    "bom_inside_id.jsonl": (1, "question_id", ["invisible", "U+FEFF"], {}),
 }
 
 

@@ -6,6 +6,7 @@ import ast
 import json
 import math
 import re
+import unicodedata
 from typing import Any
 
 from evaluators.checks import validate_check
@@ -35,6 +36,21 @@ def text(value: Any) -> str | None:
                   "spreadsheet would run as a formula; edit the cell so it does not start "
                   "with =, @, or +/- followed by a function")
     return value
+
+
+def identifier(text: str, what: str) -> str:
+    """An id or method name as compared and stored: trimmed, in Unicode NFC (a "café" typed and one pasted from
+    a Mac are one name); Bad when it holds an invisible or control character (Unicode Cf, Cc: a zero-width
+    space, a soft hyphen, a BOM), which would make two names that look the same count apart."""
+    text = unicodedata.normalize("NFC", text.strip())
+    if text.isprintable():  # the common case, checked in C
+        return text
+    for position, char in enumerate(text, 1):
+        if unicodedata.category(char) in ("Cf", "Cc"):
+            raise Bad(f"the {what} {preview(text)} contains an invisible character, U+{ord(char):04X} "
+                      f"{unicodedata.name(char, 'CONTROL CHARACTER')}, at position {position}; names that look "
+                      "the same would count as different: delete it")
+    return text  # not printable only for a separator such as a no-break space: visible enough
 
 
 def none_if_blank(text: str | None) -> str | None:

@@ -351,3 +351,40 @@ def test_the_estimate_counts_every_repeat_and_bad_repeats_are_refused(tmp_path):
     assert "3 holistic)" in once.stderr and "9 holistic)" in thrice.stderr  # 3 samples
     bad = cli(*args, "--repeats", "0")
     assert bad.returncode == 2 and "--repeats must be 1 or more" in bad.stderr
+
+
+def test_the_advice_for_a_file_in_another_encoding_works_as_given(tmp_path):
+    """cp1252.csv (Excel on Windows) read as UTF-8: the message advises --encoding, and running it works."""
+    import re
+
+    from evaluators.store import close_store
+    from tests.test_labels import HEADER, GOOD_ROWS, tiny_run
+
+    db = tmp_path / "enc.duckdb"
+    outputs = tmp_path / "out.csv"
+    outputs.write_bytes("question_id,answer\nq1,In Penzance\nq2,Dinah Craik née Mulock\n".encode("cp1252"))
+    run = ("run", "--golden", str(MALFORMED / "cp1252.csv"), "--outputs", f"rag={outputs}", "--metrics", "exact_match")
+    out = cli(*run, db=db)
+    assert out.returncode == 2 and "cp1252.csv: the file is not valid UTF-8 text" in out.stderr, out.stderr
+    advised = re.search(r"command line: (--encoding \S+?);", out.stderr).group(1).split()
+    assert advised == ["--encoding", "cp1252"] and not db.exists()
+    out = cli(*run, *advised, db=db)
+    assert out.returncode == 0, out.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("SELECT question FROM golden_items ORDER BY question_id").fetchall()[0] == (
+            "Where is the café?",)
+        assert con.execute("SELECT count(*) FROM scores WHERE status = 'ok'").fetchall() == [(2,)]
+    finally:
+        con.close()
+
+    labels_db = tmp_path / "labels.duckdb"
+    run_id = tiny_run(labels_db, tmp_path)
+    close_store(labels_db)
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_bytes((HEADER + "\n".join(GOOD_ROWS) + "\nq2,local,ann,3,déjà vu,correct\n").encode("cp1252"))
+    out = cli("labels", "import", str(ratings), "--run", run_id, db=labels_db)
+    assert out.returncode == 2 and "--encoding cp1252" in out.stderr, out.stderr
+    advised = re.search(r"command line: (--encoding \S+?);", out.stderr).group(1).split()
+    out = cli("labels", "import", str(ratings), "--run", run_id, *advised, db=labels_db)
+    assert out.returncode == 0 and out.stdout.startswith("imported 8 ratings"), out.stderr

@@ -24,8 +24,8 @@ EXPECTED = {
     "workbook.xlsx": (None, None, ["Excel workbook", "CSV UTF-8"], {}),
     "not_parquet.parquet": (None, None, ["not a readable Parquet file"], {}),
     # encodings and bytes
-    "cp1252.csv": (None, None, ["not valid UTF-8", "line 2", "cp1252", "encoding='cp1252'"], {}),
-    "utf16.csv": (None, None, ["not valid UTF-8", "line 1", "utf_16", "encoding="], {}),
+    "cp1252.csv": (None, None, ["not valid UTF-8", "line 2", "cp1252", "--encoding cp1252", "Encoding to cp1252"], {}),
+    "utf16.csv": (None, None, ["not valid UTF-8", "line 1", "utf-16", "--encoding utf-16"], {}),
     "nul_byte.csv": (None, None, ["NUL byte", "line 2", "UTF-8"], {}),
     # JSON / JSONL shape
     "broken_line.jsonl": (2, None, ["not valid JSON", "Expecting ',' delimiter"], {}),

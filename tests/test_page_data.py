@@ -123,6 +123,21 @@ def test_deeply_nested_json_is_listed_as_a_problem_not_a_traceback(app_at):
     assert at.button(key="data-save").disabled
 
 
+def test_files_in_other_encodings_are_read_with_the_encoding_their_problem_advises(app_at):
+    import re
+
+    at = _upload(app_at("pages/data.py"), _file(MALFORMED / "cp1252.csv"), _file(MALFORMED / "utf16.csv"))
+    messages = [d.value.iloc[0]["message"] for d in at.dataframe if "message" in d.value.columns]
+    advised = [re.search(r"Data screen: set Encoding to (\S+?)\)", m).group(1) for m in messages]
+    assert advised == ["cp1252", "utf-16"]
+    for name, encoding in zip(("cp1252.csv", "utf16.csv"), advised):
+        at.selectbox(key=f"data-{name}-encoding").set_value(encoding)
+    at.run()
+    assert not at.exception and not at.error
+    golden = [d.value for d in at.dataframe if "reference" in d.value.columns]
+    assert golden[0].iloc[0]["question"] == "Where is the café?" and golden[1].iloc[0]["reference"] == "In Cornwall"
+
+
 def test_unrecognised_columns_are_mapped_and_the_file_is_read_again(app_at):
     at = _upload(app_at("pages/data.py"), _file(MALFORMED / "german_headers.csv"))
     assert any("Map the file's columns" in w.value for w in at.warning)

@@ -323,11 +323,13 @@ def _encoding_message(raw: bytes, position: int, line: int, codec: str) -> str:
     label = "UTF-8" if codec == "utf-8" else codec
     message = (f"the file is not valid {label} text: byte 0x{raw[position]:02x} on line {line} "
                "cannot be read.")
+    # Every way of loading a file has an encoding option: `run` and `labels import` --encoding, the Data screen
+    # an Encoding choice beside each upload (it takes any codec name), load() and read_records() encoding=.
     if guess and guess != codec:
-        return (f"{message} It looks like {guess}; re-save the file as UTF-8 "
-                f"(in Excel: Save As > CSV UTF-8), or load it with encoding='{guess}'.")
-    return (f"{message} Re-save the file as UTF-8, or load it with the encoding it was "
-            "saved in (encoding=..., for example 'cp1252').")
+        return (f"{message} It looks like {guess}: re-save the file as UTF-8 (in Excel: Save As > CSV UTF-8), "
+                f"or read it as {guess} (command line: --encoding {guess}; Data screen: set Encoding to {guess}).")
+    return (f"{message} Re-save the file as UTF-8, or read it in the encoding it was saved in (command line: "
+            "--encoding NAME, for example --encoding cp1252; Data screen: the Encoding option).")
 
 
 def _guess_encoding(raw: bytes, position: int) -> str | None:
@@ -346,7 +348,7 @@ def _guess_encoding(raw: bytes, position: int) -> str | None:
     close = [m for m in matches if m.chaos <= matches[0].chaos + 0.1]
     if any("cp1252" in m.could_be_from_charset for m in close):
         return "cp1252"
-    return matches[0].encoding
+    return codecs.lookup(matches[0].encoding).name  # Python's own spelling (utf-16, not utf_16), as the app offers it
 
 
 def _reject_nul(text: str, fmt: str, problems: Problems) -> None:

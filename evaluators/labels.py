@@ -5,7 +5,8 @@ A labels file is a CSV / JSON / JSONL / Parquet table, read by `loaders.read_rec
     question_id, method, annotator, <dimension>..., [<dimension>_reason...] | [reason]
 
 - one column per human dimension (`faithfulness`, `correctness`, ...), each cell a rating (a
-  number) or a label (a text such as "correct"); a blank cell is a skipped rating, no record;
+  number) or a label (a text such as "correct"); a blank or NaN cell is a skipped rating, no record, counted
+  per reason with its rows in the import's summary;
 - the reason of a dimension in `<dimension>_reason`, or in one `reason` column when the file has a
   single dimension;
 - id columns under the loaders' names (`id`, `query_id`, `system`, `model` ...) and the annotator's
@@ -31,7 +32,7 @@ import math
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,7 @@ class LabelFile:
     content_hash: str
     labels: tuple[HumanLabel, ...]
     fields: dict[str, str]  # question_id / method / annotator -> the file's column, for messages
+    skipped: dict[str, tuple[int, ...]] = field(default_factory=dict)  # why -> the row of each rating left out
 
 
 @dataclass(frozen=True)
@@ -85,14 +87,30 @@ class ImportResult:
     dimensions: tuple[str, ...]
     annotators: tuple[str, ...]
     already_imported: bool
+    skipped: dict[str, tuple[int, ...]] = field(default_factory=dict)  # why -> the row of each rating left out
 
     def summary(self) -> str:
         if self.already_imported:
-            return (f"{self.source} was imported into run {self.run_id} before (same content): nothing stored again "
+            done = (f"{self.source} was imported into run {self.run_id} before (same content): nothing stored again "
                     f"({self.n:,} ratings)")
-        return (f"imported {self.n:,} ratings of {len(self.dimensions)} dimension{_s(self.dimensions)} "
-                f"({', '.join(self.dimensions)}) by {len(self.annotators)} annotator{_s(self.annotators)} "
-                f"from {self.source} into run {self.run_id}")
+        else:
+            done = (f"imported {self.n:,} ratings of {len(self.dimensions)} dimension{_s(self.dimensions)} "
+                    f"({', '.join(self.dimensions)}) by {len(self.annotators)} annotator{_s(self.annotators)} "
+                    f"from {self.source} into run {self.run_id}")
+        return done + skipped_text(self.skipped)
+
+
+def skipped_text(skipped: dict[str, tuple[int, ...]], shown: int = 5) -> str:
+    """'; skipped 3 ratings with no value: 2 NaN (rows 3, 7), 1 blank (row 5)', or '' when none was skipped."""
+    if not skipped:
+        return ""
+    n = sum(map(len, skipped.values()))
+    parts = []
+    for why, rows in sorted(skipped.items(), key=lambda item: -len(item[1])):
+        distinct = list(dict.fromkeys(rows))
+        listed = ", ".join(map(str, distinct[:shown])) + (", ..." if len(distinct) > shown else "")
+        parts.append(f"{len(rows):,} {why} (row{_s(distinct)} {listed})")
+    return f"; skipped {n:,} rating{'s' if n != 1 else ''} with no value: {', '.join(parts)}"
 
 
 # --------------------------------------------------------------------------- public API
@@ -117,14 +135,14 @@ def import_file(store: Store, run_id: str, source, *, name: str | None = None,
     the file and against the run in one LoadError, nothing stored while there is one."""
     label_file, problems = _read(source, name, encoding)
     return _import(store, run_id, list(label_file.labels), label_file.file, label_file.content_hash,
-                   label_file.fields, problems)
+                   label_file.fields, problems, label_file.skipped)
 
 
 # --------------------------------------------------------------------------- storing
 
 
 def _import(store: Store, run_id: str, labels: list[HumanLabel], source: str, source_hash: str,
-            fields: dict[str, str], problems: list[Problem]) -> ImportResult:
+            fields: dict[str, str], problems: list[Problem], skipped: dict | None = None) -> ImportResult:
     if store.run(run_id) is None:
         raise ValueError(f"no run {run_id!r} in {store.path} (see `python -m evaluators runs`)")
     problems = problems + _check(labels, source, fields, store.run_keys(run_id))
@@ -138,7 +156,8 @@ def _import(store: Store, run_id: str, labels: list[HumanLabel], source: str, so
              "label": x.value if isinstance(x.value, str) else None, "note": x.reason} for x in labels]
     created = store.add_ratings(run_id, rows, source=source, source_hash=source_hash)
     return ImportResult(run_id, source, len(labels), tuple(sorted({x.dimension for x in labels})),
-                        tuple(sorted({x.annotator for x in labels})), already_imported=not created)
+                        tuple(sorted({x.annotator for x in labels})), already_imported=not created,
+                        skipped=skipped or {})
 
 
 def _records_hash(labels: list[HumanLabel]) -> str:
@@ -242,9 +261,11 @@ def _read(source, name: str | None, encoding: str) -> tuple[LabelFile, list[Prob
     records = loaders.read_records(raw, name=file, encoding=encoding)
     problems = list(records.problems)
     fields, dimensions, reasons = _columns(records, problems)
+    skipped: dict[str, list[int]] = {}
     labels = [label for row, record in records.rows
-              for label in _row_labels(row, record, fields, dimensions, reasons, records.file, problems)]
-    return LabelFile(records.file, records.content_hash, tuple(labels), fields), problems
+              for label in _row_labels(row, record, fields, dimensions, reasons, records.file, problems, skipped)]
+    return LabelFile(records.file, records.content_hash, tuple(labels), fields,
+                     {why: tuple(rows) for why, rows in skipped.items()}), problems
 
 
 def _raw(source, name: str | None) -> tuple[bytes | None, str]:
@@ -317,15 +338,16 @@ def _reasons(columns: list[str], dimensions: list[str], file: str, problems: lis
 
 
 def _row_labels(row: int, record: dict, fields: dict, dimensions: list[str], reasons: dict, file: str,
-                problems: list[Problem]) -> list[HumanLabel]:
-    """The filled dimensions of one row; cells that are neither text nor number are problems."""
+                problems: list[Problem], skipped: dict[str, list[int]]) -> list[HumanLabel]:
+    """The filled dimensions of one row; cells that are neither text nor number are problems, empty ones are
+    added to `skipped` (why -> rows)."""
     ids = []
-    for field in ("question_id", "method", "annotator"):
+    for name in ("question_id", "method", "annotator"):
         try:
-            text = _text(record.get(fields[field]))
-            ids.append(cells.identifier(text, field.replace("_", " ")) if text else text)
+            text = _text(record.get(fields[name]))
+            ids.append(cells.identifier(text, name.replace("_", " ")) if text else text)
         except (_Bad, cells.Bad) as bad:
-            problems.append(Problem(file, row, fields[field], str(bad)))
+            problems.append(Problem(file, row, fields[name], str(bad)))
             return []
     out = []
     for dimension in dimensions:
@@ -337,7 +359,14 @@ def _row_labels(row: int, record: dict, fields: dict, dimensions: list[str], rea
             continue
         if value is not None:
             out.append(HumanLabel(*ids, dimension, value, reason or None, row))
+        else:  # blank, or NaN (a float, or "nan" as some tools write a blank)
+            cell = record.get(dimension)
+            skipped.setdefault("NaN" if _is_nan(cell) or _text(cell) else "blank", []).append(row)
     return out
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 # --------------------------------------------------------------------------- cells

@@ -388,3 +388,19 @@ def test_the_advice_for_a_file_in_another_encoding_works_as_given(tmp_path):
     advised = re.search(r"command line: (--encoding \S+?);", out.stderr).group(1).split()
     out = cli("labels", "import", str(ratings), "--run", run_id, *advised, db=labels_db)
     assert out.returncode == 0 and out.stdout.startswith("imported 8 ratings"), out.stderr
+
+
+def test_labels_import_says_which_ratings_it_skipped_and_why(tmp_path):
+    from evaluators.store import close_store
+    from tests.test_labels import GOOD_ROWS, HEADER, tiny_run
+
+    db = tmp_path / "labels.duckdb"
+    run_id = tiny_run(db, tmp_path)
+    close_store(db)
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text(HEADER + "\n".join(GOOD_ROWS) + "\nq3,local,ann,nan,,\nq4,basic,ann,,,NaN\n")
+    out = cli("labels", "import", str(ratings), "--run", run_id, db=db)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (f"imported 6 ratings of 2 dimensions (correctness, faithfulness) by 2 annotators "
+                                  f"from ratings.csv into run {run_id}; skipped 4 ratings with no value: "
+                                  "2 NaN (rows 4, 5), 2 blank (rows 4, 5)")

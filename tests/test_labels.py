@@ -247,3 +247,21 @@ def test_ids_are_matched_in_nfc_and_invisible_characters_are_refused(tmp_path):
         assert "invisible character, U+200B ZERO WIDTH SPACE" in problem.message
     finally:
         close_store(db)
+
+
+def test_ratings_left_out_are_counted_per_reason_with_their_rows(run, tmp_path):
+    store, run_id = run
+    rows = ["q1,local,ann,4,,correct", "q1,local,bob,nan,,correct", "q2,basic,ann,NaN,,", "q2,basic,bob,,,wrong",
+            "q3,local,ann,2,,wrong", "q3,local,bob,,,", "q4,basic,ann,nan,,ok"]
+    path = write(tmp_path / "gaps.csv", HEADER + "\n".join(rows) + "\n")
+    result = labels.import_file(store, run_id, path)
+    assert result.n == 7 and len(stored(store, run_id)) == 7
+    assert result.skipped == {"NaN": (2, 3, 7), "blank": (3, 4, 6, 6)}
+    assert result.summary().endswith("; skipped 7 ratings with no value: 4 blank (rows 3, 4, 6), 3 NaN (rows 2, 3, 7)")
+    again = labels.import_file(store, run_id, path)
+    assert again.already_imported and again.summary().endswith("3 NaN (rows 2, 3, 7)")
+    many = write(tmp_path / "many.csv", "question_id,method,annotator,faithfulness\n" +
+                 "".join(f"q{1 + i % 4},{METHODS[i % 2]},a{i},nan\n" for i in range(8)) + "q1,local,ann,3\n")
+    assert labels.import_file(store, run_id, many).summary().endswith(
+        "; skipped 8 ratings with no value: 8 NaN (rows 1, 2, 3, 4, 5, ...)")
+    assert labels.skipped_text({}) == ""

@@ -253,3 +253,28 @@ def test_importing_human_labels_lists_problems_then_stores_once(tmp_path, app_on
     at.button(key="labels-import").click().run()
     assert at.info and "same content" in at.info[-1].value and "nothing stored again" in at.info[-1].value
     assert count() == 4
+
+
+def test_labels_in_another_encoding_are_imported_as_advised_and_skipped_ratings_are_counted(tmp_path, app_on):
+    import re
+
+    from evaluators.store import close_store
+    from tests.test_labels import GOOD_ROWS, HEADER, tiny_run
+    from ui.common import md_escape
+
+    db = tmp_path / "labels.duckdb"
+    run_id = tiny_run(db, tmp_path)
+    close_store(db)
+    at = app_on(db, "pages/data.py")
+    data = (HEADER + "\n".join(GOOD_ROWS) + "\nq3,local,ann,nan,déjà vu,\n").encode("cp1252")
+    at.file_uploader(key="labels-upload").set_value(("ratings.csv", data, "text/csv")).run()
+    at.button(key="labels-import").click().run()
+    assert not at.exception and at.error
+    message = next(d.value for d in at.dataframe if "message" in d.value.columns).iloc[0]["message"]
+    advised = re.search(r"Data screen: set Encoding to (\S+?)\)", message).group(1)
+    at.selectbox(key="labels-encoding").set_value(advised)
+    at.button(key="labels-import").click().run()
+    assert not at.exception and not at.error
+    assert at.success and at.success[0].value == md_escape(  # shown as written, never as markup
+        "imported 6 ratings of 2 dimensions (correctness, faithfulness) by 2 annotators from ratings.csv into run "
+        f"{run_id}; skipped 2 ratings with no value: 1 NaN (row 4), 1 blank (row 4)")

@@ -39,7 +39,7 @@ def loads(text: str) -> Any:
         raise JsonRefused(f"the JSON is nested more than {MAX_DEPTH} levels deep; RAGScope reads at most "
                           f"{MAX_DEPTH} (a record with chunks needs 4): flatten it", _deep_path(text))
     try:
-        return json.loads(text, object_pairs_hook=_unique)
+        return _DECODER.decode(text)
     except _Repeated:
         path, key = _repeated_key(json.loads(text, object_pairs_hook=_marked))
         raise JsonRefused(f"key '{key}' appears twice in one object; JSON would keep only the last "
@@ -65,6 +65,9 @@ def _unique(pairs: list) -> dict:
     if len(record) < len(pairs):
         raise _Repeated
     return record
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique)  # one, not one per call as json.loads(..., hook) makes
 
 
 def _too_deep(text: str) -> bool:

@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "METHOD= names the method of a file without a method column (default: the file name). "
                           "Omit when the golden file holds the answers too.")
     run.add_argument("--context-sep", help="split a contexts cell that is one string on this separator, e.g. '|||'")
+    run.add_argument("--encoding", default="utf-8",
+                     help="text encoding of the input files, all of them (default: utf-8; e.g. cp1252 for a CSV "
+                          "Excel saved on Windows)")
     run.add_argument("--judge", default="offline", choices=JUDGES,
                      help="who judges the LLM metrics (default: offline, no key and no network)")
     run.add_argument("--model", help="judge model name (openai judge)")
@@ -188,7 +191,8 @@ def _load_inputs(args) -> tuple[loaders.Dataset, list[loaders.Dataset]]:
     """Load and cross-check every file, gathering all problems before anything is written."""
     problems, golden, outputs = [], None, []
     try:
-        golden = loaders.load(args.golden, role="golden" if args.outputs else "auto", context_sep=args.context_sep)
+        golden = loaders.load(args.golden, role="golden" if args.outputs else "auto", context_sep=args.context_sep,
+                              encoding=args.encoding)
         if not args.outputs and not golden.outputs:
             raise ValueError(f"{Path(args.golden).name} holds no answers: add --outputs PATH")
     except LoadError as exc:
@@ -196,7 +200,8 @@ def _load_inputs(args) -> tuple[loaders.Dataset, list[loaders.Dataset]]:
     for arg in args.outputs:
         method, path = _split_outputs_arg(arg)
         try:
-            outputs.append(loaders.load(path, role="outputs", method=method, context_sep=args.context_sep))
+            outputs.append(loaders.load(path, role="outputs", method=method, context_sep=args.context_sep,
+                                        encoding=args.encoding))
         except LoadError as exc:
             problems += exc.problems
     if golden is not None:

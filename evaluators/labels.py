@@ -5,7 +5,8 @@ A labels file is a CSV / JSON / JSONL / Parquet table, read by `loaders.read_rec
     question_id, method, annotator, <dimension>..., [<dimension>_reason...] | [reason]
 
 - one column per human dimension (`faithfulness`, `correctness`, ...), each cell a rating (a
-  number) or a label (a text such as "correct"); a blank cell is a skipped rating, no record;
+  number) or a label (a text such as "correct"); a blank or NaN cell is a skipped rating, no record, counted
+  per reason with its rows in the import's summary;
 - the reason of a dimension in `<dimension>_reason`, or in one `reason` column when the file has a
   single dimension;
 - id columns under the loaders' names (`id`, `query_id`, `system`, `model` ...) and the annotator's
@@ -28,13 +29,17 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from evaluators import inspectorraget, loaders
+from evaluators.loaders import cells, jsontext
+from evaluators.loaders.columns import column_lookup
+from evaluators.loaders.problems import Problems
 from evaluators.schema import LoadError, Problem
 from evaluators.store import Store
 
@@ -71,6 +76,7 @@ class LabelFile:
     content_hash: str
     labels: tuple[HumanLabel, ...]
     fields: dict[str, str]  # question_id / method / annotator -> the file's column, for messages
+    skipped: dict[str, tuple[int, ...]] = field(default_factory=dict)  # why -> the row of each rating left out
 
 
 @dataclass(frozen=True)
@@ -81,14 +87,30 @@ class ImportResult:
     dimensions: tuple[str, ...]
     annotators: tuple[str, ...]
     already_imported: bool
+    skipped: dict[str, tuple[int, ...]] = field(default_factory=dict)  # why -> the row of each rating left out
 
     def summary(self) -> str:
         if self.already_imported:
-            return (f"{self.source} was imported into run {self.run_id} before (same content): nothing stored again "
+            done = (f"{self.source} was imported into run {self.run_id} before (same content): nothing stored again "
                     f"({self.n:,} ratings)")
-        return (f"imported {self.n:,} ratings of {len(self.dimensions)} dimension{_s(self.dimensions)} "
-                f"({', '.join(self.dimensions)}) by {len(self.annotators)} annotator{_s(self.annotators)} "
-                f"from {self.source} into run {self.run_id}")
+        else:
+            done = (f"imported {self.n:,} ratings of {len(self.dimensions)} dimension{_s(self.dimensions)} "
+                    f"({', '.join(self.dimensions)}) by {len(self.annotators)} annotator{_s(self.annotators)} "
+                    f"from {self.source} into run {self.run_id}")
+        return done + skipped_text(self.skipped)
+
+
+def skipped_text(skipped: dict[str, tuple[int, ...]], shown: int = 5) -> str:
+    """'; skipped 3 ratings with no value: 2 NaN (rows 3, 7), 1 blank (row 5)', or '' when none was skipped."""
+    if not skipped:
+        return ""
+    n = sum(map(len, skipped.values()))
+    parts = []
+    for why, rows in sorted(skipped.items(), key=lambda item: -len(item[1])):
+        distinct = list(dict.fromkeys(rows))
+        listed = ", ".join(map(str, distinct[:shown])) + (", ..." if len(distinct) > shown else "")
+        parts.append(f"{len(rows):,} {why} (row{_s(distinct)} {listed})")
+    return f"; skipped {n:,} rating{'s' if n != 1 else ''} with no value: {', '.join(parts)}"
 
 
 # --------------------------------------------------------------------------- public API
@@ -113,14 +135,14 @@ def import_file(store: Store, run_id: str, source, *, name: str | None = None,
     the file and against the run in one LoadError, nothing stored while there is one."""
     label_file, problems = _read(source, name, encoding)
     return _import(store, run_id, list(label_file.labels), label_file.file, label_file.content_hash,
-                   label_file.fields, problems)
+                   label_file.fields, problems, label_file.skipped)
 
 
 # --------------------------------------------------------------------------- storing
 
 
 def _import(store: Store, run_id: str, labels: list[HumanLabel], source: str, source_hash: str,
-            fields: dict[str, str], problems: list[Problem]) -> ImportResult:
+            fields: dict[str, str], problems: list[Problem], skipped: dict | None = None) -> ImportResult:
     if store.run(run_id) is None:
         raise ValueError(f"no run {run_id!r} in {store.path} (see `python -m evaluators runs`)")
     problems = problems + _check(labels, source, fields, store.run_keys(run_id))
@@ -134,7 +156,8 @@ def _import(store: Store, run_id: str, labels: list[HumanLabel], source: str, so
              "label": x.value if isinstance(x.value, str) else None, "note": x.reason} for x in labels]
     created = store.add_ratings(run_id, rows, source=source, source_hash=source_hash)
     return ImportResult(run_id, source, len(labels), tuple(sorted({x.dimension for x in labels})),
-                        tuple(sorted({x.annotator for x in labels})), already_imported=not created)
+                        tuple(sorted({x.annotator for x in labels})), already_imported=not created,
+                        skipped=skipped or {})
 
 
 def _records_hash(labels: list[HumanLabel]) -> str:
@@ -238,9 +261,11 @@ def _read(source, name: str | None, encoding: str) -> tuple[LabelFile, list[Prob
     records = loaders.read_records(raw, name=file, encoding=encoding)
     problems = list(records.problems)
     fields, dimensions, reasons = _columns(records, problems)
+    skipped: dict[str, list[int]] = {}
     labels = [label for row, record in records.rows
-              for label in _row_labels(row, record, fields, dimensions, reasons, records.file, problems)]
-    return LabelFile(records.file, records.content_hash, tuple(labels), fields), problems
+              for label in _row_labels(row, record, fields, dimensions, reasons, records.file, problems, skipped)]
+    return LabelFile(records.file, records.content_hash, tuple(labels), fields,
+                     {why: tuple(rows) for why, rows in skipped.items()}), problems
 
 
 def _raw(source, name: str | None) -> tuple[bytes | None, str]:
@@ -260,8 +285,8 @@ def _inspectorraget_document(raw: bytes) -> dict | None:
     if not raw.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
         return None
     try:
-        top = json.loads(raw.decode("utf-8-sig"))
-    except ValueError:  # not JSON (or JSON Lines): the generic reader says what is wrong
+        top = jsontext.loads(raw.decode("utf-8-sig"))
+    except ValueError:  # not JSON (or JSON Lines), or refused: the generic reader says what is wrong
         return None
     return top if inspectorraget.is_inspectorraget(top) else None
 
@@ -269,16 +294,16 @@ def _inspectorraget_document(raw: bytes) -> dict | None:
 def _columns(records: loaders.Records, problems: list[Problem]) -> tuple[dict, list[str], dict]:
     """(id field -> column, dimension columns, dimension -> reason column); LoadError when an id
     column is missing, since no row can be read without it."""
-    lookup = {}
-    for key in records.keys:
-        lookup.setdefault(key.strip().lower(), key)
+    found = Problems(records.file)
+    lookup = column_lookup(records.keys, found)
+    problems += found.items
     fields = {f: next((lookup[a] for a in aliases if a in lookup), None) for f, aliases in ID_ALIASES.items()}
     for field, column in fields.items():
         if column is None:
             problems.append(Problem(records.file, None, field, (
                 f"no column for the {field.replace('_', ' ')} (accepted names: {', '.join(ID_ALIASES[field][:5])}); "
                 f"columns found: {', '.join(records.keys)}")))
-    if any(column is None for column in fields.values()):
+    if found.items or any(column is None for column in fields.values()):
         raise LoadError(problems)
     taken = set(fields.values())
     rest = [k for k in records.keys if k not in taken and k.strip().lower() not in NOT_DIMENSIONS]
@@ -313,14 +338,16 @@ def _reasons(columns: list[str], dimensions: list[str], file: str, problems: lis
 
 
 def _row_labels(row: int, record: dict, fields: dict, dimensions: list[str], reasons: dict, file: str,
-                problems: list[Problem]) -> list[HumanLabel]:
-    """The filled dimensions of one row; cells that are neither text nor number are problems."""
+                problems: list[Problem], skipped: dict[str, list[int]]) -> list[HumanLabel]:
+    """The filled dimensions of one row; cells that are neither text nor number are problems, empty ones are
+    added to `skipped` (why -> rows)."""
     ids = []
-    for field in ("question_id", "method", "annotator"):
+    for name in ("question_id", "method", "annotator"):
         try:
-            ids.append(_text(record.get(fields[field])))
-        except _Bad as bad:
-            problems.append(Problem(file, row, fields[field], str(bad)))
+            text = _text(record.get(fields[name]))
+            ids.append(cells.identifier(text, name.replace("_", " ")) if text else text)
+        except (_Bad, cells.Bad) as bad:
+            problems.append(Problem(file, row, fields[name], str(bad)))
             return []
     out = []
     for dimension in dimensions:
@@ -332,7 +359,14 @@ def _row_labels(row: int, record: dict, fields: dict, dimensions: list[str], rea
             continue
         if value is not None:
             out.append(HumanLabel(*ids, dimension, value, reason or None, row))
+        else:  # blank, or NaN (a float, or "nan" as some tools write a blank)
+            cell = record.get(dimension)
+            skipped.setdefault("NaN" if _is_nan(cell) or _text(cell) else "blank", []).append(row)
     return out
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
 
 
 # --------------------------------------------------------------------------- cells
@@ -343,13 +377,14 @@ class _Bad(ValueError):
 
 
 def _text(value: Any) -> str:
-    """An id or reason cell as stripped text ("" when blank); numbers as they read (7, not 7.0)."""
+    """An id or reason cell as stripped text in NFC, as the loaders store ids ("" when blank); numbers as they
+    read (7, not 7.0)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, (str, int, float)):
-        return str(value).strip()
+        return unicodedata.normalize("NFC", str(value).strip())
     raise _Bad(f"found {type(value).__name__} where a text or a number was expected")
 
 

@@ -24,6 +24,8 @@ ENCODINGS = ("utf-8", "cp1252", "latin-1", "utf-16")
 AUTO, OFF = "(recognised automatically)", "(none: do not read)"
 PREVIEW_ROWS = 50
 NO_CHECK = ("none", None)
+ENCODING_HELP = ("utf-8 unless the file was saved otherwise (Excel on Windows: cp1252); type any other codec name "
+                 "a problem message advises.")
 
 
 def problem_frame(problems: list[Problem]) -> pd.DataFrame:
@@ -142,8 +144,8 @@ def file_panel(slot: str, upload) -> tuple[loaders.Dataset | None, list[Problem]
                        "under **Reading options and column mapping**; the file is read again at once.")
         with st.expander("Reading options and column mapping", expanded=bool(missing) or bool(column_map)):
             left, right = st.columns(2)
-            left.selectbox("Encoding", ENCODINGS, key=f"{key}-encoding",
-                           help="utf-8 unless the file was saved otherwise (Excel on Windows: cp1252).")
+            left.selectbox("Encoding", ENCODINGS, key=f"{key}-encoding", accept_new_options=True,
+                           help=ENCODING_HELP)
             right.text_input("Context separator", key=f"{key}-sep", placeholder="e.g. ||| or \\n\\n",
                              help="Only when each row's retrieved chunks are one text joined by a separator; "
                                   "type a line break as \\n, a tab as \\t.")
@@ -310,10 +312,11 @@ def labels_import() -> None:
     upload = st.file_uploader("Labels file", type=["csv", "tsv", "json", "jsonl", "ndjson", "parquet", "pq"],
                               key="labels-upload")
     st.caption(upload_limit("python -m evaluators labels import FILE --run RUN_ID"))
+    encoding = st.selectbox("Encoding", ENCODINGS, key="labels-encoding", accept_new_options=True, help=ENCODING_HELP)
     if not st.button("Import labels", type="primary", disabled=upload is None, key="labels-import"):
         return
     try:
-        result = labels.import_file(store(), run_id, upload.getvalue(), name=upload.name)
+        result = labels.import_file(store(), run_id, upload.getvalue(), name=upload.name, encoding=encoding)
     except LoadError as exc:
         st.error(f"{len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''} in this file: nothing was "
                  "stored. Fix the file and upload it again.")

@@ -12,6 +12,7 @@ from tests.test_shared_db import held_elsewhere
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo"
+MALFORMED = ROOT / "tests" / "malformed"
 
 
 def cli(*args, db=None, timeout=300):
@@ -179,6 +180,26 @@ def test_labels_import_end_to_end(tmp_path):
     unknown = cli("labels", "import", str(good), "--run", "run-nope", db=db)
     assert unknown.returncode == 2 and "no run 'run-nope'" in unknown.stderr
 
+
+
+def test_deeply_nested_json_is_a_listed_problem_not_a_traceback(tmp_path):
+    from evaluators.store import close_store
+    from tests.test_labels import tiny_run
+
+    db = tmp_path / "deep.duckdb"
+    out = cli("run", "--golden", str(MALFORMED / "deep_nesting.json"), "--outputs", str(MALFORMED / "deep_nesting.jsonl"),
+              "--outputs", str(MALFORMED / "deep_contexts.csv"), db=db)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    for where in ("deep_nesting.json, row 1, field 'reference'", "deep_nesting.jsonl, row 2, field 'contexts'",
+                  "deep_contexts.csv, row 1, field 'contexts'"):
+        assert f"{where}: " in out.stderr and "nested more than 64 levels deep" in out.stderr.split(where)[1]
+    assert not db.exists()
+
+    run_id = tiny_run(db, tmp_path)
+    close_store(db)
+    out = cli("labels", "import", str(MALFORMED / "deep_labels.jsonl"), "--run", run_id, db=db)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "deep_labels.jsonl, row 1, field 'faithfulness': the JSON is nested more than 64 levels deep" in out.stderr
 
 # -- progress per metric, prices and cost ---------------------------------------------------------
 
@@ -368,3 +389,56 @@ def test_numbers_and_metric_lists_are_checked_before_anything_is_stored(tmp_path
         code, stderr = ended[option]
         assert code == 2 and message in stderr, (option, stderr)
     assert table_counts(db) == before
+
+
+def test_the_advice_for_a_file_in_another_encoding_works_as_given(tmp_path):
+    """cp1252.csv (Excel on Windows) read as UTF-8: the message advises --encoding, and running it works."""
+    import re
+
+    from evaluators.store import close_store
+    from tests.test_labels import HEADER, GOOD_ROWS, tiny_run
+
+    db = tmp_path / "enc.duckdb"
+    outputs = tmp_path / "out.csv"
+    outputs.write_bytes("question_id,answer\nq1,In Penzance\nq2,Dinah Craik née Mulock\n".encode("cp1252"))
+    run = ("run", "--golden", str(MALFORMED / "cp1252.csv"), "--outputs", f"rag={outputs}", "--metrics", "exact_match")
+    out = cli(*run, db=db)
+    assert out.returncode == 2 and "cp1252.csv: the file is not valid UTF-8 text" in out.stderr, out.stderr
+    advised = re.search(r"command line: (--encoding \S+?);", out.stderr).group(1).split()
+    assert advised == ["--encoding", "cp1252"] and not db.exists()
+    out = cli(*run, *advised, db=db)
+    assert out.returncode == 0, out.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("SELECT question FROM golden_items ORDER BY question_id").fetchall()[0] == (
+            "Where is the café?",)
+        assert con.execute("SELECT count(*) FROM scores WHERE status = 'ok'").fetchall() == [(2,)]
+    finally:
+        con.close()
+
+    labels_db = tmp_path / "labels.duckdb"
+    run_id = tiny_run(labels_db, tmp_path)
+    close_store(labels_db)
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_bytes((HEADER + "\n".join(GOOD_ROWS) + "\nq2,local,ann,3,déjà vu,correct\n").encode("cp1252"))
+    out = cli("labels", "import", str(ratings), "--run", run_id, db=labels_db)
+    assert out.returncode == 2 and "--encoding cp1252" in out.stderr, out.stderr
+    advised = re.search(r"command line: (--encoding \S+?);", out.stderr).group(1).split()
+    out = cli("labels", "import", str(ratings), "--run", run_id, *advised, db=labels_db)
+    assert out.returncode == 0 and out.stdout.startswith("imported 8 ratings"), out.stderr
+
+
+def test_labels_import_says_which_ratings_it_skipped_and_why(tmp_path):
+    from evaluators.store import close_store
+    from tests.test_labels import GOOD_ROWS, HEADER, tiny_run
+
+    db = tmp_path / "labels.duckdb"
+    run_id = tiny_run(db, tmp_path)
+    close_store(db)
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text(HEADER + "\n".join(GOOD_ROWS) + "\nq3,local,ann,nan,,\nq4,basic,ann,,,NaN\n")
+    out = cli("labels", "import", str(ratings), "--run", run_id, db=db)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (f"imported 6 ratings of 2 dimensions (correctness, faithfulness) by 2 annotators "
+                                  f"from ratings.csv into run {run_id}; skipped 4 ratings with no value: "
+                                  "2 NaN (rows 4, 5), 2 blank (rows 4, 5)")

@@ -201,3 +201,67 @@ def test_inspectorraget_ratings_go_through_the_same_storing_function(tmp_path):
                                                    "dimension": "fluency", "value": 3}], source="bad")
     finally:
         close_store(db)
+
+
+MALFORMED = ROOT / "tests" / "malformed"
+
+
+@pytest.mark.parametrize("name, text, row, field, words", [
+    ("deep_labels.jsonl", None, 1, "faithfulness", "nested more than 64 levels deep"),
+    ("twice.jsonl", '{"question_id": "q1", "method": "local", "annotator": "ann", "faithfulness": 4, '
+                    '"faithfulness": 2}\n', 1, "faithfulness", "key 'faithfulness' appears twice"),
+    ("cased.csv", "question_id,method,annotator,faithfulness,Faithfulness \nq1,local,ann,4,2\n", None, "Faithfulness",
+     "columns 'faithfulness' and 'Faithfulness' have the same name once case and spaces are ignored"),
+])
+def test_hostile_labels_files_are_refused_with_file_row_and_field(run, tmp_path, name, text, row, field, words):
+    store, run_id = run
+    path = MALFORMED / name if text is None else write(tmp_path / name, text)
+    with pytest.raises(LoadError) as caught:
+        labels.import_file(store, run_id, path)
+    problem = caught.value.problems[0]
+    assert (problem.file, problem.row, problem.field) == (name, row, field) and words in problem.message
+    assert stored(store, run_id).empty
+
+
+def test_ids_are_matched_in_nfc_and_invisible_characters_are_refused(tmp_path):
+    db = tmp_path / "labels.duckdb"
+    golden = tmp_path / "golden.jsonl"
+    write(golden, json.dumps({"question_id": "caf\u00e9", "question": "Where?", "reference": "Here."}) + "\n")
+    outputs = write(tmp_path / "outputs.jsonl", json.dumps({"question_id": "caf\u00e9", "method": "r\u00e9ponse",
+                                                            "answer": "There."}) + "\n")
+    store = open_store(db)
+    try:
+        g = store.save_dataset(loaders.load(golden, role="golden"))
+        o = store.save_dataset(loaders.load(outputs, role="outputs"))
+        run_id = store.create_run(name="nfc", golden_dataset_id=g.dataset_id, outputs_dataset_ids=[o.dataset_id],
+                                  judge="offline", judge_model=None, metrics=["faithfulness"], config={}, n_samples=1)
+        nfd = write(tmp_path / "nfd.csv", "question_id,method,annotator,faithfulness\ncafe\u0301,re\u0301ponse,ann,4\n")
+        assert labels.import_file(store, run_id, nfd).n == 1  # the same ids, written decomposed
+        assert list(stored(store, run_id)[["question_id", "method"]].iloc[0]) == ["caf\u00e9", "r\u00e9ponse"]
+        hidden = write(tmp_path / "hidden.csv", "question_id,method,annotator,faithfulness\n"
+                                                "caf\u00e9,r\u00e9ponse\u200b,bob,3\n")
+        with pytest.raises(LoadError) as caught:
+            labels.import_file(store, run_id, hidden)
+        problem = caught.value.problems[0]
+        assert (problem.file, problem.row, problem.field) == ("hidden.csv", 1, "method")
+        assert "invisible character, U+200B ZERO WIDTH SPACE" in problem.message
+    finally:
+        close_store(db)
+
+
+def test_ratings_left_out_are_counted_per_reason_with_their_rows(run, tmp_path):
+    store, run_id = run
+    rows = ["q1,local,ann,4,,correct", "q1,local,bob,nan,,correct", "q2,basic,ann,NaN,,", "q2,basic,bob,,,wrong",
+            "q3,local,ann,2,,wrong", "q3,local,bob,,,", "q4,basic,ann,nan,,ok"]
+    path = write(tmp_path / "gaps.csv", HEADER + "\n".join(rows) + "\n")
+    result = labels.import_file(store, run_id, path)
+    assert result.n == 7 and len(stored(store, run_id)) == 7
+    assert result.skipped == {"NaN": (2, 3, 7), "blank": (3, 4, 6, 6)}
+    assert result.summary().endswith("; skipped 7 ratings with no value: 4 blank (rows 3, 4, 6), 3 NaN (rows 2, 3, 7)")
+    again = labels.import_file(store, run_id, path)
+    assert again.already_imported and again.summary().endswith("3 NaN (rows 2, 3, 7)")
+    many = write(tmp_path / "many.csv", "question_id,method,annotator,faithfulness\n" +
+                 "".join(f"q{1 + i % 4},{METHODS[i % 2]},a{i},nan\n" for i in range(8)) + "q1,local,ann,3\n")
+    assert labels.import_file(store, run_id, many).summary().endswith(
+        "; skipped 8 ratings with no value: 8 NaN (rows 1, 2, 3, 4, 5, ...)")
+    assert labels.skipped_text({}) == ""

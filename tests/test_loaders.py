@@ -359,3 +359,42 @@ def test_100k_rows_load_in_seconds(tmp_path, suffix):
     ds = load(path)
     assert len(ds.outputs) == 100_000
     assert time.perf_counter() - started < 15  # measured ~1.5 s; the margin absorbs busy machines
+
+
+# --------------------------------------------------------------------------- ids and method names
+
+CAFE_NFC, CAFE_NFD = "caf\u00e9", "cafe\u0301"  # the same word, as typed and as a Mac may paste it
+
+
+def test_ids_and_method_names_written_two_unicode_ways_are_one(tmp_path):
+    golden = load(_write_jsonl(tmp_path / "gold.jsonl", [
+        {"question_id": f"q-{CAFE_NFD}", "question": "Where?", "reference": "Here."}]), role="golden")
+    assert golden.golden[0].question_id == f"q-{CAFE_NFC}"
+    outputs = load(_write_jsonl(tmp_path / "out.jsonl", [
+        {"question_id": f"q-{CAFE_NFD}", "method": f"rag-{CAFE_NFD}", "answer": "A."}]), role="outputs")
+    assert (outputs.outputs[0].question_id, outputs.outputs[0].method) == (f"q-{CAFE_NFC}", f"rag-{CAFE_NFC}")
+    assert check_against_golden(outputs, golden) == []
+    with pytest.raises(LoadError) as caught:  # one question and method, written two ways: one pair, answered twice
+        load(_write_jsonl(tmp_path / "twice.jsonl", [
+            {"question_id": f"q-{CAFE_NFD}", "method": f"rag-{CAFE_NFC}", "answer": "A."},
+            {"question_id": f"q-{CAFE_NFC}", "method": f"rag-{CAFE_NFD}", "answer": "B."}]), role="outputs")
+    assert f"row 2, field 'question_id': question 'q-{CAFE_NFC}' already has an answer from method 'rag-{CAFE_NFC}' " \
+           "at row 1" in str(caught.value)
+    assert derive_question_id(f"Which {CAFE_NFD}?") == derive_question_id(f"Which {CAFE_NFC}?")
+    named = load(_write_jsonl(tmp_path / "named.jsonl", [{"question_id": "q1", "answer": "A."}]), role="outputs",
+                 method=f"rag-{CAFE_NFD}")
+    assert named.outputs[0].method == f"rag-{CAFE_NFC}"
+
+
+@pytest.mark.parametrize("char", ["\u200b", "\u200c", "\u200d", "\ufeff", "\u00ad", "\u2060", "\x07"])
+def test_a_method_name_with_an_invisible_character_is_refused(tmp_path, char):
+    path = _write_jsonl(tmp_path / "out.jsonl", [{"question_id": "q1", "method": "rag", "answer": "A."},
+                                                 {"question_id": "q1", "method": f"ra{char}g", "answer": "B."}])
+    with pytest.raises(LoadError) as caught:
+        load(path, role="outputs")
+    (problem,) = caught.value.problems
+    assert (problem.file, problem.row, problem.field) == ("out.jsonl", 2, "method")
+    assert f"U+{ord(char):04X}" in problem.message and "at position 3" in problem.message
+    with pytest.raises(LoadError, match="field 'method': the method name 'rag.u200b' contains an invisible"):
+        load(_write_jsonl(tmp_path / "plain.jsonl", [{"question_id": "q1", "answer": "A."}]), role="outputs",
+             method="rag\u200b")

@@ -24,8 +24,8 @@ EXPECTED = {
     "workbook.xlsx": (None, None, ["Excel workbook", "CSV UTF-8"], {}),
     "not_parquet.parquet": (None, None, ["not a readable Parquet file"], {}),
     # encodings and bytes
-    "cp1252.csv": (None, None, ["not valid UTF-8", "line 2", "cp1252", "encoding='cp1252'"], {}),
-    "utf16.csv": (None, None, ["not valid UTF-8", "line 1", "utf_16", "encoding="], {}),
+    "cp1252.csv": (None, None, ["not valid UTF-8", "line 2", "cp1252", "--encoding cp1252", "Encoding to cp1252"], {}),
+    "utf16.csv": (None, None, ["not valid UTF-8", "line 1", "utf-16", "--encoding utf-16"], {}),
     "nul_byte.csv": (None, None, ["NUL byte", "line 2", "UTF-8"], {}),
     # JSON / JSONL shape
     "broken_line.jsonl": (2, None, ["not valid JSON", "Expecting ',' delimiter"], {}),
@@ -83,6 +83,20 @@ EXPECTED = {
     "formula_cmd.jsonl": (1, "answer", ["starts with '-'", "formula"], {}),
     "formula_at.csv": (1, "question", ["starts with '@'", "formula"], {}),
     "formula_plus.json": (1, "reference", ["starts with '+'", "formula"], {}),
+    # hostile files: nesting past the bound, repeated keys, look-alike columns and names
+    "deep_brackets.json": (1, None, ["nested more than 64 levels deep"], {}),
+    "deep_nesting.json": (1, "reference", ["nested more than 64 levels deep"], {}),
+    "deep_nesting.jsonl": (2, "contexts", ["nested more than 64 levels deep"], {}),
+    "deep_contexts.csv": (1, "contexts", ["nested more than 64 levels deep"], {}),
+    "deep_checks.csv": (1, "checks", ["nested more than 64 levels deep"], {}),
+    "deep_labels.jsonl": (1, "faithfulness", ["nested more than 64 levels deep"], {}),
+    "duplicate_key.jsonl": (2, "question", ["key 'question' appears twice"], {}),
+    "duplicate_key_chunk.json": (2, "contexts", ["key 'text' appears twice"], {}),
+    "duplicate_key_contexts.csv": (1, "contexts", ["key 'id' appears twice"], {}),
+    "ambiguous_columns.csv": (None, "Question", ["'question' and 'Question'", "case and spaces"], {}),
+    "invisible_method.jsonl": (2, "method", ["invisible", "U+200B"], {}),
+    "invisible_id.csv": (2, "question_id", ["invisible", "U+00AD"], {}),
+    "bom_inside_id.jsonl": (1, "question_id", ["invisible", "U+FEFF"], {}),
 }
 
 

@@ -112,6 +112,32 @@ def test_a_malformed_file_lists_every_problem_with_file_row_and_field_and_nothin
     assert len(_stored(at)) == 2
 
 
+def test_deeply_nested_json_is_listed_as_a_problem_not_a_traceback(app_at):
+    at = _upload(app_at("pages/data.py"), _file(MALFORMED / "deep_brackets.json"), _file(MALFORMED / "deep_nesting.jsonl"),
+                 _file(MALFORMED / "deep_contexts.csv"))
+    assert len(at.error) == 3 and all("nothing is stored" in e.value for e in at.error)
+    problems = [d.value.iloc[0] for d in at.dataframe if list(d.value.columns) == ["file", "row", "field", "message"]]
+    assert [(p["file"], p["row"], p["field"]) for p in problems] == [
+        ("deep_brackets.json", 1, ""), ("deep_nesting.jsonl", 2, "contexts"), ("deep_contexts.csv", 1, "contexts")]
+    assert all("nested more than 64 levels deep" in p["message"] for p in problems)
+    assert at.button(key="data-save").disabled
+
+
+def test_files_in_other_encodings_are_read_with_the_encoding_their_problem_advises(app_at):
+    import re
+
+    at = _upload(app_at("pages/data.py"), _file(MALFORMED / "cp1252.csv"), _file(MALFORMED / "utf16.csv"))
+    messages = [d.value.iloc[0]["message"] for d in at.dataframe if "message" in d.value.columns]
+    advised = [re.search(r"Data screen: set Encoding to (\S+?)\)", m).group(1) for m in messages]
+    assert advised == ["cp1252", "utf-16"]
+    for name, encoding in zip(("cp1252.csv", "utf16.csv"), advised):
+        at.selectbox(key=f"data-{name}-encoding").set_value(encoding)
+    at.run()
+    assert not at.exception and not at.error
+    golden = [d.value for d in at.dataframe if "reference" in d.value.columns]
+    assert golden[0].iloc[0]["question"] == "Where is the café?" and golden[1].iloc[0]["reference"] == "In Cornwall"
+
+
 def test_unrecognised_columns_are_mapped_and_the_file_is_read_again(app_at):
     at = _upload(app_at("pages/data.py"), _file(MALFORMED / "german_headers.csv"))
     assert any("Map the file's columns" in w.value for w in at.warning)
@@ -227,3 +253,28 @@ def test_importing_human_labels_lists_problems_then_stores_once(tmp_path, app_on
     at.button(key="labels-import").click().run()
     assert at.info and "same content" in at.info[-1].value and "nothing stored again" in at.info[-1].value
     assert count() == 4
+
+
+def test_labels_in_another_encoding_are_imported_as_advised_and_skipped_ratings_are_counted(tmp_path, app_on):
+    import re
+
+    from evaluators.store import close_store
+    from tests.test_labels import GOOD_ROWS, HEADER, tiny_run
+    from ui.common import md_escape
+
+    db = tmp_path / "labels.duckdb"
+    run_id = tiny_run(db, tmp_path)
+    close_store(db)
+    at = app_on(db, "pages/data.py")
+    data = (HEADER + "\n".join(GOOD_ROWS) + "\nq3,local,ann,nan,déjà vu,\n").encode("cp1252")
+    at.file_uploader(key="labels-upload").set_value(("ratings.csv", data, "text/csv")).run()
+    at.button(key="labels-import").click().run()
+    assert not at.exception and at.error
+    message = next(d.value for d in at.dataframe if "message" in d.value.columns).iloc[0]["message"]
+    advised = re.search(r"Data screen: set Encoding to (\S+?)\)", message).group(1)
+    at.selectbox(key="labels-encoding").set_value(advised)
+    at.button(key="labels-import").click().run()
+    assert not at.exception and not at.error
+    assert at.success and at.success[0].value == md_escape(  # shown as written, never as markup
+        "imported 6 ratings of 2 dimensions (correctness, faithfulness) by 2 annotators from ratings.csv into run "
+        f"{run_id}; skipped 2 ratings with no value: 1 NaN (row 4), 1 blank (row 4)")

@@ -11,6 +11,7 @@ The pipeline, one module a step:
                meaning
 - columns.py   records' columns -> RAGScope's fields: ALIASES, the column mapping, missing columns
 - cells.py     one cell -> text, chunks or checks, refused over MAX_CELL_CHARS or as a formula
+- jsontext.py  JSON text (a file, a line, a cell) -> values, refused past MAX_DEPTH levels or with a key twice
 - records.py   records -> GoldenItems and RagOutputs, question ids, repeats within a file
 - dataset.py   `load` (the pipeline) and `check_against_golden` (outputs across files)
 - problems.py  the problems of one file, and the words messages use for values
@@ -19,8 +20,9 @@ from evaluators.loaders.cells import MAX_CELL_CHARS
 from evaluators.loaders.columns import ALIASES, GOLDEN_FIELDS, OUTPUT_FIELDS
 from evaluators.loaders.dataset import ROLES, Dataset, check_against_golden, load
 from evaluators.loaders.formats import FORMATS, Records, column_names, detect_format, read_records
+from evaluators.loaders.jsontext import MAX_DEPTH
 from evaluators.loaders.records import derive_question_id
 
-__all__ = ["ALIASES", "FORMATS", "GOLDEN_FIELDS", "MAX_CELL_CHARS", "OUTPUT_FIELDS", "ROLES", "Dataset",
+__all__ = ["ALIASES", "FORMATS", "GOLDEN_FIELDS", "MAX_CELL_CHARS", "MAX_DEPTH", "OUTPUT_FIELDS", "ROLES", "Dataset",
            "Records", "check_against_golden", "column_names", "derive_question_id", "detect_format", "load",
            "read_records"]

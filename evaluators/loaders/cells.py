@@ -6,9 +6,11 @@ import ast
 import json
 import math
 import re
+import unicodedata
 from typing import Any
 
 from evaluators.checks import validate_check
+from evaluators.loaders import jsontext
 from evaluators.loaders.problems import kind, names, preview
 from evaluators.schema import Chunk
 
@@ -34,6 +36,21 @@ def text(value: Any) -> str | None:
                   "spreadsheet would run as a formula; edit the cell so it does not start "
                   "with =, @, or +/- followed by a function")
     return value
+
+
+def identifier(text: str, what: str) -> str:
+    """An id or method name as compared and stored: trimmed, in Unicode NFC (a "café" typed and one pasted from
+    a Mac are one name); Bad when it holds an invisible or control character (Unicode Cf, Cc: a zero-width
+    space, a soft hyphen, a BOM), which would make two names that look the same count apart."""
+    text = unicodedata.normalize("NFC", text.strip())
+    if text.isprintable():  # the common case, checked in C
+        return text
+    for position, char in enumerate(text, 1):
+        if unicodedata.category(char) in ("Cf", "Cc"):
+            raise Bad(f"the {what} {preview(text)} contains an invisible character, U+{ord(char):04X} "
+                      f"{unicodedata.name(char, 'CONTROL CHARACTER')}, at position {position}; names that look "
+                      "the same would count as different: delete it")
+    return text  # not printable only for a separator such as a no-break space: visible enough
 
 
 def none_if_blank(text: str | None) -> str | None:
@@ -87,7 +104,9 @@ def _split_contexts(text: str, sep: str | None) -> Any:
         return []
     if stripped[0] in "[{":
         try:
-            return json.loads(stripped)
+            return jsontext.loads(stripped)
+        except jsontext.JsonRefused as refused:
+            raise Bad(f"contexts: {refused.message}") from None
         except json.JSONDecodeError as err:
             chunks = _python_list(stripped) if stripped[0] == "[" else None
             if chunks is not None:
@@ -163,7 +182,9 @@ def checks(value: Any) -> tuple[dict, ...]:
         return ()
     if isinstance(value, str):
         try:
-            value = json.loads(_within_limit(value))
+            value = jsontext.loads(_within_limit(value))
+        except jsontext.JsonRefused as refused:
+            raise Bad(f"checks: {refused.message}") from None
         except json.JSONDecodeError as err:
             raise Bad(f"checks is not valid JSON ({err.msg} at character {err.pos}); write a "
                       "JSON list like [{\"type\": \"contains\", ...}]") from None

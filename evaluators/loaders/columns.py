@@ -38,11 +38,22 @@ _DESCRIPTIONS = {
 }
 
 
-def resolve_columns(keys: list, role: str, column_map: dict, problems: Problems) -> dict:
-    """canonical field -> column: the user's mapping first, then the first free alias."""
+def column_lookup(keys: list, problems: Problems) -> dict:
+    """Each column by its name trimmed and case-folded (how aliases match); two columns whose names are equal so
+    (`question` and `Question `) are a problem: which one is read would be a silent guess."""
     lookup: dict[str, str] = {}
     for key in keys:
-        lookup.setdefault(str(key).strip().lower(), key)
+        name = str(key).strip().casefold()
+        first = lookup.setdefault(name, key)
+        if first != key and name:  # the same name twice exactly: the parser says so (CSV header)
+            problems.add(None, str(key), f"columns '{first}' and '{key}' have the same name once case and spaces "
+                         "are ignored, so which one to read is unclear; rename or delete one")
+    return lookup
+
+
+def resolve_columns(keys: list, role: str, column_map: dict, problems: Problems) -> dict:
+    """canonical field -> column: the user's mapping first, then the first free alias."""
+    lookup = column_lookup(keys, problems)
     columns = _mapped_columns(column_map, keys, lookup, problems)
     taken = set(columns.values())
     for field, aliases in ALIASES.items():
@@ -65,7 +76,7 @@ def _mapped_columns(column_map: dict, keys: list, lookup: dict, problems: Proble
             problems.add(None, None, f"the column mapping names unknown field '{field}'; "
                          f"fields are: {', '.join(ALIASES)}")
         elif column is not None:
-            found = column if column in key_set else lookup.get(str(column).strip().lower())
+            found = column if column in key_set else lookup.get(str(column).strip().casefold())
             if found is None:
                 problems.add(None, field, f"the column mapping reads {field} from column "
                              f"'{column}', but the file has no such column; columns found: "

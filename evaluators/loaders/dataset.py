@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from evaluators.loaders import cells
 from evaluators.loaders.columns import GOLDEN_FIELDS, OUTPUT_FIELDS, id_field, plan_roles, resolve_columns
 from evaluators.loaders.formats import Source, gc_paused, parse
 from evaluators.loaders.problems import Problems
@@ -62,7 +63,10 @@ def _load(src: Source, role: str, method, context_sep, fmt, encoding, column_map
 
     default_method = None
     if want_outputs and "method" not in columns:
-        default_method = method.strip() if method is not None else Path(file).stem
+        try:
+            default_method = cells.identifier(method if method is not None else Path(file).stem, "method name")
+        except cells.Bad as bad:
+            problems.stop(None, "method", str(bad))
     reader = RecordReader(columns, problems, want_golden, want_outputs, default_method,
                           context_sep)
     golden, outputs, output_rows = reader.read_all(records)

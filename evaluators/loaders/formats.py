@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators import inspectorraget
+from evaluators.loaders import jsontext
 from evaluators.loaders.problems import Problems, kind
 from evaluators.schema import LoadError, Problem
 
@@ -287,7 +288,9 @@ def _sniff_format(head: bytes) -> str | None:
 
 def _is_json(data: bytes | str) -> bool:
     try:
-        json.loads(data)
+        jsontext.loads(data if isinstance(data, str) else data.decode("utf-8", "replace"))
+    except jsontext.JsonRefused:
+        return True  # JSON, refused where it is read (too deep, a key twice)
     except ValueError:
         return False
     return True
@@ -320,11 +323,13 @@ def _encoding_message(raw: bytes, position: int, line: int, codec: str) -> str:
     label = "UTF-8" if codec == "utf-8" else codec
     message = (f"the file is not valid {label} text: byte 0x{raw[position]:02x} on line {line} "
                "cannot be read.")
+    # Every way of loading a file has an encoding option: `run` and `labels import` --encoding, the Data screen
+    # an Encoding choice beside each upload (it takes any codec name), load() and read_records() encoding=.
     if guess and guess != codec:
-        return (f"{message} It looks like {guess}; re-save the file as UTF-8 "
-                f"(in Excel: Save As > CSV UTF-8), or load it with encoding='{guess}'.")
-    return (f"{message} Re-save the file as UTF-8, or load it with the encoding it was "
-            "saved in (encoding=..., for example 'cp1252').")
+        return (f"{message} It looks like {guess}: re-save the file as UTF-8 (in Excel: Save As > CSV UTF-8), "
+                f"or read it as {guess} (command line: --encoding {guess}; Data screen: set Encoding to {guess}).")
+    return (f"{message} Re-save the file as UTF-8, or read it in the encoding it was saved in (command line: "
+            "--encoding NAME, for example --encoding cp1252; Data screen: the Encoding option).")
 
 
 def _guess_encoding(raw: bytes, position: int) -> str | None:
@@ -343,7 +348,7 @@ def _guess_encoding(raw: bytes, position: int) -> str | None:
     close = [m for m in matches if m.chaos <= matches[0].chaos + 0.1]
     if any("cp1252" in m.could_be_from_charset for m in close):
         return "cp1252"
-    return matches[0].encoding
+    return codecs.lookup(matches[0].encoding).name  # Python's own spelling (utf-16, not utf_16), as the app offers it
 
 
 def _reject_nul(text: str, fmt: str, problems: Problems) -> None:
@@ -401,7 +406,9 @@ def _check_header(header: list[str], problems: Problems) -> None:
 
 def _parse_json(text: str, problems: Problems):
     try:
-        top = json.loads(text)
+        top = jsontext.loads(text)
+    except jsontext.JsonRefused as refused:
+        problems.stop(*jsontext.place(refused, records_listed=True), refused.message)
     except json.JSONDecodeError as err:
         if err.msg == "Extra data" and _is_json(text.lstrip().split("\n", 1)[0]):
             return ("jsonl", *_parse_jsonl(text, problems))  # JSON Lines saved as .json
@@ -437,7 +444,9 @@ def _parse_jsonl(text: str, problems: Problems):
         if not line.strip():
             continue
         try:
-            items.append((line_number, json.loads(line)))
+            items.append((line_number, jsontext.loads(line)))
+        except jsontext.JsonRefused as refused:
+            problems.add(line_number, jsontext.place(refused, records_listed=False)[1], refused.message)
         except json.JSONDecodeError as err:
             problems.add(line_number, None, f"this line is not valid JSON: {err.msg} at column "
                          f"{err.colno}; each line must hold one complete JSON object")

@@ -3,6 +3,7 @@ a question's id, repeated questions and answers within one file."""
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -13,8 +14,8 @@ from evaluators.schema import Chunk, GoldenItem, RagOutput
 
 
 def derive_question_id(question: str) -> str:
-    """The id of a question that has none: stable across files that hold the same text."""
-    normalised = " ".join(question.split())
+    """The id of a question that has none: stable across files that hold the same text (NFC: however typed)."""
+    normalised = unicodedata.normalize("NFC", " ".join(question.split()))
     return "q-" + hashlib.sha1(normalised.encode("utf-8")).hexdigest()[:10]
 
 
@@ -84,7 +85,7 @@ class RecordReader:
         question_id = self.required(row, record, "question_id", "the question id is empty; "
                                     "give every row an id, or drop the id column so ids are "
                                     "derived from the question text")
-        return question_id.strip() if question_id else None
+        return self.identifier(row, "question_id", question_id, "question id")
 
     def golden_item(self, row: int, record: dict, question_id: str | None,
                     question: str | None) -> GoldenItem:
@@ -114,7 +115,17 @@ class RecordReader:
             return self.default_method
         method = self.required(row, record, "method", "the method name is empty; name the RAG "
                                "method that produced this answer")
-        return method.strip() if method else None
+        return self.identifier(row, "method", method, "method name")
+
+    def identifier(self, row: int, field: str, text: str | None, what: str) -> str | None:
+        """An id or method name in NFC, None (a problem) when it holds an invisible character."""
+        if text is None:
+            return None
+        try:
+            return cells.identifier(text, what)
+        except cells.Bad as bad:
+            self.problems.add(row, self.columns[field], str(bad))
+            return None
 
     def contexts(self, value: Any) -> tuple[Chunk, ...]:
         return cells.contexts(value, self.context_sep)

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from evaluators.judges import openai_judge, prompts
-from evaluators.judges.openai_judge import OpenAIJudge
+from evaluators.judges.openai_judge import BOUNDED, OpenAIJudge
 from evaluators.judgments import NOT_FOUND, SUPPORTED, ChunkRelevance, JudgeRefused
 from evaluators.metrics.claims import claim_metrics
 from evaluators.schema import JUDGE_ERROR, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
@@ -321,6 +321,17 @@ def test_a_request_the_server_refuses_is_not_retried(server):
     server.responder = lambda body: Reply.status(400, "The prompt was filtered by the content management policy")
     judgment = judge_one(server)
     assert judgment.status == JUDGE_ERROR and "HTTP 400" in judgment.error and server.request_count == 1
+
+
+def test_a_prompt_too_long_for_the_model_fails_that_call_and_keeps_the_schema(server):
+    """ "maximum context length" is no refusal of the schema's bounds: stepping down would cost every later
+    request its bounds and a resend, and the prompt would still be too long."""
+    server.responder = lambda body: Reply.status(
+        400, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.")
+    judge = make_judge(server)
+    judgment = judge.judge_sync([sample_with_chunks(3)])[0]
+    assert judgment.status == JUDGE_ERROR and "maximum context length" in judgment.error
+    assert judge.schema_level == BOUNDED and server.request_count == 1
 
 
 @pytest.mark.parametrize("code, cause, remedy", [

@@ -83,6 +83,10 @@ REFUSAL_STATUS_CODES = frozenset({401, 403, 404})  # a wrong key, a key without 
 # llama.cpp, Ollama).
 _SCHEMA_REFUSAL = re.compile(r"json_schema|response_format|structured output|minimum|maximum|minItems|maxItems",
                              re.IGNORECASE)
+# How servers say a prompt is too long for the model ("This model's maximum context length is 8192 tokens"): a
+# 400 of that one request, not a refusal of the schema, though it says "maximum".
+_TOO_LONG = re.compile(r"context length|context_length|context window|too many tokens|too long|reduce the length",
+                       re.IGNORECASE)
 # How servers refuse several choices per request (`n`): "Invalid 'n'", "Only one completion choice is allowed".
 _N_REFUSAL = re.compile(r"\bn\b|choice", re.IGNORECASE)
 # The schema levels a judge steps down through on refusals (see the module doc).
@@ -549,7 +553,7 @@ class _Session:
             judge.n_supported = False
             return _Attempt(record.failed(BAD_REQUEST, f"HTTP 400: {e.message}; asking for one choice per request",
                                           text))
-        if code == 400 and level > JSON_MODE and _SCHEMA_REFUSAL.search(text):
+        if code == 400 and level > JSON_MODE and _SCHEMA_REFUSAL.search(text) and not _TOO_LONG.search(text):
             # Concurrent refusals of one level step down once, not once each.
             judge.schema_level = min(judge.schema_level, level - 1)
             then = "the schema without bounds" if level == BOUNDED else "JSON mode"

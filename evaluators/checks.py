@@ -6,17 +6,19 @@ loader refuses a malformed check with `validate_check`'s message; `run_checks` r
 answer.
 
 contains / not_contains / list_items are substring tests that ignore case, whitespace runs and
-apostrophe style; regex runs on the raw answer; number looks for the value among the answer's
-numbers (`evaluators.text.numbers`), with a relative tolerance.
+apostrophe style; regex runs on the raw answer, for at most REGEX_SECONDS (`regex`'s timeout: a pattern such
+as "(a|aa)+$" backtracks for ever on some answers, and patterns come from uploaded files); number looks for the
+value among the answer's numbers (`evaluators.text.numbers`), with a relative tolerance.
 """
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from numbers import Real
 from typing import Any
+
+import regex
 
 from evaluators.text import fold, number_values
 
@@ -31,11 +33,16 @@ _CHECK_KEYS = {
     "list_items": {"items", "min_share"},
 }
 NUMBER_REL_TOL = 1e-9
+REGEX_SECONDS = 1.0  # per answer and pattern; a plain pattern takes microseconds
+
+
+class CheckTimeout(ValueError):
+    """A regex check that did not finish on an answer within REGEX_SECONDS."""
 
 
 @lru_cache(maxsize=4096)
-def _compile(pattern: str) -> re.Pattern:
-    return re.compile(pattern, re.IGNORECASE)
+def _compile(pattern: str) -> regex.Pattern:
+    return regex.compile(pattern, regex.IGNORECASE)
 
 
 def _is_number(x: Any) -> bool:
@@ -69,7 +76,7 @@ def validate_check(check: Any) -> str | None:
         if kind == "regex":
             try:
                 _compile(value)
-            except re.error as exc:
+            except regex.error as exc:
                 return f"'pattern' {value!r} is not a valid regular expression: {exc}"
     elif kind == "number":
         if not _is_number(value):
@@ -109,7 +116,11 @@ def run_check(check: Mapping, answer: str) -> bool:
     if kind == "not_contains":
         return fold(check["value"]) not in fold(answer)
     if kind == "regex":
-        return _compile(check["pattern"]).search(answer) is not None
+        try:
+            return _compile(check["pattern"]).search(answer, timeout=REGEX_SECONDS) is not None
+        except TimeoutError:
+            raise CheckTimeout(f"the regex check /{check['pattern']}/ did not finish within {REGEX_SECONDS:g} s on "
+                               "this answer (it backtracks without end): simplify the pattern") from None
     if kind == "number":
         target = float(check["value"])
         found = number_values(answer)
@@ -124,7 +135,7 @@ def run_checks(answer: str, checks: Iterable[Mapping]) -> list[tuple[str, bool]]
     """(name, passed) for every check, in order; ValueError naming the first malformed check.
 
     contains / not_contains / list_items compare case-, whitespace- and apostrophe-insensitively;
-    regex is `re.search` with IGNORECASE; number looks for the value among `numbers(answer)`.
+    regex is `regex.search` with IGNORECASE (CheckTimeout past REGEX_SECONDS); number looks for the value among `numbers(answer)`.
     """
     out = []
     for i, check in enumerate(checks, 1):

@@ -1,9 +1,13 @@
 """Per-question checks (evaluators/checks.py): each check type, validation messages, run_checks."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evaluators import checks as ck
+
+ROOT = Path(__file__).resolve().parent.parent
 
 ANSWER = "Yes. Territory 118 has a rate change of -0.133%; the premium is $6,650. Rules: Rule C-1, Rule C-2."
 
@@ -63,3 +67,22 @@ def test_validate_check_bad_regex_and_run_checks_raises():
     assert msg.startswith("'pattern' '(unclosed' is not a valid regular expression: missing )")
     with pytest.raises(ValueError, match=r"^check 2: the check has no 'type'$"):
         ck.run_checks("x", [{"type": "contains", "value": "x"}, {}])
+
+
+def test_a_regex_check_that_backtracks_without_end_is_skipped_with_the_reason_not_a_hang():
+    """A pattern from an uploaded file, such as "(a|aa)+$", backtracks for ~1.6^n steps on "aaa...a!": the cell ends
+    `skipped` within REGEX_SECONDS instead of the run hanging (a subprocess, so the old code fails, not hangs)."""
+    import subprocess
+    import sys
+    code = ("from evaluators.metrics.lexical import checks_pass_rate\n"
+            "from evaluators.schema import GoldenItem, RagOutput, Sample\n"
+            "checks = ({'type': 'regex', 'pattern': '(a|aa)+$'}, {'type': 'contains', 'value': 'a'})\n"
+            "s = Sample(GoldenItem('q', 'Q?', 'R', checks=checks), RagOutput('q', 'm', 'a' * 40 + '!'))\n"
+            "r, = checks_pass_rate([s])\n"
+            "print(r.status, '|', r.detail)\n")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the regex check ran for over a minute on one answer")
+    status, detail = out.stdout.strip().split(" | ")
+    assert status == "skipped" and "/(a|aa)+$/ did not finish within 1 s" in detail, out.stderr

@@ -77,3 +77,10 @@ def test_repeats_count_as_that_many_holistic_calls():
     assert thrice.input_tokens["holistic"] == 3 * once.input_tokens["holistic"]
     assert thrice.output_tokens["holistic"] == 3 * once.output_tokens["holistic"]
     assert thrice.input_tokens["extraction"] == once.input_tokens["extraction"]  # the claims are asked once
+
+
+def test_a_sample_over_the_judges_limits_costs_nothing():
+    from evaluators.judges import MAX_CHUNKS
+    within = estimate([sample(3)], "openai", ALL)
+    both = estimate([sample(3), sample(MAX_CHUNKS + 1, qid="q2")], "openai", ALL)
+    assert both.total_calls == within.total_calls and both.total_input_tokens == within.total_input_tokens

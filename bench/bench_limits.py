@@ -2,12 +2,13 @@
 
     .venv/bin/python bench/bench_limits.py [--no-write]
 
-One sample each (a question and reference about the Thames), the whole catalogue, `python -m evaluators run`
-in a fresh process on a new DuckDB file: a plain sample (12 chunks of ~1,000 characters; the process's start and
-the models' loading, the baseline), both limits at once (evaluators.judges: MAX_CHUNKS distinct chunks
-filling MAX_OFFLINE_CHARS; one chunk filling MAX_OFFLINE_CHARS), and beyond them (10,000 chunks; one chunk of 999,000 characters: stored `skipped`). Time is
-wall-clock, memory the child's peak resident set. Then the sentence splitter on 20,000 and 200,000 characters
-(ratio of the two, in one run). Writes bench/results/limits.md unless --no-write.
+One sample each (a question and reference about the Thames), the whole catalogue, `python -m evaluators run` in a
+fresh process on a new DuckDB file: a plain sample (12 chunks of ~1,000 characters; the process's start and the
+models' loading, the baseline), both limits at once (evaluators.judges: MAX_CHUNKS distinct chunks filling
+MAX_OFFLINE_CHARS; one chunk filling MAX_OFFLINE_CHARS), and beyond them (10,000 chunks; one chunk of 999,000
+characters: stored `skipped`). Time is wall-clock, memory the child's peak resident set. Then the sentence splitter
+on 20,000 and 200,000 characters (ratio of the two, in one run).
+Writes bench/results/limits.md unless --no-write.
 """
 from __future__ import annotations
 

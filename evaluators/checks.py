@@ -135,7 +135,8 @@ def run_checks(answer: str, checks: Iterable[Mapping]) -> list[tuple[str, bool]]
     """(name, passed) for every check, in order; ValueError naming the first malformed check.
 
     contains / not_contains / list_items compare case-, whitespace- and apostrophe-insensitively;
-    regex is `regex.search` with IGNORECASE (CheckTimeout past REGEX_SECONDS); number looks for the value among `numbers(answer)`.
+    regex is `regex.search` with IGNORECASE (CheckTimeout past REGEX_SECONDS); number looks for the value among
+    `numbers(answer)`.
     """
     out = []
     for i, check in enumerate(checks, 1):

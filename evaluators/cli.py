@@ -229,7 +229,8 @@ def cmd_run(args) -> int:
         price = prices.choose(args.model, args.price_in, args.price_out) if args.judge != "offline" else None
         config = ({"context_sep": args.context_sep, "concurrency": args.concurrency, "repeats": args.repeats,
                    "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")}
-                  | (dict(timeout=args.timeout) if args.timeout is not None else {})  # a keyword: the status timeout is spelled in schema.py only
+                  # a keyword, not a quoted key: statuses (one is timeout) are spelled in schema.py only
+                  | (dict(timeout=args.timeout) if args.timeout is not None else {})
                   | (prices.to_config(price) if price else {}))
         run_options.check(metric_ids, config)  # create_run's rules, before any file is read or stored
         golden, outputs = _load_inputs(args)

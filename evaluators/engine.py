@@ -188,8 +188,9 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
                 if pending:
                     if on_metric:
                         on_metric(m.id, metric_done[m.id], len(samples), done, total)
-                    skipped = [s for s in pending if m.judged and s.key in too_big]
-                    judged = [s for s in pending if not (m.judged and s.key in too_big)]
+                    over = too_big if m.judged else {}  # unjudged metrics (exact match ...) score every sample
+                    skipped = [s for s in pending if s.key in over]
+                    judged = [s for s in pending if s.key not in over]
                     if judged:
                         frames.append(score_frame(run_id, m, judged, m.compute(judged, context), context.judge))
                     if skipped:

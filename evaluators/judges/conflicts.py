@@ -20,13 +20,13 @@ stated contradiction is rare, so a fitted weight cannot carry it ("The Berlin Wa
              of the question, negated or not)
   option     to an "X or Y?" question, the answer takes the option the reference does not
   list       the reference is a list ("Red, green and blue.") and the answer leaves out one of its items
-  other      the reference's key (what it says beyond the question: one fact, at most two words) goes unstated, not even inside a longer
-             word ("handbag" states "bag"), while the answer, restating the question, states something else instead
-             ("... is helium." for "Hydrogen ...")
+  other      the reference's key (what it says beyond the question: one fact, at most two words) goes unstated,
+             not even inside a longer word ("handbag" states "bag"), while the answer, restating the question,
+             states something else instead ("... is helium." for "Hydrogen ...")
 
 A short reference (at most five words) is compared with every clause of the answer, a sentence with the clauses
-that restate it (`_aligned`), a longer reference only when the answer follows it clause by clause (`_FOLLOWS`): a summary written by someone else tells its own
-account and names what the reference does not without being wrong.
+that restate it (`_aligned`), a longer reference only when the answer follows it clause by clause (`_FOLLOWS`):
+a summary written by someone else tells its own account and names what the reference does not without being wrong.
 
 `states_key` is the other side: nothing contradicted, and every word of the reference's key stated (numbers,
 times and direction words compared as values: "six" is 6, "4 pm" is "16:00", "7B" is "7 billion", "reduces" is

@@ -14,14 +14,14 @@ checked to be healthy: every call "ok" at the first attempt, no repair, every sa
 matrix, 3 generated questions and holistic ratings. No network beyond 127.0.0.1; OPENAI_API_KEY is
 set to a dummy value inside the script.
 
-The judge is driven exactly as the engine drives it per batch: `judges.judge_samples("openai",
+The judge is driven exactly as the engine drives it per batch: `judges.judge_samples(OpenAIJudge(...),
 samples, (CLAIMS, HOLISTIC), ...)` over the whole set (per sample the extraction and the holistic call
 at once, then one verification call per 16 chunks), no store (so no judge cache).
 
 1. Calls and tokens per sample, over the demo data (data/demo/novel_44557_*, 206 samples), server
    latency 0, concurrency 32. Tokens are `estimate.approx_tokens` (ceil(characters / 4)) of the
    request's message contents and of the reply's content, read back from the CallRecords: the unit
-   of the pre-run estimate (`estimate.estimate(samples, "openai", metrics.resolve(None))`), printed
+   of the pre-run estimate (`estimate.estimate(samples, OpenAIJudge(...), metrics.resolve(None))`), printed
    next to them. Next to those, ragas' per-sample pattern for its 5 metrics (9 + k calls for k
    chunks) and a lower bound of the input tokens those calls must carry (`ragas_lower_bound`).
 2. Rounds: 10 samples judged one after another (one sample in flight, the judge's concurrency 8 so
@@ -61,7 +61,7 @@ sys.path.insert(0, str(ROOT))
 import openai  # noqa: E402
 
 from evaluators.engine import plan  # noqa: E402
-from evaluators.judges import CLAIMS, HOLISTIC, judge_samples, offline, prompts  # noqa: E402
+from evaluators.judges import CLAIMS, HOLISTIC, OpenAIJudge, judge_samples, offline, prompts  # noqa: E402
 from evaluators.estimate import HOLISTIC_TOKENS, approx_tokens, estimate  # noqa: E402
 from evaluators.judgments import ClaimMatrix, Holistic  # noqa: E402
 from evaluators.loaders import load  # noqa: E402
@@ -221,15 +221,15 @@ def judge_run(samples: list[Sample], base_url: str, concurrency: int, one_at_a_t
     """Both parts of every sample, as the engine asks per batch (or sample by sample); (judged, wall
     seconds, (CPU seconds of this thread: the client's work, seconds it waited for a CPU), the
     time.monotonic() at which each sample was done when one at a time)."""
-    config = {"base_url": base_url, "concurrency": concurrency}
+    judge = OpenAIJudge(MODEL, base_url, concurrency=concurrency)
     t, cpu, waited = time.perf_counter(), time.thread_time(), run_queue_wait()
     judged, done = [], []
     if one_at_a_time:
         for s in samples:
-            judged += judge_samples("openai", [s], (CLAIMS, HOLISTIC), model=MODEL, config=config)
+            judged += judge_samples(judge, [s], (CLAIMS, HOLISTIC))
             done.append(time.monotonic())
     else:
-        judged = judge_samples("openai", samples, (CLAIMS, HOLISTIC), model=MODEL, config=config)
+        judged = judge_samples(judge, samples, (CLAIMS, HOLISTIC))
     return judged, time.perf_counter() - t, (time.thread_time() - cpu, run_queue_wait() - waited), done
 
 
@@ -374,7 +374,7 @@ def main() -> None:
         row[0] += 1
         for i, value in enumerate(tokens(record), start=1):
             row[i] += value
-    est = estimate(samples, "openai", resolve(None))
+    est = estimate(samples, OpenAIJudge(MODEL), resolve(None))
     assert est.samples == n
 
     rows = ["| call | calls / sample | estimated | input tokens / sample | estimated | measured / estimate | "
@@ -469,7 +469,7 @@ prompts {prompts.PROMPT_VERSION} · the machine is shared, other processes ran d
 average (1 min) {load_before[0]:.1f} at the start, {load_after[0]:.1f} at the end; CPU pressure (PSI "some", 60 s)
 {pressure_before} at the start, {pressure_after} at the end
 
-The judge is called as the engine calls it per batch: `judge_samples("openai", samples, (CLAIMS, HOLISTIC))`
+The judge is called as the engine calls it per batch: `judge_samples(OpenAIJudge(...), samples, (CLAIMS, HOLISTIC))`
 (per sample: the extraction and the holistic call at once, then one verification call per
 {prompts.CHUNKS_PER_CALL} chunks); no store, so no judge cache. The server is `tests/openai_server.py` on
 127.0.0.1 (TCP_NODELAY on, as real servers), in a forked child process (so the judge's process runs only
@@ -487,7 +487,7 @@ complete matrix, 3 generated questions and holistic ratings.
 {len({s.output.method for s in samples})} methods, {chunks_each}.
 Concurrency 32, server latency 0. Tokens are `estimate.approx_tokens` (ceil(characters / 4)) of
 every message content of the request and of the reply's content, from the CallRecords: the unit of
-the pre-run estimate (`estimate.estimate(samples, "openai", metrics.resolve(None))`, all 34 metrics).
+the pre-run estimate (`estimate.estimate(samples, OpenAIJudge(...), metrics.resolve(None))`, all 34 metrics).
 
 {ours_table}
 

@@ -5,8 +5,8 @@
 One sample each (a question and reference about the Thames), the whole catalogue, `python -m evaluators run` in a
 fresh process on a new DuckDB file: a plain sample (12 chunks of ~1,000 characters; the process's start and the
 models' loading, the baseline), both limits at once (evaluators.judges: MAX_CHUNKS distinct chunks filling
-MAX_OFFLINE_CHARS; one chunk filling MAX_OFFLINE_CHARS), and beyond them (10,000 chunks; one chunk of 999,000
-characters: stored `skipped`). Time is wall-clock, memory the child's peak resident set. Then the sentence splitter
+OfflineJudge.max_chars; one chunk filling OfflineJudge.max_chars), and beyond them (10,000 chunks; one chunk of
+999,000 characters: stored `skipped`). Time is wall-clock, memory the child's peak resident set. Then the sentence splitter
 on 20,000 and 200,000 characters (ratio of the two, in one run).
 Writes bench/results/limits.md unless --no-write.
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from evaluators.judges import MAX_CHUNKS, MAX_OFFLINE_CHARS, offline  # noqa: E402
+from evaluators.judges import MAX_CHUNKS, OfflineJudge, offline  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "limits.md"
 QUESTION, REFERENCE = "How long is the Thames?", "The Thames is 346 km long and flows through London."
@@ -41,7 +41,7 @@ def _chunk(i: int, chars: int) -> str:
 
 
 def cases() -> dict[str, list[str]]:
-    room = MAX_OFFLINE_CHARS - len(QUESTION) - len(REFERENCE) - len(ANSWER)
+    room = OfflineJudge.max_chars - len(QUESTION) - len(REFERENCE) - len(ANSWER)
     return {
         "plain: 12 chunks of 1,000 characters": [_chunk(i, 1000) for i in range(12)],
         f"at the limit: {MAX_CHUNKS:,} chunks of {room // MAX_CHUNKS} characters":

@@ -1,1 +1,19 @@
-"""RAGScope's metric engine: load golden sets and RAG outputs, score them, store them in DuckDB."""
+"""RAGScope's metric engine: load golden sets and RAG outputs, score them, store them in DuckDB.
+
+    from evaluators import evaluate, OpenAIJudge
+    result = evaluate("golden.csv", "outputs.jsonl")   # the offline judge, a temporary DuckDB file
+"""
+from __future__ import annotations
+
+_API = {"evaluate": "evaluators.api", "Evaluation": "evaluators.api", "read_inputs": "evaluators.api",
+        "OfflineJudge": "evaluators.judges.specs", "OpenAIJudge": "evaluators.judges.specs"}
+__all__ = list(_API)
+
+
+def __getattr__(name: str):
+    # Imported when first asked for: `python -m evaluators metrics` need not load the engine.
+    if name in _API:
+        import importlib
+
+        return getattr(importlib.import_module(_API[name]), name)
+    raise AttributeError(f"module 'evaluators' has no attribute {name!r}")

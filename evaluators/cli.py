@@ -13,14 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluators import csv_export, engine, loaders, queries, run_options
-from evaluators.judges import JUDGES, prices
+from evaluators import api, csv_export, engine, queries, run_options
+from evaluators.judges import JUDGES, Judge, OfflineJudge, OpenAIJudge, named, prices
 from evaluators.estimate import Estimate, estimate
 from evaluators.judgments import JudgeRefused
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import NEEDS, SCALES
 from evaluators.queries.screens import SCREENS
-from evaluators.runner import batch_size_for
 from evaluators.schema import LoadError
 from evaluators.store import Store, StoreLocked, StoreUnavailable, open_store
 
@@ -187,68 +186,48 @@ def _split_outputs_arg(arg: str) -> tuple[str | None, str]:
     return None, arg
 
 
-def _load_inputs(args) -> tuple[loaders.Dataset, list[loaders.Dataset]]:
-    """Load and cross-check every file, gathering all problems before anything is written."""
-    problems, golden, outputs = [], None, []
-    try:
-        golden = loaders.load(args.golden, role="golden" if args.outputs else "auto", context_sep=args.context_sep,
-                              encoding=args.encoding)
-        if not args.outputs and not golden.outputs:
-            raise ValueError(f"{Path(args.golden).name} holds no answers: add --outputs PATH")
-    except LoadError as exc:
-        problems += exc.problems
-    for arg in args.outputs:
-        method, path = _split_outputs_arg(arg)
-        try:
-            outputs.append(loaders.load(path, role="outputs", method=method, context_sep=args.context_sep,
-                                        encoding=args.encoding))
-        except LoadError as exc:
-            problems += exc.problems
-    if golden is not None:
-        problems += loaders.check_against_golden(outputs or [golden], golden)
-    if problems:
-        raise LoadError(problems)
-    return golden, outputs or [golden]
+def _judge(args) -> Judge:
+    """The judge the options describe (a new run's: --resume and --retry-failed take the run's own)."""
+    if named(args.judge).offline:
+        if args.price_in is not None or args.price_out is not None:
+            raise ValueError("--price-in/--price-out apply to an LLM judge (the offline judge costs nothing)")
+        return OfflineJudge()
+    return OpenAIJudge(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
+                concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
+                price_in=args.price_in, price_out=args.price_out)
 
 
 def cmd_run(args) -> int:
-    if args.judge == "openai" and not (args.resume or args.retry_failed or args.estimate):
-        missing = [what for what, ok in (("--model", args.model), ("OPENAI_API_KEY in the environment",
-                                          os.environ.get("OPENAI_API_KEY"))) if not ok]
-        if missing:
-            return _fail(f"--judge openai needs {' and '.join(missing)} (the key is never stored)", EXIT_BAD_INPUT)
-    run_id = args.resume or args.retry_failed
-    priced = args.price_in is not None or args.price_out is not None
-    if priced and (run_id or args.judge == "offline"):
-        return _fail("--price-in/--price-out apply to a new run of --judge openai (a run keeps the prices it was "
-                     "started with; the offline judge costs nothing)", EXIT_BAD_INPUT)
-    if run_id is None:
+    run_id, samples = args.resume or args.retry_failed, None
+    if run_id is not None:
+        if args.price_in is not None or args.price_out is not None:
+            return _fail("--price-in/--price-out apply to a new run (a run keeps the prices it was started with)",
+                         EXIT_BAD_INPUT)
+        store = _open_store(args.db)
+    else:
         if not args.golden:
             return _fail("--golden is required (or --resume / --retry-failed RUN_ID)", EXIT_BAD_INPUT)
+        judge = _judge(args)
+        if judge.needs_key and not args.estimate:
+            missing = [what for what, ok in (("--model", judge.model), ("OPENAI_API_KEY in the environment",
+                                              os.environ.get("OPENAI_API_KEY"))) if not ok]
+            if missing:
+                return _fail(f"--judge {judge.name} needs {' and '.join(missing)} (the key is never stored)",
+                             EXIT_BAD_INPUT)
         metric_ids = _comma_list(args.metrics) if args.metrics is not None else None
-        price = prices.choose(args.model, args.price_in, args.price_out) if args.judge != "offline" else None
-        config = ({"context_sep": args.context_sep, "concurrency": args.concurrency, "repeats": args.repeats,
-                   "base_url": args.base_url or os.environ.get("OPENAI_BASE_URL")}
-                  # a keyword, not a quoted key: statuses (one is timeout) are spelled in schema.py only
-                  | (dict(timeout=args.timeout) if args.timeout is not None else {})
-                  | (prices.to_config(price) if price else {}))
-        run_options.check(metric_ids, config)  # create_run's rules, before any file is read or stored
-        golden, outputs = _load_inputs(args)
-        samples = _print_plan(golden, outputs, metric_ids, args.judge, args, price)
+        run_options.check(metric_ids, engine.run_config(judge))  # create_run's rules, before any file is read
+        outputs = [_split_outputs_arg(arg) for arg in args.outputs]
+        inputs = api.read_inputs(args.golden, outputs or None, context_sep=args.context_sep, encoding=args.encoding)
+        _print_plan(inputs.plan, metric_ids, judge, args)
         if args.estimate:
-            return EXIT_OK if samples else EXIT_BAD_INPUT
+            return EXIT_OK if inputs.plan.samples else EXIT_BAD_INPUT
         store = _open_store(args.db)
-        with store.lease():  # the import and the new run: one unit of work
-            golden_id = store.save_dataset(golden).dataset_id
-            outputs_ids = list(dict.fromkeys(store.save_dataset(ds).dataset_id for ds in outputs))
-            run_id = engine.create_run(
-                store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids, metrics=metric_ids,
-                judge=args.judge, judge_model=args.model, name=args.name, config=config)
+        run_id = api.create_run(store, inputs.golden, inputs.outputs, metrics=metric_ids, judge=judge,
+                                name=args.name, context_sep=args.context_sep, plan=inputs.plan)
         print(f"run {run_id}", file=sys.stderr)
-    else:
-        store = _open_store(args.db)
+        samples = inputs.plan.samples
     try:
-        _execute_with_bar(store, run_id)  # the engine lets go of the file between batches
+        _execute_with_bar(store, run_id, samples)
     except JudgeRefused as exc:  # no call could succeed: the run stopped at once, its cells still to do
         return _fail(f"{exc}\nthe run stopped; its cells not scored yet are kept: once fixed, resume with: "
                      f"python -m evaluators run --db {store.path} --resume {run_id}", EXIT_FAILED)
@@ -256,27 +235,26 @@ def cmd_run(args) -> int:
         return _report(store, run_id)
 
 
-def _print_plan(golden, outputs, metric_ids: list[str] | None, judge: str, args, price) -> list:
-    """Print what the run will do and what it will cost the judge; return its samples."""
+def _print_plan(plan: engine.Plan, metric_ids: list[str] | None, judge: Judge, args) -> None:
+    """Print what the run will do and what it will cost the judge."""
     metrics = resolve(metric_ids)
-    p = engine.plan(golden.golden, [o for ds in outputs for o in ds.outputs])
-    print(f"{len(p.samples)} samples x {len(metrics)} metrics", file=sys.stderr)
-    for method, qids in p.missing.items():
+    print(f"{len(plan.samples)} samples x {len(metrics)} metrics", file=sys.stderr)
+    for method, qids in plan.missing.items():
         print(f"  note: {method} has no answer for {len(qids)} golden question(s), e.g. {qids[0]}", file=sys.stderr)
-    if judge != "offline" and p.samples:
-        est = estimate(p.samples, judge, metrics, args.repeats)
+    if not judge.offline and plan.samples:
+        est = estimate(plan.samples, judge, metrics)
         print(est.summary(), file=sys.stderr)
         if est.total_calls:
-            print(_estimated_cost(est, price, args), file=sys.stderr)
-    return p.samples
+            print(_estimated_cost(est, judge, args), file=sys.stderr)
 
 
-def _estimated_cost(est: Estimate, price: prices.Price | None, args) -> str:
+def _estimated_cost(est: Estimate, judge: Judge, args) -> str:
+    price = judge.price
     if price is None:
-        model = f"for model {args.model!r}" if args.model else "without --model"
+        model = f"for model {judge.model!r}" if judge.model else "without --model"
         return f"cost: unknown, no list price {model}: give --price-in and --price-out (USD per 1M tokens)"
     given = args.price_in is not None and args.price_out is not None
-    basis = "" if given else f" (list price of {args.model} as of {prices.AS_OF})"
+    basis = "" if given else f" (list price of {judge.model} as of {prices.AS_OF})"
     return f"cost, estimated: ~{prices.usd(est.cost(price))} at {price.describe()}{basis}"
 
 
@@ -312,16 +290,12 @@ class MetricBar:
             self.bar.close()
 
 
-def _execute_with_bar(store, run_id: str) -> None:
-    run = store.run(run_id)
-    if run is None:
+def _execute_with_bar(store, run_id: str, samples=None) -> None:
+    if store.run(run_id) is None:
         raise KeyError(f"no run {run_id!r} in {store.path} (see `python -m evaluators runs`)")
-    # An LLM judge's batches as small as the app's (runner.batch_size_for), so the bar moves and commits are frequent.
-    concurrency = json.loads(run["config"] or "{}").get("concurrency")
     bar = MetricBar()
-    try:
-        engine.execute_run(store, run_id, batch_size=batch_size_for(run["judge"], concurrency), on_metric=bar,
-                           on_sample=bar.sample_judged)
+    try:  # the judge's batch size: an LLM judge's batches are small, so the bar moves and commits are frequent
+        engine.execute_run(store, run_id, on_metric=bar, on_sample=bar.sample_judged, samples=samples)
     finally:
         bar.close()
 
@@ -356,8 +330,7 @@ def cmd_export(args) -> int:
         return _fail(f"cannot tell the format from {args.out!r}: pass --format csv|parquet|json", EXIT_BAD_INPUT)
     frame = queries.run_scores(store, args.run_id)
     if args.wide:
-        frame = frame.pivot(index=["question_id", "question_type", "method"], columns="metric",
-                            values="value").reset_index().rename_axis(columns=None)
+        frame = queries.wide(frame)
     out = Path(args.out or f"{args.run_id}.{fmt}")
     if fmt == "csv":
         csv_export.to_csv(frame, out)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators import engine, labels, loaders
+from evaluators import api, engine, labels, loaders
 from evaluators.metrics import REGISTRY
 from evaluators.store import Store
 
@@ -181,9 +181,8 @@ def demo_runs(store: Store, demos=None) -> list[tuple[Demo, str]]:
     with store.lease():
         for demo in reversed(demos):
             golden, outputs = _datasets(store, demo)
-            found[demo] = _find_run(store, demo, golden) or engine.create_run(
-                store, golden_dataset_id=golden, outputs_dataset_ids=outputs, name=demo.name, metrics=demo.metrics,
-                config={"description": demo.description})
+            found[demo] = _find_run(store, demo, golden) or api.create_run(
+                store, golden, outputs, name=demo.name, metrics=demo.metrics, description=demo.description)
     return [(demo, found[demo]) for demo in demos]
 
 

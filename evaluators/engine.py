@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from evaluators import judges
-from evaluators.judges import CLAIMS, JUDGES, Judged, judge_samples
+from evaluators.judges import CLAIMS, Judge, Judged, OfflineJudge, judge_samples, of_run
 from evaluators.estimate import needed_parts
 from evaluators.judgments import ClaimMatrix, JudgeFailure, JudgeRefused
 from evaluators.metrics import Metric, resolve
@@ -29,8 +29,8 @@ from evaluators.run_options import check
 from evaluators.store import SCORE_COLUMNS, Store, StoreUnavailable
 
 DETERMINISTIC = "deterministic"  # the `judge` of scores no judge took part in
+BATCH_SIZE = OfflineJudge.batch_size  # samples scored and committed together (an LLM judge's batches are smaller)
 
-BATCH_SIZE = 1000  # samples scored and committed together
 Progress = Callable[[int, int], None]  # (cells done, cells total): at the start and after each batch
 # (metric id, its cells done, its cells total, all cells done, all cells total): at the start for
 # every metric, then as a metric starts on a batch and when it has scored it (scores are committed per
@@ -51,9 +51,7 @@ class RunContext:
     every metric of the batch that needs it."""
 
     run_id: str
-    judge: str
-    judge_model: str | None = None
-    config: dict = field(default_factory=dict)
+    judge: Judge
     store: Store | None = field(default=None, repr=False)  # given: the judge answers repeats from its cache
     parts: frozenset[str] = frozenset()  # the parts the run's metrics need: asked for together
     on_sample: Callable[[], None] | None = field(default=None, repr=False)  # a sample judged (LLM judge)
@@ -68,8 +66,8 @@ class RunContext:
         todo = [s for s in samples if (s.key, part) not in self._asked]
         if todo:
             parts = sorted({part} | self.parts)
-            new = judge_samples(self.judge, todo, parts, model=self.judge_model, config=self.config, store=self.store,
-                                run_id=self.run_id, on_sample=self.on_sample)
+            new = judge_samples(self.judge, todo, parts, store=self.store, run_id=self.run_id,
+                                on_sample=self.on_sample)
             for s, j in zip(todo, new):
                 self._judged[s.key] = self._judged[s.key].merged(j) if s.key in self._judged else j
                 self._asked.update((s.key, p) for p in parts)
@@ -109,21 +107,33 @@ def plan(golden: Sequence[GoldenItem], outputs: Sequence[RagOutput]) -> Plan:
     return Plan(samples, missing)
 
 
+def run_config(judge: Judge, *, methods: Sequence[str] | None = None, description: str | None = None,
+               context_sep: str | None = None) -> dict:
+    """A run's config, one shape whoever makes the run: which methods of its outputs it evaluates (None: all),
+    what it shows (description), how its files were read (context_sep) and its judge's settings."""
+    return ({"methods": list(methods) if methods is not None else None, "description": description,
+             "context_sep": context_sep} | judge.config())
+
+
 def create_run(store: Store, *, golden_dataset_id: str, outputs_dataset_ids: list[str],
-               metrics: Sequence[str] | None = None, judge: str = "offline", judge_model: str | None = None,
-               name: str | None = None, config: dict | None = None) -> str:
-    if judge not in JUDGES:
-        raise ValueError(f"unknown judge {judge!r}; available: {', '.join(JUDGES)}")
-    chosen = check(metrics, config or {})  # before anything is stored: the same rules for every caller
+               metrics: Sequence[str] | None = None, judge: Judge | None = None, name: str | None = None,
+               methods: Sequence[str] | None = None, description: str | None = None, context_sep: str | None = None,
+               samples: Sequence[Sample] | None = None) -> str:
+    """Store a new run of the stored datasets. `samples`: its plan when the caller made it already (from the
+    datasets it just stored), so the store is not read back to plan it again."""
+    judge = judge or OfflineJudge()
+    config = run_config(judge, methods=methods, description=description, context_sep=context_sep)
+    chosen = check(metrics, config)  # before anything is stored: the same rules for every caller
     with store.lease():
-        samples = plan(store.golden_items(golden_dataset_id), store.rag_outputs(outputs_dataset_ids)).samples
-        samples = _chosen_methods(samples, (config or {}).get("methods"))
+        if samples is None:
+            samples = plan(store.golden_items(golden_dataset_id), store.rag_outputs(outputs_dataset_ids)).samples
+        samples = _chosen_methods(samples, methods)
         if not samples:
             raise ValueError("no output answers a question of the golden set: nothing to evaluate")
         return store.create_run(
             name=name or f"{len(samples)} samples, {len(chosen)} metrics",
-            golden_dataset_id=golden_dataset_id, outputs_dataset_ids=outputs_dataset_ids, judge=judge,
-            judge_model=judge_model, metrics=chosen, config=config or {}, n_samples=len(samples),
+            golden_dataset_id=golden_dataset_id, outputs_dataset_ids=outputs_dataset_ids, judge=judge.name,
+            judge_model=judge.model, metrics=chosen, config=config, n_samples=len(samples),
         )
 
 
@@ -135,9 +145,9 @@ def _chosen_methods(samples: list[Sample], methods: Sequence[str] | None) -> lis
     return [s for s in samples if s.output.method in chosen]
 
 
-def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, progress: Progress | None = None,
+def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, progress: Progress | None = None,
                 on_metric: MetricProgress | None = None, cancel: threading.Event | None = None,
-                on_sample: Callable[[], None] | None = None) -> str:
+                on_sample: Callable[[], None] | None = None, samples: Sequence[Sample] | None = None) -> str:
     """Compute every cell of the run that is missing or failed, committing after each batch; returns
     the run's final status, "finished" or "cancelled".
 
@@ -145,7 +155,8 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
     text extractions (and, for judged families, its judge calls) are shared by all its metrics.
     `cancel`, when set, stops the run between two metrics or batches: what was computed is kept and
     the run ends "cancelled", resumable like an interrupted one. `on_sample()` is called each time an
-    LLM judge has judged a sample (its parts the batch needs), for progress within a batch.
+    LLM judge has judged a sample (its parts the batch needs), for progress within a batch. `batch_size`
+    defaults to the judge's; `samples` is the run's plan when its creator has it (else it is read back).
     """
     # The file is held to read the run and to write each batch, not while computing (an LLM judge's cache
     # look-ups hold it a moment each): another process, the app or a CLI job, can use it in between.
@@ -154,14 +165,15 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
         if run is None:
             raise KeyError(f"no run {run_id!r} in {store.path}")
         metrics = resolve(list(run["metrics"]))
-        config = json.loads(run["config"] or "{}")
-        outputs = store.rag_outputs(list(run["outputs_dataset_ids"]))
-        samples = plan(store.golden_items(run["golden_dataset_id"]), outputs).samples
-        samples = _chosen_methods(samples, config.get("methods"))
+        judge = of_run(run)
+        if samples is None:
+            outputs = store.rag_outputs(list(run["outputs_dataset_ids"]))
+            samples = plan(store.golden_items(run["golden_dataset_id"]), outputs).samples
+            samples = _chosen_methods(samples, json.loads(run["config"] or "{}").get("methods"))
         store.mark_running(run_id)
         finished = store.finished_cells(run_id)
-    context = RunContext(run_id, run["judge"], run["judge_model"], config, store=store,
-                         parts=frozenset(needed_parts(metrics)), on_sample=on_sample)
+    batch_size = batch_size or judge.batch_size
+    context = RunContext(run_id, judge, store=store, parts=frozenset(needed_parts(metrics)), on_sample=on_sample)
     todo = [(s, [m for m in metrics if (*s.key, m.id) not in finished]) for s in samples]
     todo = [(s, ms) for s, ms in todo if ms]
     total = len(samples) * len(metrics)
@@ -179,7 +191,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
             batch = todo[start:start + batch_size]
             frames = []
             # a sample over the judge's limits is not judged: its judged cells say why (judges.too_big)
-            too_big = {s.key: why for s, _ in batch if (why := judges.too_big(context.judge, s))}
+            too_big = {s.key: why for s, _ in batch if (why := judges.too_big(judge, s))}
             for m in metrics:
                 if cancel is not None and cancel.is_set():
                     cancelled = True
@@ -192,10 +204,10 @@ def execute_run(store: Store, run_id: str, *, batch_size: int = BATCH_SIZE, prog
                     skipped = [s for s in pending if s.key in over]
                     judged = [s for s in pending if s.key not in over]
                     if judged:
-                        frames.append(score_frame(run_id, m, judged, m.compute(judged, context), context.judge))
+                        frames.append(score_frame(run_id, m, judged, m.compute(judged, context), judge.name))
                     if skipped:
                         frames.append(score_frame(run_id, m, skipped, [Result(None, SKIPPED, too_big[s.key])
-                                                                       for s in skipped], context.judge))
+                                                                       for s in skipped], judge.name))
                     metric_done[m.id] += len(pending)
                     done += len(pending)
                     if on_metric:
@@ -260,6 +272,7 @@ def score_frame(run_id: str, metric: Metric, samples: Sequence[Sample], results,
             "detail": [r.detail for r in results],
             "repeats": [list(r.repeats) if r.repeats else None for r in results],  # each judge reply's value
             "label": [r.label for r in results],
+            "counts": [dict(r.counts) if r.counts else None for r in results],
         },
         columns=SCORE_COLUMNS,
     )

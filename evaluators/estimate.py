@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from evaluators.judges import CLAIMS, HOLISTIC, offline, prices, prompts, too_big
+from evaluators.judges import CLAIMS, HOLISTIC, Judge, offline, prices, prompts, too_big
 from evaluators.metrics import Metric
 from evaluators.schema import Sample
 
@@ -84,14 +84,14 @@ def needed_parts(metrics: Iterable[Metric]) -> set[str]:
     return parts
 
 
-def estimate(samples: Sequence[Sample], judge: str, metrics: Iterable[Metric], repeats: int = 1) -> Estimate:
-    """`repeats` holistic replies per sample count as that many calls: the upper bound, as a server that
+def estimate(samples: Sequence[Sample], judge: Judge, metrics: Iterable[Metric]) -> Estimate:
+    """The judge's `repeats` holistic replies per sample count as that many calls: the upper bound, as a server that
     gives `n` choices per request takes one call and the input tokens once. A sample over the judge's limits is
     not judged (`too_big`), so it costs nothing."""
     out = Estimate(samples=len(samples))
-    if judge == offline.JUDGE:
+    if judge.offline:
         return out
-    parts = needed_parts(metrics)
+    parts, repeats = needed_parts(metrics), judge.repeats
     for sample in (s for s in samples if not too_big(judge, s)):
         if CLAIMS in parts:
             _claims(out, sample)

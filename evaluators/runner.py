@@ -14,7 +14,6 @@ handed to `start` reaches the judge through `judges.lent_api_key` for this run o
 """
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -25,15 +24,6 @@ from evaluators.store import Store
 
 STARTING, RUNNING = "starting", "running"  # in memory only; the store says "running" for both
 LIVE = (STARTING, RUNNING)
-MIN_JUDGED_BATCH = 32
-
-
-def batch_size_for(judge: str, concurrency: int | None) -> int:
-    """Samples per committed batch. Judged by an LLM, a batch takes minutes at the engine's default;
-    a few calls in flight per slot keep the judge busy while progress and cancel stay responsive."""
-    if judge == "openai":
-        return max(MIN_JUDGED_BATCH, 8 * int(concurrency or 8))
-    return engine.BATCH_SIZE
 
 
 @dataclass(frozen=True)
@@ -140,13 +130,10 @@ class RunManager:
     def start(self, store: Store, run_id: str, *, api_key: str | None = None,
               batch_size: int | None = None) -> Snapshot:
         """Execute (or resume, or re-score the failed cells of) `run_id` in a new worker thread.
-        A run whose worker is still alive is not started twice: its snapshot comes back."""
-        run = store.run(run_id)
-        if run is None:
+        A run whose worker is still alive is not started twice: its snapshot comes back.
+        `batch_size` None: the run's judge's (engine.execute_run)."""
+        if store.run(run_id) is None:
             raise KeyError(f"no run {run_id!r} in {store.path}")
-        if batch_size is None:
-            config = json.loads(run["config"] or "{}")
-            batch_size = batch_size_for(run["judge"], config.get("concurrency"))
         with self._lock:
             job = self._jobs.get(run_id)
             if job is not None and job.alive():
@@ -160,7 +147,7 @@ class RunManager:
         return job.snapshot()
 
     @staticmethod
-    def _work(job: _Job, store: Store, batch_size: int, api_key: str | None) -> None:
+    def _work(job: _Job, store: Store, batch_size: int | None, api_key: str | None) -> None:
         try:
             with lent_api_key(job.run_id, api_key):
                 status = engine.execute_run(store, job.run_id, batch_size=batch_size, on_metric=job.on_metric,

@@ -4,6 +4,7 @@ Plain frozen dataclasses: cheap to build by the hundred thousand and easy to rea
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 # Statuses a score cell can have (DESIGN.md "Store"). A failure is a status, never a NaN or 0.
@@ -74,6 +75,9 @@ class Result:
     # their aggregate); empty otherwise.
     repeats: tuple[float | None, ...] = ()
     label: str | None = None  # a label metric's label (pass, CORRECT, A, ...), stored beside its number
+    # Counts behind the value that programs read back (answer_correctness_f1: TP, FP, FN), stored as data;
+    # `detail` is for people and is never parsed.
+    counts: Mapping[str, int] | None = None
 
     def __post_init__(self):
         if (self.status == OK) != (self.value is not None):

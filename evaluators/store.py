@@ -262,11 +262,19 @@ MIGRATIONS: list[str] = [
     UPDATE scores SET label = split_part(detail, ' (', 1)
     WHERE status = 'ok' AND metric IN ('verdict', 'answer_class', 'accuracy_grade');
     """,
+    # 10: counts behind a value (answer_correctness_f1's TP, FP, FN) as data (they were read back from `detail`).
+    r"""
+    ALTER TABLE scores ADD COLUMN counts MAP(VARCHAR, INTEGER);
+    UPDATE scores SET counts = MAP {'TP': CAST(regexp_extract(detail, 'TP (\d+)', 1) AS INTEGER),
+                                    'FP': CAST(regexp_extract(detail, 'FP (\d+)', 1) AS INTEGER),
+                                    'FN': CAST(regexp_extract(detail, 'FN (\d+)', 1) AS INTEGER)}
+    WHERE metric = 'answer_correctness_f1' AND regexp_matches(detail, 'TP \d+, FP \d+, FN \d+');
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 SCORE_COLUMNS = ["run_id", "question_id", "method", "metric", "value", "norm", "status", "judge", "detail", "repeats",
-                 "label"]
+                 "label", "counts"]
 _KEY_FIELDS = [("run_id", pa.string()), ("question_id", pa.string()), ("method", pa.string())]
 _CLAIMS_SCHEMA = pa.schema(_KEY_FIELDS + [
     ("source", pa.string()), ("claim_idx", pa.int32()), ("text", pa.string()), ("verdict", pa.string()),
@@ -595,7 +603,8 @@ class Store:
         """Insert or replace score cells (a retried cell replaces its error row; no duplicates)."""
         if scores.empty:
             return
-        frame = scores[[c for c in SCORE_COLUMNS if c in scores]].assign(created_at=_now())  # repeats, label: optional
+        # repeats, label, counts: optional
+        frame = scores[[c for c in SCORE_COLUMNS if c in scores]].assign(created_at=_now())
         with self._transaction() as cur:
             self._append(cur, "scores", frame)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from evaluators.judges import of_run
 from evaluators.queries import claims as q
 from evaluators.schema import OK
 from ui import highlight as hl
@@ -13,7 +14,7 @@ from ui.common import current_run, how_computed, store
 
 run = current_run()
 run_id = run["run_id"]
-offline = run["judge"] == "offline"
+offline = of_run(run).offline
 st.title("Claims")
 st.html(hl.caption(f"{run['name']} · judge {run['judge']}" + (f" ({run['judge_model']})" if run["judge_model"] else "")))
 

@@ -15,9 +15,10 @@ import streamlit as st
 
 from evaluators.queries import datasets as qd
 from evaluators.queries import evaluate as qe
-from evaluators import engine
+from evaluators import api, engine
 from evaluators.demo import QUEUED
-from evaluators.judges import prices
+from evaluators.judges import OfflineJudge, OpenAIJudge, of_run, prices
+from evaluators.judges.specs import JUDGES
 from evaluators.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import NEEDS
@@ -25,16 +26,14 @@ from ui.common import md_escape, run_cost_caption, run_manager, store
 
 POLL_SECONDS = 1.5
 FAMILIES = list(dict.fromkeys(m.family for m in REGISTRY.values()))
-JUDGE_LABELS = {"offline": "Offline (no key, no network: a deterministic heuristic)",
-                "openai": "OpenAI-compatible server (OpenAI, Azure, vLLM, Ollama, llama.cpp)"}
 KEY_STATE = "eval-api-key"  # the typed key: session memory only
 RESUMABLE = ("cancelled", "interrupted", "failed", "running")
 
 
-def cost(metric, judge: str) -> str:
-    """What computing the metric costs: no model, the local embedder, or the judge."""
+def cost(metric, judge) -> str:
+    """What computing the metric costs with `judge` (a judge class): no model, the local embedder, or the judge."""
     if "judge" in metric.needs:
-        return "judge calls" if judge == "openai" else "offline judge (local heuristic)"
+        return "offline judge (local heuristic)" if judge.offline else "judge calls"
     if "embeddings" in metric.needs:
         return "embeddings (MiniLM, local)"
     return "deterministic"
@@ -43,11 +42,12 @@ def cost(metric, judge: str) -> str:
 @st.cache_data(show_spinner="Estimating the judge's calls and tokens...", max_entries=32)
 def judge_estimate(db: str, golden_id: str, outputs_ids: tuple[str, ...], methods: tuple[str, ...],
                    metric_ids: tuple[str, ...], repeats: int = 1) -> Estimate:
-    """The openai judge's calls and tokens for this choice (datasets never change once stored, so the
+    """An LLM judge's calls and tokens for this choice (datasets never change once stored, so the
     result is cached by their ids; `db` keys the cache per database)."""
     samples = engine.plan(store().golden_items(golden_id), store().rag_outputs(list(outputs_ids))).samples
     chosen = set(methods)
-    return estimate([s for s in samples if s.output.method in chosen], "openai", resolve(list(metric_ids)), repeats)
+    return estimate([s for s in samples if s.output.method in chosen], OpenAIJudge(repeats=repeats),
+                    resolve(list(metric_ids)))
 
 
 def keep_key(widget: str) -> None:
@@ -157,11 +157,12 @@ def run_panel(run_id: str, polling: bool) -> None:
         st.code(error, language=None)
 
     api_key = None
-    if run["judge"] == "openai" and (missing or failed):
+    needs_key = of_run(run).needs_key
+    if needs_key and (missing or failed):
         api_key = key_input("eval-resume-key", "API key for this run's judge")
         if not (api_key or os.environ.get("OPENAI_API_KEY")):
             st.caption("Enter the judge's API key to resume or re-run (it is not stored with the run).")
-    can_judge = run["judge"] != "openai" or bool(api_key or os.environ.get("OPENAI_API_KEY"))
+    can_judge = not needs_key or bool(api_key or os.environ.get("OPENAI_API_KEY"))
     buttons = st.columns(3)
     if (missing or status in RESUMABLE) and buttons[0].button(
             "Resume", key="eval-resume", type="primary", disabled=not can_judge,
@@ -245,7 +246,7 @@ n_samples = int(picked["n_matched"].sum())
 st.subheader("Metrics")
 for family in FAMILIES:
     st.session_state.setdefault(f"eval-metrics-{family}", [m.id for m in REGISTRY.values() if m.family == family])
-judge = st.session_state.get("eval-judge", "offline")
+kind = JUDGES[st.session_state.get("eval-judge", OfflineJudge.name)]  # the judge class chosen below
 picks = st.columns(3)
 picks[0].button("All metrics", on_click=set_metrics, args=(lambda m: True,), key="eval-pick-all")
 picks[1].button("No judge", on_click=set_metrics, args=(lambda m: "judge" not in m.needs,), key="eval-pick-nojudge",
@@ -257,25 +258,25 @@ metric_ids: list[str] = []
 cols = st.columns(2)
 for i, family in enumerate(FAMILIES):
     members = [m for m in REGISTRY.values() if m.family == family]
-    costs = sorted({cost(m, judge) for m in members})
+    costs = sorted({cost(m, kind) for m in members})
     with cols[i % 2]:
         metric_ids += st.multiselect(f"{family.capitalize()} · {', '.join(costs)}", [m.id for m in members],
                                      key=f"eval-metrics-{family}")
 with st.expander("What each metric needs and costs"):
     st.dataframe(pd.DataFrame([{"metric": m.id, "family": m.family, "scale": m.scale, "seed": m.seed,
                                 "needs": ", ".join(NEEDS[n] for n in m.needs) or "question and answer",
-                                "cost": cost(m, judge)} for m in REGISTRY.values()]),
+                                "cost": cost(m, kind)} for m in REGISTRY.values()]),
                  hide_index=True, width="stretch")
     st.caption("Embeddings: the packaged MiniLM model on this machine (its first use in a process loads it, about "
                "20 s). Judge calls: see the estimate below.")
 
 # -- judge ---------------------------------------------------------------------------------------
 st.subheader("Judge")
-judge = st.radio("Judge", list(JUDGE_LABELS), format_func=JUDGE_LABELS.get, key="eval-judge",
-                 label_visibility="collapsed")
+kind = JUDGES[st.radio("Judge", list(JUDGES), format_func=lambda name: JUDGES[name].label, key="eval-judge",
+                      label_visibility="collapsed")]
 model = base_url = api_key = price = None
 concurrency, repeats = 8, 1
-if judge == "openai":
+if not kind.offline:
     left, right = st.columns(2)
     base_url = left.text_input("Base URL", value=os.environ.get("OPENAI_BASE_URL", ""), key="eval-base-url",
                                placeholder="https://api.openai.com/v1",
@@ -299,7 +300,7 @@ st.subheader("Start")
 metric_ids = [m.id for m in resolve(metric_ids)]  # catalogue order
 st.caption(f"{n_samples:,} samples ({len(methods)} method{'s' if len(methods) != 1 else ''} x up to "
            f"{n_questions:,} questions) x {len(metric_ids)} metrics = {n_samples * len(metric_ids):,} cells")
-if judge == "openai" and n_samples and metric_ids and not twice:
+if not kind.offline and n_samples and metric_ids and not twice:
     est = judge_estimate(store().path, golden_id, tuple(outputs_ids), tuple(methods), tuple(metric_ids), repeats)
     cols = st.columns(4)
     cols[0].metric("Judge calls", f"{est.total_calls:,}")
@@ -315,29 +316,27 @@ if judge == "openai" and n_samples and metric_ids and not twice:
                      "and repairs add, replies cached from earlier runs cost nothing.")
     else:
         st.caption("No chosen metric needs the judge: no calls.")
-elif judge == "offline":
+elif kind.offline:
     st.caption("Offline judge: no calls, no key, no network.")
 
 blockers = [why for why, bad in (
     ("choose at least one outputs dataset and method", not n_samples),
     ("choose at least one metric", not metric_ids),
     ("keep one outputs dataset per method", bool(twice)),
-    ("name the judge's model", judge == "openai" and not model),
+    ("name the judge's model", not kind.offline and not model),
     ("enter the API key (or set OPENAI_API_KEY on the server)",
-     judge == "openai" and not (api_key or os.environ.get("OPENAI_API_KEY"))),
+     kind.needs_key and not (api_key or os.environ.get("OPENAI_API_KEY"))),
 ) if bad]
 name = st.text_input("Run name", key="eval-name", placeholder=f"{n_samples} samples, {len(metric_ids)} metrics")
 if blockers:
     st.caption("To start: " + "; ".join(blockers) + ".")
 if st.button("Start the run", type="primary", disabled=bool(blockers), key="eval-start"):
-    config = {"methods": list(methods)}
-    if judge == "openai":
-        config |= ({"base_url": base_url, "concurrency": concurrency, "repeats": repeats}
-                   | (prices.to_config(price) if price else {}))
+    judge = OfflineJudge() if kind.offline else OpenAIJudge(
+        model=model, base_url=base_url, concurrency=concurrency, repeats=repeats,
+        price_in=price.input if price else None, price_out=price.output if price else None)
     try:
-        new_run = engine.create_run(store(), golden_dataset_id=golden_id, outputs_dataset_ids=list(outputs_ids),
-                                    metrics=metric_ids, judge=judge, judge_model=model, name=name.strip() or None,
-                                    config=config)
+        new_run = api.create_run(store(), golden_id, list(outputs_ids), metrics=metric_ids, judge=judge,
+                                 name=name.strip() or None, methods=list(methods))
     except (KeyError, ValueError) as exc:
         st.error("The run could not be created:")
         st.code(str(exc.args[0] if exc.args else exc), language=None)

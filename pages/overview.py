@@ -4,6 +4,7 @@ import json
 import plotly.graph_objects as go
 import streamlit as st
 
+from evaluators.judges import of_run
 from evaluators.queries import OWN, VIEWS
 from evaluators.queries import overview as q
 from evaluators.queries.compare import run_metrics
@@ -24,7 +25,7 @@ if description:
 metric_ids = run_metrics(store(), run_id)
 if not metric_ids:
     stop_without_scores(run)
-if run["judge"] == "offline":
+if of_run(run).offline:
     st.info("Scores with judge `offline` come from heuristics and small local models (word coverage, MiniLM "
             "similarity, a MiniLM cross-encoder and two logistic models fitted on public human labels), not from "
             "an LLM: treat them as indicative. *How scores are computed* gives each metric's measured agreement "

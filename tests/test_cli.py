@@ -276,13 +276,13 @@ def test_prices_are_refused_where_they_cannot_apply(tmp_path):
 
 def test_the_estimate_prices_the_tokens_at_the_list_or_the_given_price(tmp_path):
     from evaluators import engine, loaders
-    from evaluators.judges import prices
+    from evaluators.judges import OpenAIJudge, prices
     from evaluators.estimate import estimate
     from evaluators.metrics import resolve
 
     golden, outputs = _tiny_files(tmp_path)
     samples = engine.plan(loaders.load(golden).golden, loaders.load(outputs, role="outputs").outputs).samples
-    est = estimate(samples, "openai", resolve(["faithfulness"]))
+    est = estimate(samples, OpenAIJudge("m"), resolve(["faithfulness"]))
     args = ("run", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai", "--metrics", "faithfulness",
             "--estimate")
     listed = cli(*args, "--model", "gpt-4o-mini")

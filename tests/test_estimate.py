@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from evaluators.judges import prompts
+from evaluators.judges import OfflineJudge, OpenAIJudge, prompts
 from evaluators.estimate import approx_tokens, estimate, needed_parts
 from evaluators.metrics import resolve
 from evaluators.schema import Chunk, GoldenItem, RagOutput, Sample
@@ -19,13 +19,13 @@ ALL = resolve(None)
 
 @pytest.mark.parametrize("n_chunks, verifications", [(0, 1), (3, 1), (16, 1), (17, 2), (40, 3)])
 def test_calls_per_sample_follow_the_judges_batching(n_chunks, verifications):
-    e = estimate([sample(n_chunks)], "openai", ALL)
+    e = estimate([sample(n_chunks)], OpenAIJudge("m"), ALL)
     assert e.calls == {"extraction": 1, "verification": verifications, "holistic": 1}
     assert e.total_calls == 2 + verifications
 
 
 def test_nothing_to_verify_takes_no_verification_call():
-    e = estimate([Sample(GoldenItem("q", "Q?", ""), RagOutput("q", "m", "", ()))], "openai", ALL)
+    e = estimate([Sample(GoldenItem("q", "Q?", ""), RagOutput("q", "m", "", ()))], OpenAIJudge("m"), ALL)
     assert e.calls == {"extraction": 1, "holistic": 1}
 
 
@@ -34,15 +34,15 @@ def test_only_the_parts_the_chosen_metrics_need():
     assert needed_parts(resolve(["faithfulness"])) == {"claims"}
     assert needed_parts(resolve(["answer_relevance"])) == {"claims"}  # the generated questions
     assert needed_parts(resolve(["judge_overall"])) == {"claims", "holistic"}
-    assert estimate([sample(2)] * 3, "openai", resolve(["faithfulness"])).calls == {"extraction": 3, "verification": 3}
-    lexical = estimate([sample(2)], "openai", resolve(["exact_match"]))
+    assert estimate([sample(2)] * 3, OpenAIJudge("m"), resolve(["faithfulness"])).calls == {"extraction": 3, "verification": 3}
+    lexical = estimate([sample(2)], OpenAIJudge("m"), resolve(["exact_match"]))
     assert lexical.total_calls == 0 and "none" in lexical.summary()
-    assert estimate([sample(2)], "offline", ALL).total_calls == 0
+    assert estimate([sample(2)], OfflineJudge(), ALL).total_calls == 0
 
 
 def test_input_tokens_of_extraction_and_holistic_come_from_the_real_messages():
     s = sample(2)
-    e = estimate([s], "openai", ALL)
+    e = estimate([s], OpenAIJudge("m"), ALL)
     extraction = prompts.extraction_messages(s.golden.question, s.output.answer, s.golden.reference)
     holistic = prompts.holistic_messages(s.golden.question, s.golden.reference, [c.text for c in s.output.contexts],
                                          s.output.answer)
@@ -50,13 +50,13 @@ def test_input_tokens_of_extraction_and_holistic_come_from_the_real_messages():
     assert e.input_tokens["holistic"] == sum(math.ceil(len(m["content"]) / 4) for m in holistic)
     # Longer chunks cost more verification input; more claims more verification output.
     longer = estimate([sample(2, answer="Paris is the capital. It is in France. It has the Louvre. It is big.")],
-                      "openai", ALL)
+                      OpenAIJudge("m"), ALL)
     assert longer.output_tokens["verification"] > e.output_tokens["verification"]
     assert approx_tokens("") == 0 and approx_tokens("abcde") == 2
 
 
 def test_summary_names_calls_per_sample_and_tokens():
-    text = estimate([sample(3, qid="a"), sample(20, qid="b")], "openai", ALL).summary()
+    text = estimate([sample(3, qid="a"), sample(20, qid="b")], OpenAIJudge("m"), ALL).summary()
     assert text.startswith("judge calls: 7 (3.5 per sample: 2 extraction, 3 verification, 2 holistic)")
     assert "tokens, estimated at 4 characters each" in text
 
@@ -64,15 +64,15 @@ def test_summary_names_calls_per_sample_and_tokens():
 def test_cost_is_the_estimated_tokens_at_the_price():
     from evaluators.judges.prices import Price
 
-    e = estimate([sample(3, qid="a"), sample(20, qid="b")], "openai", ALL)
+    e = estimate([sample(3, qid="a"), sample(20, qid="b")], OpenAIJudge("m"), ALL)
     expected = (e.total_input_tokens * 0.15 + e.total_output_tokens * 0.60) / 1e6
     assert e.cost(Price(0.15, 0.60)) == pytest.approx(expected)
     assert e.cost(Price(2.5, 10.0)) > e.cost(Price(0.15, 0.60)) > 0
-    assert estimate([sample(3)], "offline", ALL).cost(Price(2.5, 10.0)) == 0  # the offline judge makes no call
+    assert estimate([sample(3)], OfflineJudge(), ALL).cost(Price(2.5, 10.0)) == 0  # the offline judge makes no call
 
 
 def test_repeats_count_as_that_many_holistic_calls():
-    once, thrice = (estimate([sample(2)], "openai", ALL, repeats=n) for n in (1, 3))
+    once, thrice = (estimate([sample(2)], OpenAIJudge("m", repeats=n), ALL) for n in (1, 3))
     assert thrice.calls == {**once.calls, "holistic": 3}
     assert thrice.input_tokens["holistic"] == 3 * once.input_tokens["holistic"]
     assert thrice.output_tokens["holistic"] == 3 * once.output_tokens["holistic"]
@@ -81,6 +81,6 @@ def test_repeats_count_as_that_many_holistic_calls():
 
 def test_a_sample_over_the_judges_limits_costs_nothing():
     from evaluators.judges import MAX_CHUNKS
-    within = estimate([sample(3)], "openai", ALL)
-    both = estimate([sample(3), sample(MAX_CHUNKS + 1, qid="q2")], "openai", ALL)
+    within = estimate([sample(3)], OpenAIJudge("m"), ALL)
+    both = estimate([sample(3), sample(MAX_CHUNKS + 1, qid="q2")], OpenAIJudge("m"), ALL)
     assert both.total_calls == within.total_calls and both.total_input_tokens == within.total_input_tokens

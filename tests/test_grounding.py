@@ -49,7 +49,7 @@ def test_the_engine_stores_the_rating_of_the_blend(tmp_path, answer, chunks):
         g = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
         o = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
         run = engine.create_run(store, golden_dataset_id=g, outputs_dataset_ids=[o],
-                                metrics=["faithfulness", "judge_faithfulness"], judge="offline")
+                                metrics=["faithfulness", "judge_faithfulness"])
         engine.execute_run(store, run)
         rows = dict(store.cursor().execute("SELECT metric, value FROM scores WHERE run_id = ?", [run]).fetchall())
     finally:

@@ -17,7 +17,7 @@ import pytest
 
 from evaluators.metrics.claims import claim_metrics
 from evaluators.judges import prompts
-from evaluators.judges.openai_judge import OpenAIJudge
+from evaluators.judges.openai_judge import JudgeClient
 from evaluators.schema import OK, Chunk, GoldenItem, RagOutput, Sample
 from tests.openai_server import Reply, start_server
 from tests.test_openai_judge import SEED_000_HOLISTIC
@@ -79,7 +79,7 @@ def judged():
     samples = [injected(i, attack["text"]) for i, attack in enumerate(CORPUS)]
     with start_server() as server:
         server.responder = fooled
-        judge = OpenAIJudge(server.base_url, "m", api_key="test", timeout=5, backoff_base=0.01, backoff_max=0.05)
+        judge = JudgeClient(server.base_url, "m", api_key="test", timeout=5, backoff_base=0.01, backoff_max=0.05)
         results = judge.assess_sync(samples)
         yield samples, results, server.requests
 

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from evaluators import judges
-from evaluators.judges import conflicts, offline
+from evaluators.judges import OfflineJudge, OpenAIJudge, conflicts, offline
 from evaluators.schema import Chunk, GoldenItem, RagOutput, Sample
 from tests.test_cli import cli
 
@@ -40,14 +40,14 @@ def _sample(chunks, answer="The Thames is 346 km long.") -> Sample:
 
 
 def test_the_limits_apply_to_chunks_for_every_judge_and_to_characters_for_the_offline_judge():
-    assert judges.too_big("offline", _sample(["The Thames is 346 km long."] * 3)) is None
+    assert judges.too_big(OfflineJudge(), _sample(["The Thames is 346 km long."] * 3)) is None
     many = _sample(["a chunk"] * (judges.MAX_CHUNKS + 1))
-    for judge in judges.JUDGES:
+    for judge in (OfflineJudge(), OpenAIJudge("m")):
         assert f"{judges.MAX_CHUNKS + 1:,} chunks, over the limit of {judges.MAX_CHUNKS:,}" in judges.too_big(judge, many)
-    assert judges.too_big("offline", _sample(["a chunk"] * judges.MAX_CHUNKS)) is None
-    long = _sample(["x" * judges.MAX_OFFLINE_CHARS])
-    assert "over the offline judge's limit of 200,000" in judges.too_big("offline", long)
-    assert judges.too_big("openai", long) is None  # an LLM judge's server says what its context holds
+    assert judges.too_big(OfflineJudge(), _sample(["a chunk"] * judges.MAX_CHUNKS)) is None
+    long = _sample(["x" * OfflineJudge.max_chars])
+    assert "over the offline judge's limit of 200,000" in judges.too_big(OfflineJudge(), long)
+    assert judges.too_big(OpenAIJudge("m"), long) is None  # an LLM judge's server says what its context holds
 
 
 def test_samples_over_the_limits_are_stored_skipped_with_the_reason_and_the_rest_is_scored(tmp_path):
@@ -71,5 +71,5 @@ def test_samples_over_the_limits_are_stored_skipped_with_the_reason_and_the_rest
                  con.execute("SELECT question_id, metric, status, detail FROM scores").fetchall()}
     assert cells[("long", "exact_match")][0] == cells[("many", "exact_match")][0] == "ok"
     for metric in ("faithfulness", "judge_correctness"):
-        assert cells[("long", metric)] == ("skipped", judges.too_big("offline", _sample([(TEXT * 11_000)[:999_000]])))
+        assert cells[("long", metric)] == ("skipped", judges.too_big(OfflineJudge(), _sample([(TEXT * 11_000)[:999_000]])))
         assert cells[("many", metric)][0] == "skipped" and "10,000 chunks" in cells[("many", metric)][1]

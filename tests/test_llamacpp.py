@@ -34,7 +34,7 @@ import duckdb
 import pytest
 
 from evaluators.judges import prompts
-from evaluators.judges.openai_judge import OpenAIJudge
+from evaluators.judges.openai_judge import JudgeClient
 from evaluators.schema import INCOMPLETE, INVALID, SCHEMA_UNSUPPORTED
 from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
 
@@ -159,8 +159,8 @@ def _sample() -> Sample:
     return Sample(GoldenItem("q1", QUESTION, REFERENCE), RagOutput("q1", "basic", ANSWER, contexts))
 
 
-def _judge(llama: LlamaServer) -> OpenAIJudge:
-    return OpenAIJudge(llama.base_url, llama.model, api_key="none", concurrency=N_PARALLEL, timeout=REQUEST_TIMEOUT,
+def _judge(llama: LlamaServer) -> JudgeClient:
+    return JudgeClient(llama.base_url, llama.model, api_key="none", concurrency=N_PARALLEL, timeout=REQUEST_TIMEOUT,
                        max_attempts=2, backoff_base=0.5, backoff_max=2)
 
 

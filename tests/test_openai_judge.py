@@ -14,7 +14,7 @@ import time
 import pytest
 
 from evaluators.judges import openai_judge, prompts
-from evaluators.judges.openai_judge import BOUNDED, OpenAIJudge
+from evaluators.judges.openai_judge import BOUNDED, JudgeClient
 from evaluators.judgments import NOT_FOUND, SUPPORTED, ChunkRelevance, JudgeRefused
 from evaluators.metrics.claims import claim_metrics
 from evaluators.schema import JUDGE_ERROR, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
@@ -128,9 +128,9 @@ def server():
         yield s
 
 
-def make_judge(server, **options) -> OpenAIJudge:
+def make_judge(server, **options) -> JudgeClient:
     options = {"timeout": 2, "backoff_base": 0.01, "backoff_max": 0.05, **options}
-    return OpenAIJudge(server.base_url, "judge-model", api_key=KEY, **options)
+    return JudgeClient(server.base_url, "judge-model", api_key=KEY, **options)
 
 
 def judge_one(server, sample=None, **options):
@@ -306,7 +306,7 @@ def test_retry_after_beyond_the_cap_is_not_waited_for(server):
 
 
 def test_retry_delay_honours_long_retry_after_and_backs_off_with_jitter():
-    judge = OpenAIJudge(None, "m", api_key=KEY, backoff_base=1, backoff_max=60, max_retry_after=600)
+    judge = JudgeClient(None, "m", api_key=KEY, backoff_base=1, backoff_max=60, max_retry_after=600)
     assert judge.retry_delay(1, 300.0) == 300.0  # above openai's own 120 s limit
     assert judge.retry_delay(1, 601.0) is None
     for retry, ceiling in ((1, 1), (2, 2), (3, 4), (10, 60)):
@@ -596,9 +596,9 @@ def test_concurrency_bound_is_respected():
 def test_a_missing_key_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ValueError, match="OPENAI_API_KEY"):
-        OpenAIJudge("http://127.0.0.1:1/v1", "m")
+        JudgeClient("http://127.0.0.1:1/v1", "m")
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    assert KEY not in repr(OpenAIJudge("http://127.0.0.1:1/v1", "m"))
+    assert KEY not in repr(JudgeClient("http://127.0.0.1:1/v1", "m"))
 
 
 # -- repeats ---------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from evaluators.judges import OpenAIJudge
 from evaluators.queries import claims as q
 from evaluators.store import close_store, open_store
 from tests.test_highlight import assert_inert
@@ -200,8 +201,9 @@ def test_a_run_with_repeats_stores_every_reply_and_both_screens_show_the_spread(
     outputs = [{"question_id": "s1", "method": "local", "answer": SEED_000_ANSWER, "contexts": list(SEED_000_CHUNKS)}]
     with start_server() as server:
         server.responder = reply
-        run_id = build_run(db, tmp_path, golden=golden, outputs=outputs, judge="openai", judge_model="judge-model",
-                           config={"base_url": server.base_url, "repeats": 3}, metrics=["judge_overall", "verdict"],
+        run_id = build_run(db, tmp_path, golden=golden, outputs=outputs, 
+                           judge=OpenAIJudge("judge-model", server.base_url, repeats=3),
+                           metrics=["judge_overall", "verdict"],
                            name="Repeats run")
         assert [r.body.get("n") for r in server.requests if "holistic" in str(r.body)] == [3]
     store = open_store(db)

@@ -8,7 +8,7 @@ import time
 from evaluators.queries import datasets as qd
 from evaluators.queries import evaluate as qe
 from evaluators import engine, loaders
-from evaluators.judges import prices
+from evaluators.judges import OfflineJudge, OpenAIJudge, prices
 from evaluators.estimate import estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.store import open_store
@@ -97,7 +97,8 @@ def test_an_offline_run_of_two_lexical_metrics_runs_in_the_background_to_the_end
 
     run = _until_done(at, store, run_id)
     assert run["status"] == "finished" and list(run["metrics"]) == ["exact_match", "rouge_l"]
-    assert json.loads(run["config"]) == {"methods": ["local_search"]}
+    # the one shape of a run's config, whoever makes the run (the CLI's and evaluate()'s: tests/test_api.py)
+    assert json.loads(run["config"]) == engine.run_config(OfflineJudge(), methods=["local_search"])
     cells = _statuses(store, run_id)
     assert len(cells) == len({c[:3] for c in cells}) == 206
     assert {c[1] for c in cells} == {"local_search"} and {c[3] for c in cells} == {"ok"}
@@ -119,7 +120,7 @@ def test_the_openai_estimate_is_shown_before_starting(app_at, monkeypatch):
     at.run()
     golden, outputs = qd.golden_sets(store)["dataset_id"].iloc[0], at.multiselect(key="eval-outputs").value
     samples = engine.plan(store.golden_items(golden), store.rag_outputs(outputs)).samples
-    expected = estimate(samples, "openai", resolve(None))
+    expected = estimate(samples, OpenAIJudge("m"), resolve(None))
     assert expected.total_calls > 2 * 206
     assert _metric(at, "Judge calls") == f"{expected.total_calls:,}"
     assert _metric(at, "Input tokens (estimate)") == f"{expected.total_input_tokens:,}"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evaluators import engine, loaders
-from evaluators.judges import prompts
+from evaluators.judges import OpenAIJudge, prompts
 from evaluators.queries import claims as q
 from evaluators.store import close_store, open_store
 from tests.test_queries_errors import demo  # noqa: F401 (a fixture: a copy of the demo database)
@@ -51,15 +51,15 @@ def write_jsonl(path: Path, rows) -> Path:
     return path
 
 
-def build_run(db: Path, tmp_path: Path, *, golden=GOLDEN, outputs=OUTPUTS, metrics=METRICS, judge="offline",
-              judge_model=None, config=None, name="Payload run") -> str:
+def build_run(db: Path, tmp_path: Path, *, golden=GOLDEN, outputs=OUTPUTS, metrics=METRICS, judge=None,
+              name="Payload run") -> str:
     """A finished run built through the real loaders, store and engine; the store is left closed."""
     store = open_store(db)
     try:
         g = store.save_dataset(loaders.load(write_jsonl(tmp_path / "golden.jsonl", golden), role="golden"))
         o = store.save_dataset(loaders.load(write_jsonl(tmp_path / "outputs.jsonl", outputs), role="outputs"))
         run_id = engine.create_run(store, golden_dataset_id=g.dataset_id, outputs_dataset_ids=[o.dataset_id],
-                                   metrics=metrics, judge=judge, judge_model=judge_model, config=config, name=name)
+                                   metrics=metrics, judge=judge, name=name)
         engine.execute_run(store, run_id)
         return run_id
     finally:
@@ -79,8 +79,9 @@ def build_llm_run(db: Path, tmp_path: Path, monkeypatch) -> str:
         server.responder = lambda body: Reply.json(
             SEED_000_EXTRACTION if body["response_format"]["json_schema"]["name"] == "claim_extraction"
             else SEED_000_VERIFICATION)
-        return build_run(db, tmp_path, golden=golden, outputs=outputs, judge="openai", judge_model="judge-model",
-                         config={"base_url": server.base_url}, metrics=["faithfulness", "answer_correctness_f1"],
+        return build_run(db, tmp_path, golden=golden, outputs=outputs, 
+                         judge=OpenAIJudge("judge-model", server.base_url),
+                         metrics=["faithfulness", "answer_correctness_f1"],
                          name="LLM run")
 
 
@@ -173,6 +174,20 @@ def test_tp_fp_fn_counts_from_the_score_and_the_lists_from_each_claims_other_sid
     assert detail == f"TP {row['tp']}, FP {row['fp']}, FN {row['fn']}"
     assert (len(row["tp_claims"]), len(row["fp_claims"]), len(row["fn_claims"])) == (row["tp"], row["fp"], row["fn"])
     assert row["lists_match_counts"]
+
+
+def test_the_counts_are_stored_as_data_not_read_back_from_the_detail(tmp_path):
+    db = tmp_path / "counts.duckdb"
+    run_id = build_run(db, tmp_path, metrics=["answer_correctness_f1"])
+    store = open_store(db)
+    try:
+        before = q.tp_fp_fn(store, run_id, "q1").set_index("method")[["tp", "fp", "fn"]]
+        assert before.notna().all().all()
+        store.cursor().execute("UPDATE scores SET detail = 'reworded for people' WHERE run_id = ?", [run_id])
+        after = q.tp_fp_fn(store, run_id, "q1").set_index("method")[["tp", "fp", "fn"]]
+        assert after.equals(before)
+    finally:
+        close_store(db)
 
 
 def test_offline_runs_have_no_generated_questions_nor_judge_calls(payload_db):

@@ -18,13 +18,14 @@ METRICS = ["faithfulness", "context_precision", "exact_match"]
 RUNNER = """
 import sys
 from evaluators import engine, loaders
+from evaluators.judges import OpenAIJudge
 from evaluators.store import open_store
 db, golden, outputs, base_url = sys.argv[1:5]
 store = open_store(db)
 g = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
 o = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
-run_id = engine.create_run(store, golden_dataset_id=g, outputs_dataset_ids=[o], metrics=%r, judge="openai",
-                           judge_model="m", config={"base_url": base_url, "concurrency": 1})
+run_id = engine.create_run(store, golden_dataset_id=g, outputs_dataset_ids=[o], metrics=%r, 
+                           judge=OpenAIJudge("m", base_url, concurrency=1))
 print(run_id, flush=True)
 engine.execute_run(store, run_id, batch_size=2)
 """ % METRICS

@@ -5,7 +5,8 @@ import math
 import pytest
 
 from evaluators import engine, loaders, run_options
-from evaluators.judges.openai_judge import OpenAIJudge
+from evaluators.judges import OpenAIJudge
+from evaluators.judges.openai_judge import JudgeClient
 from evaluators.store import close_store, open_store
 from tests.test_cli import _tiny_files
 
@@ -36,8 +37,8 @@ def _runs(store) -> int:
 def test_create_run_refuses_numbers_no_run_can_use_and_stores_nothing(stored, config, message):
     store, (golden_id, outputs_id) = stored
     with pytest.raises(ValueError, match=message):
-        engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id], judge="openai",
-                          judge_model="m", metrics=["faithfulness"], config=config)
+        engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
+                          judge=OpenAIJudge("m", **config), metrics=["faithfulness"])
     assert _runs(store) == 0
 
 
@@ -49,12 +50,12 @@ def test_create_run_refuses_an_empty_metric_list_and_unknown_ids(stored):
         engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id], metrics=["bogus"])
     assert _runs(store) == 0
     engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id], metrics=["exact_match"],
-                      config={"concurrency": 1, "repeats": 1, "timeout": 0.5, "max_attempts": 1})
+                      judge=OpenAIJudge("m", concurrency=1, repeats=1, timeout=0.5, max_attempts=1))
     assert _runs(store) == 1
 
 
 def test_the_judge_refuses_the_same_numbers():
     for config, message in BAD:
         with pytest.raises(ValueError, match=message):
-            OpenAIJudge("http://127.0.0.1:9/v1", "m", api_key="sk-test", **config)
+            JudgeClient("http://127.0.0.1:9/v1", "m", api_key="sk-test", **config)
     assert run_options.check(None, {}) == [m.id for m in engine.resolve(None)]  # None: every metric

@@ -9,7 +9,8 @@ import pytest
 from evaluators.queries import datasets as qd
 from evaluators import engine, judges, loaders
 from evaluators.demo import DEMO_GOLDEN, DEMO_OUTPUTS
-from evaluators.runner import MetricState, RunManager, Snapshot, batch_size_for
+from evaluators.judges import OfflineJudge, OpenAIJudge
+from evaluators.runner import MetricState, RunManager, Snapshot
 from evaluators.store import close_store, open_store
 from tests.openai_server import Reply, start_server
 from tests.test_openai_judge import SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_VERIFICATION
@@ -129,8 +130,8 @@ def test_a_live_run_is_not_started_twice(store, demo):
 def test_a_failing_run_reports_its_error_and_the_run_says_failed(store, demo, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     manager = RunManager()
-    run_id = _run(store, demo, metrics=["exact_match", "faithfulness"], judge="openai", judge_model="m",
-                  config={"base_url": "http://127.0.0.1:9/v1"})
+    run_id = _run(store, demo, metrics=["exact_match", "faithfulness"], 
+                  judge=OpenAIJudge("m", "http://127.0.0.1:9/v1"))
     snap = manager.wait(manager.start(store, run_id).run_id, TIMEOUT)
     assert snap.status == "failed" and "no API key" in snap.error
     run = store.run(run_id)
@@ -180,12 +181,12 @@ def test_engine_reports_every_metric_per_batch_and_stops_on_cancel(store, demo):
 
 
 def test_a_run_of_some_methods_scores_only_those(store, demo):
-    run_id = _run(store, demo, metrics=["exact_match"], config={"methods": ["local_search"]})
+    run_id = _run(store, demo, metrics=["exact_match"], methods=["local_search"])
     assert store.run(run_id)["n_samples"] == 103
     assert engine.execute_run(store, run_id) == "finished"
     assert {m for (_, m, _) in _cells(store, run_id)} == {"local_search"} and len(_cells(store, run_id)) == 103
     with pytest.raises(ValueError, match="nothing to evaluate"):
-        _run(store, demo, config={"methods": ["no_such_method"]})
+        _run(store, demo, methods=["no_such_method"])
 
 
 def test_eta_sums_each_metrics_remaining_cells_at_its_own_pace():
@@ -203,7 +204,7 @@ def test_eta_sums_each_metrics_remaining_cells_at_its_own_pace():
     assert untimed.metric_seconds_left("new") is None and untimed.eta_seconds is None  # no guess from others
     assert Snapshot("r", "starting", 0, 0, {}, 0.1, False).eta_seconds is None
     assert Snapshot("r", "finished", 60, 60, {}, 9.0, False).eta_seconds == 0
-    assert batch_size_for("offline", None) == engine.BATCH_SIZE and batch_size_for("openai", 8) == 64
+    assert OfflineJudge().batch_size == engine.BATCH_SIZE and OpenAIJudge("m", concurrency=8).batch_size == 64
 
 
 def test_a_key_lent_for_a_run_reaches_its_judge_and_is_never_stored(store, tmp_path, monkeypatch):
@@ -221,8 +222,8 @@ def test_a_key_lent_for_a_run_reaches_its_judge_and_is_never_stored(store, tmp_p
         server.responder = lambda body: Reply.json(
             SEED_000_EXTRACTION if body["response_format"]["json_schema"]["name"] == "claim_extraction"
             else SEED_000_VERIFICATION)
-        run_id = _run(store, ids, metrics=["faithfulness"], judge="openai", judge_model="m",
-                      config={"base_url": server.base_url, "concurrency": 2})
+        run_id = _run(store, ids, metrics=["faithfulness"], 
+                      judge=OpenAIJudge("m", server.base_url, concurrency=2))
         snap = manager.wait(manager.start(store, run_id, api_key=key).run_id, TIMEOUT)
         assert snap.status == "finished", snap.error
         assert server.request_count == 6  # extraction + verification per sample

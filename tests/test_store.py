@@ -291,3 +291,24 @@ def test_a_schema_6_file_with_whole_requests_reads_the_same_after_the_migration(
     assert store.cursor().execute("SELECT * FROM judge_calls ORDER BY call_id").fetchall() == before
     store.write_judge_calls(_sample_calls(_ledger_run(store), n=1))  # new calls go in packed beside them
     assert len(_requests(store)) == len(before) + 5
+
+
+def test_a_schema_9_file_gets_the_counts_its_answer_correctness_detail_held(db):
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE schema_version (version INTEGER, applied_at TIMESTAMP)")
+    for version, migration in enumerate(MIGRATIONS[:9], start=1):
+        con.execute(migration)
+        con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+    cells = [("q1", "answer_correctness_f1", 0.8, "ok", "TP 2, FP 1, FN 0"),
+             ("q2", "answer_correctness_f1", None, "not_applicable", "no claims in the answer nor in the reference"),
+             ("q1", "rouge_l", 0.5, "ok", "TP 9, FP 9, FN 9")]  # another metric's words are not counts
+    for qid, metric, value, status, detail in cells:
+        con.execute("INSERT INTO scores (run_id, question_id, method, metric, value, norm, status, judge, detail, "
+                    "created_at) VALUES ('r', ?, 'm', ?, ?, ?, ?, 'offline', ?, now())",
+                    [qid, metric, value, value, status, detail])
+    con.close()
+    store = open_store(db)
+    assert store.schema_version() == SCHEMA_VERSION
+    counts = store.cursor().execute("SELECT question_id, metric, counts FROM scores ORDER BY ALL").fetchall()
+    assert counts == [("q1", "answer_correctness_f1", {"TP": 2, "FP": 1, "FN": 0}),
+                      ("q1", "rouge_l", None), ("q2", "answer_correctness_f1", None)]

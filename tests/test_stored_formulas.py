@@ -15,7 +15,7 @@ import pytest
 from evaluators import engine, formulas, loaders
 from evaluators.engine import plan
 from evaluators.formulas import half_up
-from evaluators.judges import lent_api_key, prompts
+from evaluators.judges import OpenAIJudge, lent_api_key, prompts
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.semantic import bertscores
 from evaluators.store import close_store, open_store
@@ -183,7 +183,7 @@ def judged_by_llm(store, golden: Path, outputs: Path, responder) -> tuple[str, s
     with start_server() as server:
         server.responder = responder
         run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                                   judge="openai", judge_model="m", config={"base_url": server.base_url})
+                                   judge=OpenAIJudge("m", server.base_url))
         with lent_api_key(run_id, "test"):
             assert engine.execute_run(store, run_id) == "finished"
     return golden_id, outputs_id, run_id

@@ -1,10 +1,10 @@
 """Judges: what fills a sample's claim matrix (DESIGN.md "Judging").
 
-`offline` is the default judge, a deterministic heuristic that needs no key and no network;
-`openai` is any OpenAI-compatible server (its key comes from OPENAI_API_KEY, or for one run from
-`lent_api_key`; never from the run's stored config). `judge_samples` is the one entry point the
-engine calls per batch; given the run's store, the openai judge answers repeated requests from its
-`judge_cache` table (`StoreCache`). A judge has two parts, each asked for only when a metric of the
+`OfflineJudge` is the default judge, a deterministic heuristic that needs no key and no network;
+`OpenAIJudge` is any OpenAI-compatible server (its key comes from OPENAI_API_KEY, or for one run from
+`lent_api_key`; never from the run's stored config). Both are objects (specs.py) that say what they
+need. `judge_samples` is the one entry point the engine calls per batch; given the run's store, the
+openai judge answers repeated requests from its `judge_cache` table (`StoreCache`). A judge has two parts, each asked for only when a metric of the
 run needs it: the claim matrix (with the questions generated from the answer) and the holistic
 rubric ratings; the engine asks for a batch's parts together.
 """
@@ -15,17 +15,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from evaluators.judges import offline
+from evaluators.judges.specs import JUDGES as _KINDS
+from evaluators.judges.specs import Judge, OfflineJudge, OpenAIJudge, named, of_run
 from evaluators.judgments import ClaimMatrix, Holistic, JudgeFailure
 from evaluators.schema import Sample
 
-JUDGES = (offline.JUDGE, "openai")
+JUDGES = tuple(_KINDS)  # the judges' names, as runs store them
 CLAIMS, HOLISTIC = "claims", "holistic"  # the two parts a judge is asked for
 
 # What one sample may hold to be judged; beyond it, the engine stores its judged cells `skipped` with the reason
 # (`too_big`). Within them the offline judge takes seconds a sample; 10,000 chunks took it 2.5 minutes and one chunk
 # of a million characters over a minute (bench/results/limits.md). An LLM's context window ends well before.
+# A judge's own bound on characters is its `max_chars` (the offline judge's: question, answer, reference and chunks).
 MAX_CHUNKS = 1_000  # per answer, for every judge
-MAX_OFFLINE_CHARS = 200_000  # question, answer, reference and chunks together, for the offline judge
 
 
 @dataclass(frozen=True)
@@ -59,18 +61,18 @@ class StoreCache:
         self.store.cache_reply(key, **fields)
 
 
-def too_big(judge: str, sample: Sample) -> str | None:
-    """Why `judge` does not judge `sample` (over MAX_CHUNKS or MAX_OFFLINE_CHARS), or None."""
+def too_big(judge: Judge, sample: Sample) -> str | None:
+    """Why `judge` does not judge `sample` (over MAX_CHUNKS or the judge's `max_chars`), or None."""
     chunks = sample.output.contexts
     if len(chunks) > MAX_CHUNKS:
         return (f"not judged: {len(chunks):,} chunks, over the limit of {MAX_CHUNKS:,} per answer (keep the chunks "
                 "the method ranked first)")
-    if judge == offline.JUDGE:
+    if judge.max_chars is not None:
         chars = (len(sample.golden.question) + len(sample.golden.reference) + len(sample.output.answer)
                  + sum(len(c.text) for c in chunks))
-        if chars > MAX_OFFLINE_CHARS:
+        if chars > judge.max_chars:
             return (f"not judged: {chars:,} characters in question, answer, reference and chunks, over the offline "
-                    f"judge's limit of {MAX_OFFLINE_CHARS:,} (shorten the chunks, or use an LLM judge)")
+                    f"judge's limit of {judge.max_chars:,} (shorten the chunks, or use an LLM judge)")
     return None
 
 
@@ -90,27 +92,25 @@ def lent_api_key(run_id: str, api_key: str | None) -> Iterator[None]:
         _lent_keys.pop(run_id, None)
 
 
-def judge_samples(judge: str, samples: Sequence[Sample], parts: Collection[str] = (CLAIMS,), *,
-                  model: str | None = None, config: dict | None = None, store=None, run_id: str | None = None,
-                  on_sample: Callable[[], None] | None = None) -> list[Judged]:
+def judge_samples(judge: Judge, samples: Sequence[Sample], parts: Collection[str] = (CLAIMS,), *, store=None,
+                  run_id: str | None = None, on_sample: Callable[[], None] | None = None) -> list[Judged]:
     """The `parts` (CLAIMS: the claim matrix and generated questions; HOLISTIC: the rubric ratings) of
     every sample, in order; an LLM judge asks for all of them at once (2 rounds per sample, see
     openai_judge). `run_id` picks the key lent for that run, if any; `on_sample()` is called as each
     sample is judged (the LLM judge only: the offline judge takes milliseconds)."""
     if unknown := set(parts) - {CLAIMS, HOLISTIC}:
         raise ValueError(f"unknown judge part(s) {sorted(unknown)}")
-    if judge == offline.JUDGE:
+    if isinstance(judge, OfflineJudge):
         if CLAIMS not in parts:
             return [Judged() for _ in samples]  # the rubric ids come from the offline mapping instead
         return [Judged(m) for m in offline.build_matrices(samples)]
-    if judge == "openai":
-        from evaluators.judges.openai_judge import OpenAIJudge  # imports openai only when used
+    if isinstance(judge, OpenAIJudge):
+        from evaluators.judges.openai_judge import JudgeClient  # imports openai only when used
 
-        config = config or {}
-        client = OpenAIJudge(config.get("base_url"), model, api_key=_lent_keys.get(run_id),
-                             concurrency=config.get("concurrency", 8),
-                             cache=StoreCache(store) if store is not None else None,
-                             **{k: config[k] for k in ("timeout", "max_attempts", "repeats") if k in config})
+        options = {k: v for k, v in (("timeout", judge.timeout), ("max_attempts", judge.max_attempts)) if v is not None}
+        client = JudgeClient(judge.base_url, judge.model, api_key=_lent_keys.get(run_id),
+                             concurrency=judge.concurrency, repeats=judge.repeats,
+                             cache=StoreCache(store) if store is not None else None, **options)
         return [_judged(j, r) for j, r in client.assess_sync(samples, CLAIMS in parts, HOLISTIC in parts, on_sample)]
     raise ValueError(f"unknown judge {judge!r}; available: {', '.join(JUDGES)}")
 

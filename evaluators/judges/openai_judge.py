@@ -3,7 +3,7 @@ or llama.cpp: each sample's claim matrix in 2 calls (1 + one more per further 16
 holistic rubric ratings in 1 more, in 2 rounds: the holistic call goes out with the extraction
 (it needs no claims), the verification calls follow the extraction.
 
-    judge = OpenAIJudge(base_url="http://localhost:8000/v1", model="qwen2.5-7b-instruct")
+    judge = JudgeClient(base_url="http://localhost:8000/v1", model="qwen2.5-7b-instruct")
     both = judge.assess_sync(samples)   # [(Judgment, HolisticJudgment)]; or: await judge.assess(samples)
     judgments = judge.judge_sync(samples)          # claim matrices only
     ratings = judge.rate_sync(samples)             # holistic ratings only
@@ -208,7 +208,7 @@ class _Attempt:
     choices: tuple[tuple[str | None, str | None], ...] = ()  # (content, finish_reason) of every choice
 
 
-class OpenAIJudge:
+class JudgeClient:
     def __init__(self, base_url: str | None, model: str, api_key: str | None = None, concurrency: int = 8,
                  timeout: float = 60, max_attempts: int = 4, seed: int = 0, backoff_base: float = 1.0,
                  backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None, repeats: int = 1):
@@ -234,7 +234,7 @@ class OpenAIJudge:
         self.n_supported = True  # cleared when a server refuses or ignores `n` (several choices per request)
 
     def __repr__(self) -> str:  # the key stays out of logs
-        return f"OpenAIJudge(base_url={self.base_url!r}, model={self.model!r})"
+        return f"JudgeClient(base_url={self.base_url!r}, model={self.model!r})"
 
     # -- public API ---------------------------------------------------------------------------------
 
@@ -298,7 +298,7 @@ async def _nothing() -> None:
 class _Session:
     """The judge's work within one `judge()` call: one client, one semaphore."""
 
-    def __init__(self, judge: OpenAIJudge, client: openai.AsyncOpenAI, semaphore: asyncio.Semaphore):
+    def __init__(self, judge: JudgeClient, client: openai.AsyncOpenAI, semaphore: asyncio.Semaphore):
         self.judge = judge
         self.client = client
         self.semaphore = semaphore

@@ -182,7 +182,7 @@ def _answer_correctness(m: ClaimMatrix) -> Result:
     f1 = formulas.claim_f1(tp, fp, fn)
     if math.isnan(f1):
         return not_applicable("no claims in the answer nor in the reference")
-    return Result(f1, detail=f"TP {tp}, FP {fp}, FN {fn}")
+    return Result(f1, detail=f"TP {tp}, FP {fp}, FN {fn}", counts={"TP": tp, "FP": fp, "FN": fn})
 
 
 def tp_fp_fn(m: ClaimMatrix) -> dict[str, list[str]]:

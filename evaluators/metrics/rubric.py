@@ -72,7 +72,7 @@ from typing import Any
 
 from evaluators import formulas
 from evaluators.abstention import abstains
-from evaluators.judges import HOLISTIC, correctness, grounding, offline
+from evaluators.judges import HOLISTIC, correctness, grounding
 from evaluators.judgments import CONTRADICTED as _CONTRADICTED_VERDICT
 from evaluators.judgments import DONT_KNOW, ClaimMatrix, Holistic, JudgeFailure
 from evaluators.metrics.claims import claim_metrics
@@ -103,7 +103,7 @@ def rubric_batch(samples: Sequence[Sample], context: Any) -> list[dict[str, Resu
 def _rubric_rows(samples: Sequence[Sample], context: Any) -> list[dict[str, Result]]:
     matrices = context.matrices(samples)
     dont_know = [abstains(s.output.answer) for s in samples]
-    if context.judge != offline.JUDGE:
+    if not context.judge.offline:
         ratings = [j.holistic for j in context.judged(samples, HOLISTIC)]
         return [judged_rubric(h, claim_metrics(m), dk) for h, m, dk in zip(ratings, matrices, dont_know)]
     rows = []

@@ -33,7 +33,6 @@ from evaluators import embeddings
 from evaluators.embeddings import MAX_TOKENS, MODEL_NAME
 from evaluators.formulas import f1_from_precision_recall, mean_cosine, semantic_similarity_percent
 from evaluators.metrics.registry import REGISTRY, metric
-from evaluators.judges import offline
 from evaluators.judgments import JudgeFailure
 from evaluators.schema import Result, Sample, not_applicable
 
@@ -151,7 +150,7 @@ def semantic_similarity(samples: Sequence[Sample], context: Any = None) -> list[
             f"{_TRUNCATION}. An empty answer scores 0.",
 )
 def answer_relevance(samples: Sequence[Sample], context: Any = None) -> list[Result]:
-    if context is None or context.judge == offline.JUDGE:
+    if context is None or context.judge.offline:
         return _relevance(samples, [(s.output.answer,) for s in samples], OFFLINE_RELEVANCE)
     questions = [j.generated_questions for j in context.judged(samples)]
     out: list[Result | None] = [None] * len(samples)

@@ -6,7 +6,7 @@ import json
 import pandas as pd
 
 from evaluators import schema
-from evaluators.judges import prices
+from evaluators.judges import of_run, prices
 from evaluators.metrics.registry import SCALES, lookup
 from evaluators.store import Store
 
@@ -78,6 +78,12 @@ def run_scores(store: Store, run_id: str) -> pd.DataFrame:
     ).df()
 
 
+def wide(scores: pd.DataFrame) -> pd.DataFrame:
+    """`run_scores` as one row per (question, method) and one column per metric (values in own scale)."""
+    return scores.pivot(index=["question_id", "question_type", "method"], columns="metric",
+                        values="value").reset_index().rename_axis(columns=None)
+
+
 def method_summary(store: Store, run_id: str) -> pd.DataFrame:
     """Per method and metric: mean of the scored cells with n scored / n total (never a bare mean)."""
     return store.cursor().execute(
@@ -128,7 +134,7 @@ def run_cost(store: Store, run_id: str) -> dict | None:
     recorded with the run, else the model's list price (`recorded` False); `usd` None while no price is
     known. None for a run of the offline judge, which makes no call."""
     run = store.run(run_id)
-    if run is None or run["judge"] == "offline":
+    if run is None or of_run(run).offline:
         return None
     calls = run_calls(store, run_id)
     recorded = prices.from_config(json.loads(run["config"] or "{}"))

@@ -148,17 +148,14 @@ def chunks(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
 
 
 def tp_fp_fn(store: Store, run_id: str, question_id: str) -> pd.DataFrame:
-    """Per method: TP, FP and FN of answer_correctness_f1 (counts from its stored detail) and the
+    """Per method: TP, FP and FN of answer_correctness_f1 (its stored counts) and the
     claims behind them, from each claim's verdict against the other side (seed 002): TP = answer
     claims the reference supports, FP = the other answer claims, FN = reference claims the answer
     does not cover. `lists_match_counts` checks the lists against the counts."""
     return store.cursor().execute(
         """
         WITH f1 AS (
-            SELECT method, value AS f1, status, detail,
-                   TRY_CAST(regexp_extract(detail, 'TP (\\d+)', 1) AS INTEGER) AS tp,
-                   TRY_CAST(regexp_extract(detail, 'FP (\\d+)', 1) AS INTEGER) AS fp,
-                   TRY_CAST(regexp_extract(detail, 'FN (\\d+)', 1) AS INTEGER) AS fn
+            SELECT method, value AS f1, status, detail, counts['TP'] AS tp, counts['FP'] AS fp, counts['FN'] AS fn
             FROM scores WHERE run_id = $run_id AND question_id = $qid AND metric = 'answer_correctness_f1'
         ), c AS (
             SELECT method,

@@ -1,0 +1,183 @@
+"""`evaluate()`: the one way a run is made, from a notebook, the CLI (`run`), the Evaluate screen and the demo.
+
+    from evaluators import evaluate
+    result = evaluate("golden.csv", {"local_search": local_df, "basic_search": "basic.jsonl"})
+    result.summary()          # the Overview's table: every metric per method, mean with CI and n
+
+The steps, each usable on its own (the CLI prints the plan and the estimate between them; the Evaluate screen
+creates a run of datasets already stored and executes it in the background):
+
+    read_inputs -> Inputs (validated datasets and their plan, made once) -> create_run -> engine.execute_run
+
+Inputs may be paths, DataFrames, lists of dicts or loaded `loaders.Dataset`s, in any format and column names the
+loaders know; in-memory tables go through the same loaders as files (as JSON lines), so they are checked alike
+and score alike.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evaluators import engine, loaders, queries
+from evaluators.judges import Judge, OfflineJudge
+from evaluators.queries import overview
+from evaluators.run_options import check
+from evaluators.schema import LoadError
+from evaluators.store import Store, open_store
+
+Source = Any  # a path, a DataFrame, a list of dicts (records) or a loaders.Dataset
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """A golden set and the outputs that answer it, validated together."""
+
+    golden: loaders.Dataset
+    outputs: tuple[loaders.Dataset, ...]
+
+    @cached_property
+    def plan(self) -> engine.Plan:
+        """Every (question, method) sample and the questions a method left out, made once per run."""
+        return engine.plan(self.golden.golden, [o for ds in self.outputs for o in ds.outputs])
+
+
+def read_inputs(golden: Source, outputs: Source | Sequence | Mapping | None = None, *, context_sep: str | None = None,
+                encoding: str = "utf-8") -> Inputs:
+    """Read and cross-check every input, gathering all problems (LoadError) before anything is written.
+
+    outputs: None when the golden file holds the answers too; one source; a list of sources (each may be a
+    (method, source) pair, naming the method of a source without a method column); or {method: source}.
+    """
+    problems, gold, answers = [], None, []
+    try:
+        gold = _read(golden, "golden" if outputs is not None else "auto", None, context_sep, encoding)
+        if outputs is None and not gold.outputs:
+            raise ValueError(f"{gold.name} holds no answers: give the outputs too")
+    except LoadError as exc:
+        problems += exc.problems
+    for method, source in _named_sources(outputs):
+        try:
+            answers.append(_read(source, "outputs", method, context_sep, encoding))
+        except LoadError as exc:
+            problems += exc.problems
+    if gold is not None:
+        problems += loaders.check_against_golden(answers or [gold], gold)
+    if problems:
+        raise LoadError(problems)
+    return Inputs(gold, tuple(answers or [gold]))
+
+
+def _named_sources(outputs) -> list[tuple[str | None, Source]]:
+    if outputs is None:
+        return []
+    if isinstance(outputs, Mapping):
+        return list(outputs.items())
+    if isinstance(outputs, (list, tuple)) and outputs and not all(isinstance(o, Mapping) for o in outputs):
+        return [o if isinstance(o, tuple) else (None, o) for o in outputs]  # several sources, not one's records
+    return [(None, outputs)]
+
+
+def _read(source: Source, role: str, method: str | None, context_sep: str | None, encoding: str) -> loaders.Dataset:
+    if isinstance(source, loaders.Dataset):
+        return source
+    if isinstance(source, (str, Path)):
+        return loaders.load(source, role=role, method=method, context_sep=context_sep, encoding=encoding)
+    # A table in memory: as JSON lines through the same loaders as a file (named for the method, if any)
+    if isinstance(source, pd.DataFrame):
+        text = source.to_json(orient="records", lines=True, force_ascii=False, date_format="iso")
+    elif isinstance(source, (list, tuple)) and all(isinstance(r, Mapping) for r in source):
+        text = "\n".join(json.dumps(dict(r), ensure_ascii=False, default=_plain) for r in source)
+    else:
+        raise TypeError(f"cannot read {type(source).__name__} as {role}: give a path, a DataFrame or a list of dicts")
+    name = f"{method or role}.jsonl"
+    return loaders.load(text.encode("utf-8"), name=name, role=role, method=method, context_sep=context_sep, fmt="jsonl")
+
+
+def _plain(value):
+    """numpy values in records (a DataFrame's rows as dicts) as JSON values."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def create_run(store: Store, golden: loaders.Dataset | str, outputs: Sequence[loaders.Dataset | str], *,
+               metrics: Sequence[str] | None = None, judge: Judge | None = None, name: str | None = None,
+               methods: Sequence[str] | None = None, description: str | None = None,
+               context_sep: str | None = None, plan: engine.Plan | None = None) -> str:
+    """Store the datasets (a `str` is the id of one stored already) and a new run of them; its id. `plan`: the
+    samples of these datasets when the caller has them (Inputs.plan), so they are not read back to be planned."""
+    with store.lease():  # the import and the new run: one unit of work
+        golden_id = golden if isinstance(golden, str) else store.save_dataset(golden).dataset_id
+        outputs_ids = list(dict.fromkeys(o if isinstance(o, str) else store.save_dataset(o).dataset_id
+                                         for o in outputs))
+        return engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids,
+                                 metrics=metrics, judge=judge, name=name, methods=methods, description=description,
+                                 context_sep=context_sep, samples=plan.samples if plan is not None else None)
+
+
+def temporary_db() -> Path:
+    """A DuckDB file in a new temporary folder: a notebook needs no database of its own."""
+    return Path(tempfile.mkdtemp(prefix="ragscope-")) / "ragscope.duckdb"
+
+
+def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None, *,
+             metrics: Sequence[str] | None = None, judge: Judge | None = None, db: str | Path | None = None,
+             name: str | None = None, on_progress: engine.MetricProgress | None = None,
+             context_sep: str | None = None, encoding: str = "utf-8") -> Evaluation:
+    """Score every (question, method) pair of `outputs` against `golden` and store the run in `db`.
+
+    golden, outputs: see `read_inputs`. metrics: ids (default all; `python -m evaluators metrics`). judge:
+    `OfflineJudge()` (default) or `OpenAIJudge(model=...)`. db: a DuckDB file (default: one in a new temporary
+    folder). on_progress(metric_id, metric_done, metric_total, done, total): as the engine scores.
+    Bad input raises LoadError listing every problem (nothing is stored); bad options ValueError or KeyError.
+    """
+    judge = judge or OfflineJudge()
+    check(metrics, engine.run_config(judge))  # before any file is read
+    inputs = read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding)
+    store = open_store(db if db is not None else temporary_db())
+    run_id = create_run(store, inputs.golden, inputs.outputs, metrics=metrics, judge=judge, name=name,
+                        context_sep=context_sep, plan=inputs.plan)
+    engine.execute_run(store, run_id, on_metric=on_progress, samples=inputs.plan.samples)
+    return Evaluation(store, run_id)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A stored run and its results, read from the store when asked for."""
+
+    store: Store
+    run_id: str
+
+    @property
+    def run(self) -> dict:
+        """The run's row of `runs`: name, judge, status, config, ..."""
+        with self.store.lease():
+            return self.store.run(self.run_id)
+
+    @property
+    def scores(self) -> pd.DataFrame:
+        """Every score cell, long format: question_id, question_type, method, metric, value, norm, status, judge,
+        detail, question."""
+        with self.store.lease():
+            return queries.run_scores(self.store, self.run_id)
+
+    def wide(self) -> pd.DataFrame:
+        """One row per (question, method), one column per metric (values in the metric's own scale)."""
+        return queries.wide(self.scores)
+
+    def summary(self, **options) -> pd.DataFrame:
+        """The Overview screen's table: every metric per method, mean with its 95% CI and n (options: the
+        screen's, as `python -m evaluators view overview --help` lists them)."""
+        with self.store.lease():
+            return overview.view(self.store, self.run_id, **options)["metrics"]
+
+    def __repr__(self) -> str:
+        return f"Evaluation(run_id={self.run_id!r}, db={self.store.path!r})"
+

@@ -27,21 +27,22 @@ TYPES = ["A", "A", "B", "B", "B", None]
 
 def write_run(store, folder, name: str, values: dict, references: dict[str, str] | None = None) -> str:
     """A finished run of `values` (metric -> method -> per-question values, None: a cell not scored ok) over a
-    golden set of TYPES whose references are "r" unless `references` (question id -> text) says otherwise."""
+    golden set of TYPES (in turn) whose references are "r" unless `references` (question id -> text) says otherwise."""
     methods = list(next(iter(values.values())))
+    n = len(next(iter(values.values()))[methods[0]])  # questions q0, q1, ... of types TYPES in turn
     golden = folder / f"{name}-golden.jsonl"
     golden.write_text("\n".join(json.dumps({"question_id": f"q{i}", "question": f"Question {i}?",
                                             "reference": (references or {}).get(f"q{i}", "r"),
-                                            **({"question_type": t} if t else {})})
-                                for i, t in enumerate(TYPES)))
+                                            **({"question_type": t} if (t := TYPES[i % len(TYPES)]) else {})})
+                                for i in range(n)))
     outputs = folder / f"{name}-outputs.jsonl"
     outputs.write_text("\n".join(json.dumps({"question_id": f"q{i}", "method": m, "answer": "a", "contexts": ["c"]})
-                                 for i in range(len(TYPES)) for m in methods))
+                                 for i in range(n) for m in methods))
     golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
     outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
     run_id = store.create_run(name=name, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
                               judge="offline", judge_model=None, metrics=list(values), config={},
-                              n_samples=len(TYPES) * len(methods))
+                              n_samples=n * len(methods))
     rows = []
     for metric, by_method in values.items():
         for method, per_question in by_method.items():

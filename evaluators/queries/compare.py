@@ -120,6 +120,29 @@ def default_methods(methods: list[str]) -> tuple[list[str], str | None]:
     return chosen, chosen[-1]
 
 
+def comparable_runs(store: Store, run_id: str) -> pd.DataFrame:
+    """The other runs with scores whose golden set shares question ids with this run's, those on the same golden
+    set first, newest first: run_id, name, created_at, same_golden_set."""
+    return store.cursor().execute(
+        """
+        SELECT r.run_id, r.name, r.created_at, r.golden_dataset_id = $golden AS same_golden_set
+        FROM runs r
+        WHERE r.run_id <> $run AND r.run_id IN (SELECT DISTINCT run_id FROM scores)
+          AND (r.golden_dataset_id = $golden OR r.golden_dataset_id IN (
+                SELECT DISTINCT b.dataset_id FROM golden_items a JOIN golden_items b USING (question_id)
+                WHERE a.dataset_id = $golden))
+        ORDER BY same_golden_set DESC, r.created_at DESC, r.run_id
+        """, {"run": run_id, "golden": _golden_dataset(store, run_id)}).df()
+
+
+def default_across(methods: list[str], other_run: str, other_methods: list[str]) -> tuple[list[str], str]:
+    """(sides, baseline) of a comparison with another run: the screen's first default method of this run against
+    the same method of the other run (else its first), the other run's side as the baseline."""
+    mine = default_methods(methods)[0][0]
+    theirs = f"{other_run}{SEPARATOR}{mine if mine in other_methods else other_methods[0]}"
+    return [mine, theirs], theirs
+
+
 def _golden_dataset(store: Store, run_id: str) -> str | None:
     # Passed to the joins as a constant: a scalar sub-query there stops DuckDB pushing the filter
     # down (measured 0.9 s against 0.15 s at 25,000 questions x 30 metrics).

@@ -101,9 +101,9 @@ def test_the_page_draws_the_views_tables_and_its_clicks_drill_down(app_at):
     assert page(at) == "claims.py" and at.session_state["question_id"] == listed["question_id"].iloc[0]
 
 
-def test_a_comparison_with_another_run_says_what_was_left_out_and_opens_each_side_in_its_run(runs, app_of):  # noqa: F811
+def test_a_comparison_with_another_run_says_what_was_left_out_and_opens_each_side_in_its_run(runs, app_on):  # noqa: F811
     store, first, _, edited = runs
-    at = app_of(store.path, "pages/compare.py", first)
+    at = app_on(store.path, "pages/compare.py", first)
     other = at.selectbox(key="cmp_other_run")
     assert other.options[0] == "no: methods of this run" and len(other.options) == 3  # same golden set first
     other.set_value(edited).run()

@@ -79,16 +79,30 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, metrics
     if runs.empty:
         return {"runs": runs, "points": pd.DataFrame(columns=POINT_COLUMNS),
                 "steps": pd.DataFrame(columns=STEP_COLUMNS)}
-    return {"runs": runs, "points": _points(store, runs, methods, metrics, scale),
-            "steps": _steps(store, run_id, runs, cells, methods, metrics, scale)}
+    # Each method's runs as sides: what the tables read, so they are remembered until one of those runs changes.
+    chains = tuple(tuple(Side(r, m) for r in runs["run_id"] if r in set(cells.loc[cells["method"] == m, "run_id"]))
+                   for m in methods)
+    points, steps = _series(store, run_id, chains, tuple(zip(runs["run_id"], runs["position"])), metrics, scale)
+    return {"runs": runs, "points": points, "steps": steps}
 
 
-def _points(store: Store, runs: pd.DataFrame, methods: list[str], metrics: list[str], scale: str) -> pd.DataFrame:
+@remembered
+def _series(store: Store, run_id: str, chains: tuple[tuple[Side, ...], ...], positions: tuple[tuple[str, int], ...],
+            metrics: list[str], scale: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(points, steps), remembered as a whole: a History screen makes one comparison per step, more than
+    compare.remembered keeps, and reads every run's means."""
+    position = dict(positions)
+    methods = [chain[0].method for chain in chains if chain]
+    return _points(store, position, methods, metrics, scale), _steps(store, run_id, chains, position, metrics, scale)
+
+
+def _points(store: Store, position: dict[str, int], methods: list[str], metrics: list[str],
+            scale: str) -> pd.DataFrame:
     parts = []
-    for position, run in zip(runs["position"], runs["run_id"]):
+    for run, number in position.items():
         means = metric_means(store, run)
         means = means[means["method"].isin(methods) & means["metric"].isin(metrics)]
-        parts.append(in_scale(means, scale).assign(position=position, run_id=run))
+        parts.append(in_scale(means, scale).assign(position=number, run_id=run))
     frame = pd.concat(parts, ignore_index=True).rename(columns={"n_scored": "n"})
     order = {m: i for i, m in enumerate(metrics)}
     frame = frame.sort_values(["method", "metric", "position"], key=lambda c: c.map(order) if c.name == "metric"
@@ -96,20 +110,9 @@ def _points(store: Store, runs: pd.DataFrame, methods: list[str], metrics: list[
     return frame[POINT_COLUMNS].reset_index(drop=True)
 
 
-def _steps(store: Store, run_id: str, runs: pd.DataFrame, cells: pd.DataFrame, methods: list[str],
+def _steps(store: Store, run_id: str, chains: tuple[tuple[Side, ...], ...], position: dict[str, int],
            metrics: list[str], scale: str) -> pd.DataFrame:
-    """Each method's consecutive runs compared (comparison_table: later run's side against the earlier's)."""
-    chains = tuple(tuple(Side(r, m) for r in runs["run_id"] if r in set(cells.loc[cells["method"] == m, "run_id"]))
-                   for m in methods)
-    return _chained_steps(store, run_id, chains, tuple(zip(runs["run_id"], runs["position"])), metrics, scale)
-
-
-@remembered
-def _chained_steps(store: Store, run_id: str, chains: tuple[tuple[Side, ...], ...],
-                   positions: tuple[tuple[str, int], ...], metrics: list[str], scale: str) -> pd.DataFrame:
-    """Remembered as a whole (until a run's cells change): a History screen makes one comparison per step, more
-    than compare.remembered keeps."""
-    position = dict(positions)
+    """Each method's consecutive runs compared (comparison_table: the later run's side against the earlier's)."""
     rows = []
     for chain in chains:
         for earlier, later in zip(chain, chain[1:]):

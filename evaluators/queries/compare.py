@@ -9,6 +9,7 @@ direction (dont_know) there are no wins or losses, only the difference.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections import OrderedDict
 
@@ -19,6 +20,7 @@ from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import SCALES, in_catalogue_order, lookup
 from evaluators.queries import OK, OWN, VIEWS, difference_in_view, in_view, one_of
 from evaluators.queries.overview import ALL_TYPES, question_types
+from evaluators.queries.sides import SEPARATOR, Side, side
 from evaluators.stats import holm, paired_comparison
 from evaluators.store import Store
 
@@ -33,6 +35,7 @@ SCATTER_POINTS = 3000  # a reproducible sample above this: a browser draws ~3,00
 DISAGREEMENTS = 200
 CELL_QUESTIONS = 500
 REMEMBERED = 32  # results kept per remembered function
+MAX_BOOTSTRAP_N = inspect.signature(paired_comparison).parameters["max_bootstrap_n"].default  # stats' own rule
 
 
 def run_methods(store: Store, run_id: str) -> list[str]:
@@ -55,15 +58,18 @@ def scores_version(store: Store, run_id: str) -> tuple:
 
 
 def remembered(compute):
-    """`compute(store, run_id, ...)` remembered per database file, run, the run's scores version and arguments
-    (the latest REMEMBERED results): a screen's statistics are computed once however often clicks rerun it,
-    and again once the run's cells change (a resumed run). Callers get a copy, free to change."""
+    """`compute(store, run_id, ...)` remembered per database file, run, the scores version of every run it reads
+    (the run in view and the runs of the Side arguments) and arguments (the latest REMEMBERED results): a screen's
+    statistics are computed once however often clicks rerun it, and again once a run's cells change (a resumed
+    run). Callers get a copy, free to change."""
     results: OrderedDict = OrderedDict()
     lock = threading.Lock()
 
     @functools.wraps(compute)
     def remember(store: Store, run_id: str, *args, **kwargs):
-        key = (store.path, run_id, scores_version(store, run_id), _hashable(args), _hashable(sorted(kwargs.items())))
+        read = sorted({run_id, *_side_runs(args), *_side_runs(kwargs.values())})
+        versions = tuple(scores_version(store, r) for r in read)
+        key = (store.path, run_id, versions, _hashable(args), _hashable(sorted(kwargs.items())))
         with lock:
             found = results.get(key)
             if found is not None:
@@ -84,6 +90,29 @@ def _hashable(values) -> tuple:
     return tuple(_hashable(v) if isinstance(v, (list, tuple)) else v for v in values)
 
 
+def _side_runs(values) -> set[str]:
+    """The runs of the sides among arguments (in lists and tuples too, nested)."""
+    runs = set()
+    for v in values:
+        if isinstance(v, Side):
+            runs.add(v.run_id)
+        elif isinstance(v, (list, tuple)):
+            runs |= _side_runs(v)
+    return runs
+
+
+def run_ids(store: Store) -> list[str]:
+    return [r for (r,) in store.cursor().execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
+
+
+def sides(store: Store, run_id: str | None, texts) -> list[Side]:
+    """`RUN_ID:METHOD` texts (or bare methods of the run in view) as sides; the run ids are read only when a
+    text holds a colon, to tell a run's prefix from a method's own colon."""
+    texts = list(texts)
+    known = run_ids(store) if any(isinstance(t, str) and SEPARATOR in t for t in texts) else None
+    return [side(t, run_id, known) for t in texts]
+
+
 def default_methods(methods: list[str]) -> tuple[list[str], str | None]:
     """(methods to compare, baseline): local_search vs basic_search when present, else the first
     two; the baseline is basic_search when chosen, else the last chosen method."""
@@ -94,6 +123,29 @@ def default_methods(methods: list[str]) -> tuple[list[str], str | None]:
     return chosen, chosen[-1]
 
 
+def comparable_runs(store: Store, run_id: str) -> pd.DataFrame:
+    """The other runs with scores whose golden set shares question ids with this run's, those on the same golden
+    set first, newest first: run_id, name, created_at, same_golden_set."""
+    return store.cursor().execute(
+        """
+        SELECT r.run_id, r.name, r.created_at, r.golden_dataset_id = $golden AS same_golden_set
+        FROM runs r
+        WHERE r.run_id <> $run AND r.run_id IN (SELECT DISTINCT run_id FROM scores)
+          AND (r.golden_dataset_id = $golden OR r.golden_dataset_id IN (
+                SELECT DISTINCT b.dataset_id FROM golden_items a JOIN golden_items b USING (question_id)
+                WHERE a.dataset_id = $golden))
+        ORDER BY same_golden_set DESC, r.created_at DESC, r.run_id
+        """, {"run": run_id, "golden": _golden_dataset(store, run_id)}).df()
+
+
+def default_across(methods: list[str], other_run: str, other_methods: list[str]) -> tuple[list[str], str]:
+    """(sides, baseline) of a comparison with another run: the screen's first default method of this run against
+    the same method of the other run (else its first), the other run's side as the baseline."""
+    mine = default_methods(methods)[0][0]
+    theirs = f"{other_run}{SEPARATOR}{mine if mine in other_methods else other_methods[0]}"
+    return [mine, theirs], theirs
+
+
 def _golden_dataset(store: Store, run_id: str) -> str | None:
     # Passed to the joins as a constant: a scalar sub-query there stops DuckDB pushing the filter
     # down (measured 0.9 s against 0.15 s at 25,000 questions x 30 metrics).
@@ -101,12 +153,63 @@ def _golden_dataset(store: Store, run_id: str) -> str | None:
     return rows[0][0] if rows else None
 
 
-def paired_scores(store: Store, run_id: str, method_a: str, method_b: str, *, metrics: list[str] | None = None,
-                  question_type: str | None = None, question_ids: list[str] | None = None,
-                  with_text: bool = True, order: str = "question", limit: int | None = None) -> pd.DataFrame:
-    """One row per (question, metric) scored `ok` for both methods: question_id, question_type,
+def _pairing(store: Store, a: Side, b: Side, params: dict[str, object], golden: str | None = None
+             ) -> tuple[str, list[str]]:
+    """The FROM clause and WHERE conditions pairing side a's cells with side b's (aliases `a`, `b`): the same
+    question id and metric, both `ok` with a value. Across two golden sets only the questions whose reference
+    is the same in both are paired (`changed_references` lists the others). golden: "LEFT" or "" (inner) joins
+    the baseline's golden items as `g` (the question's text and type), None joins none."""
+    params.update({"run_a": a.run_id, "a": a.method, "run_b": b.run_id, "b": b.method})
+    joins = ["FROM scores a", "JOIN scores b ON b.question_id = a.question_id AND b.metric = a.metric"]
+    where = ["a.run_id = $run_a", "a.method = $a", "b.run_id = $run_b", "b.method = $b", f"a.status = {OK}",
+             f"b.status = {OK}", "a.value IS NOT NULL", "b.value IS NOT NULL"]
+    golden_a, golden_b = _golden_dataset(store, a.run_id), _golden_dataset(store, b.run_id)
+    if golden is not None:
+        joins.append(f"{golden} JOIN golden_items g ON g.dataset_id = $golden AND g.question_id = a.question_id")
+        params["golden"] = golden_b
+    if golden_a != golden_b:
+        params.update(golden_a=golden_a, golden_b=golden_b)
+        joins += ["JOIN golden_items ra ON ra.dataset_id = $golden_a AND ra.question_id = a.question_id",
+                  "JOIN golden_items rb ON rb.dataset_id = $golden_b AND rb.question_id = a.question_id"]
+        where.append("ra.reference = rb.reference")
+    return "\n".join(joins), where
+
+
+def changed_references(store: Store, run_a: str, run_b: str, *, limit: int | None = None) -> pd.DataFrame:
+    """The questions (same id) of both runs' golden sets whose reference differs, by id: question_id, question
+    (run_b's), reference_a, reference_b. Comparisons of the two runs leave them out; empty for one golden set."""
+    golden_a, golden_b = _golden_dataset(store, run_a), _golden_dataset(store, run_b)
+    if golden_a == golden_b:
+        return pd.DataFrame(columns=["question_id", "question", "reference_a", "reference_b"])
+    return store.cursor().execute(
+        f"""
+        SELECT b.question_id, b.question, a.reference AS reference_a, b.reference AS reference_b
+        FROM golden_items a JOIN golden_items b ON b.question_id = a.question_id
+        WHERE a.dataset_id = $golden_a AND b.dataset_id = $golden_b AND a.reference <> b.reference
+        ORDER BY b.question_id {f'LIMIT {int(limit)}' if limit is not None else ''}
+        """, {"golden_a": golden_a, "golden_b": golden_b}).df()
+
+
+def n_changed_references(store: Store, run_a: str, run_b: str) -> int:
+    """How many questions `changed_references` finds: those left out when the two runs are compared."""
+    golden_a, golden_b = _golden_dataset(store, run_a), _golden_dataset(store, run_b)
+    if golden_a == golden_b:
+        return 0
+    return store.cursor().execute(
+        """
+        SELECT count(*) FROM golden_items a JOIN golden_items b ON b.question_id = a.question_id
+        WHERE a.dataset_id = $golden_a AND b.dataset_id = $golden_b AND a.reference <> b.reference
+        """, {"golden_a": golden_a, "golden_b": golden_b}).fetchall()[0][0]
+
+
+def paired_scores(store: Store, run_id: str, method_a: str | Side, method_b: str | Side, *,
+                  metrics: list[str] | None = None, question_type: str | None = None,
+                  question_ids: list[str] | None = None, with_text: bool = True, order: str = "question",
+                  limit: int | None = None) -> pd.DataFrame:
+    """One row per (question, metric) scored `ok` for both sides: question_id, question_type,
     question (with_text), metric, value_a, value_b (own scale), norm_a, norm_b, delta = value_a -
-    value_b and delta_norm = norm_a - norm_b.
+    value_b and delta_norm = norm_a - norm_b. A side is a Side, `RUN_ID:METHOD` or a method of run_id;
+    the text and type come from side B's golden set.
 
     order: "question" (question id, metric), "gap" (largest |delta_norm| first, for disagreement
     lists) or "sample" (a fixed pseudo-random order, so `limit` gives a reproducible subset).
@@ -114,22 +217,18 @@ def paired_scores(store: Store, run_id: str, method_a: str, method_b: str, *, me
     """
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
-    params: dict[str, object] = {"run": run_id, "a": method_a, "b": method_b}
-    where = ["a.run_id = $run", "a.method = $a", "b.method = $b", f"a.status = {OK}", f"b.status = {OK}",
-             "a.value IS NOT NULL", "b.value IS NOT NULL"]
+    a, b = sides(store, run_id, [method_a, method_b])
+    params: dict[str, object] = {}
+    join_golden = with_text or question_type is not None
+    tables, where = _pairing(store, a, b, params, golden="LEFT" if join_golden else None)
     if metrics is not None:
         where.append(_in_list("a.metric", "m", metrics, params))
     if question_ids is not None:
         where.append(_in_list("a.question_id", "q", question_ids, params))
-    join_golden = with_text or question_type is not None
     if question_type is not None:
         where.append("coalesce(g.question_type, '') = $type")
         params["type"] = question_type
     text_cols = "coalesce(g.question_type, '') AS question_type, g.question," if with_text else ""
-    golden = ""
-    if join_golden:
-        golden = "LEFT JOIN golden_items g ON g.dataset_id = $golden AND g.question_id = a.question_id"
-        params["golden"] = _golden_dataset(store, run_id)
     order_by = {"question": "a.question_id, a.metric",
                 "gap": "abs(a.norm - b.norm) DESC, a.question_id, a.metric",
                 "sample": "hash(a.question_id, a.metric), a.question_id, a.metric"}[order]
@@ -137,9 +236,7 @@ def paired_scores(store: Store, run_id: str, method_a: str, method_b: str, *, me
         SELECT a.question_id, {text_cols} a.metric,
                a.value AS value_a, b.value AS value_b, a.norm AS norm_a, b.norm AS norm_b,
                a.value - b.value AS delta, a.norm - b.norm AS delta_norm
-        FROM scores a
-        JOIN scores b ON b.run_id = a.run_id AND b.question_id = a.question_id AND b.metric = a.metric
-        {golden}
+        {tables}
         WHERE {' AND '.join(where)}
         ORDER BY {order_by}
         {f'LIMIT {int(limit)}' if limit is not None else ''}
@@ -163,26 +260,41 @@ COMPARISON_COLUMNS = [
 ]
 
 
-@remembered
-def comparison_table(store: Store, run_id: str, baseline: str, methods: list[str], *,
-                     metrics: list[str] | None = None, question_type: str | None = None) -> pd.DataFrame:
+def comparison_table(store: Store, run_id: str, baseline: str | Side, methods: list[str | Side], *,
+                     metrics: list[str] | None = None, question_type: str | None = None,
+                     max_bootstrap_n: int = MAX_BOOTSTRAP_N) -> pd.DataFrame:
     """Per (method, metric): each method against `baseline` on the questions both scored `ok`.
+
+    A method or baseline is a side: a Side, `RUN_ID:METHOD` (any run on the same question ids) or a bare
+    method of run_id (the run in view); the `method`, `baseline` and `better` columns name a side by its
+    method in run_id, else by `RUN_ID:METHOD`. Across two golden sets, questions whose reference differs are
+    left out (`n_changed_references` counts them). question_type filters on the baseline's golden set.
 
     n pairs; means of both sides over those pairs; delta = mean(A - B) with its 95% interval and a
     two-sided paired test (evaluators.stats.paired_comparison); p_holm adjusts the p-values of all
     rows together (Holm); wins / ties / losses count questions better for A / equal / better for
     B (None when the metric has no direction). Own-scale numbers, plus their `_norm` twins in
     [0, 1] units for ranking across scales. Rows: significant (p_holm < 0.05) first, then by
-    |delta_norm|, largest first; metrics with no pair at all are left out.
+    |delta_norm|, largest first; metrics with no pair at all are left out. max_bootstrap_n: the interval is
+    bootstrapped up to this many pairs, a t-interval above (stats.paired_comparison; History lowers it, as it
+    tests many steps at once).
     """
+    baseline_side, *others = sides(store, run_id, [baseline, *methods])
+    return _comparison_table(store, run_id, baseline_side, others, metrics=metrics, question_type=question_type,
+                             max_bootstrap_n=max_bootstrap_n)
+
+
+@remembered
+def _comparison_table(store: Store, run_id: str, baseline: Side, methods: list[Side], *,
+                      metrics: list[str] | None, question_type: str | None, max_bootstrap_n: int) -> pd.DataFrame:
     rows = []
     for method in methods:
         if method == baseline:
             continue
-        pairs = _value_pairs(store, run_id, method, baseline, metrics=metrics, question_type=question_type)
+        pairs = _value_pairs(store, method, baseline, metrics=metrics, question_type=question_type)
         for metric, part in pairs.groupby("metric", sort=False):
-            rows.append(_compare_metric(method, baseline, str(metric), part["value_a"].to_numpy(),
-                                        part["value_b"].to_numpy()))
+            rows.append(_compare_metric(method.label(run_id), baseline.label(run_id), str(metric),
+                                        part["value_a"].to_numpy(), part["value_b"].to_numpy(), max_bootstrap_n))
     table = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     if table.empty:
         return table
@@ -198,36 +310,27 @@ def comparison_table(store: Store, run_id: str, baseline: str, methods: list[str
     return table.drop(columns=["_rank", "_gap"]).reset_index(drop=True)
 
 
-def _value_pairs(store: Store, run_id: str, method_a: str, method_b: str, *, metrics: list[str] | None,
+def _value_pairs(store: Store, a: Side, b: Side, *, metrics: list[str] | None,
                  question_type: str | None) -> pd.DataFrame:
     """metric, value_a, value_b of every pair: paired_scores' rows without ids, text or order, which
     halves the time at 25,000 questions x 30 metrics (sorting 750,000 string keys was the cost)."""
-    params: dict[str, object] = {"run": run_id, "a": method_a, "b": method_b}
-    where = ["a.run_id = $run", "a.method = $a", "b.method = $b", f"a.status = {OK}", f"b.status = {OK}",
-             "a.value IS NOT NULL", "b.value IS NOT NULL"]
-    golden = ""
+    params: dict[str, object] = {}
+    tables, where = _pairing(store, a, b, params, golden=None if question_type is None else "")
     if metrics is not None:
         where.append(_in_list("a.metric", "m", metrics, params))
     if question_type is not None:
-        golden = "JOIN golden_items g ON g.dataset_id = $golden AND g.question_id = a.question_id"
-        params["golden"] = _golden_dataset(store, run_id)
         where.append("coalesce(g.question_type, '') = $type")
         params["type"] = question_type
     return store.cursor().execute(
-        f"""
-        SELECT a.metric, a.value AS value_a, b.value AS value_b
-        FROM scores a
-        JOIN scores b ON b.run_id = a.run_id AND b.question_id = a.question_id AND b.metric = a.metric
-        {golden}
-        WHERE {' AND '.join(where)}
-        """, params).df()
+        f"SELECT a.metric, a.value AS value_a, b.value AS value_b {tables} WHERE {' AND '.join(where)}", params).df()
 
 
-def _compare_metric(method: str, baseline: str, metric: str, a: np.ndarray, b: np.ndarray) -> dict:
+def _compare_metric(method: str, baseline: str, metric: str, a: np.ndarray, b: np.ndarray,
+                    max_bootstrap_n: int) -> dict:
     # The rows come in no set order (a parallel join) and the bootstrap's resamples depend on the order:
     # sorting the pairs by value makes the interval the same on every rerun without sorting in SQL.
     order = np.lexsort((b, a))
-    c = paired_comparison(a[order], b[order], tie_tolerance=TIE_TOLERANCE)
+    c = paired_comparison(a[order], b[order], tie_tolerance=TIE_TOLERANCE, max_bootstrap_n=max_bootstrap_n)
     m = lookup(metric)
     sign = m.direction
     wins, losses = (c.wins, c.losses) if sign >= 0 else (c.losses, c.wins)
@@ -254,25 +357,28 @@ def _compare_metric(method: str, baseline: str, metric: str, a: np.ndarray, b: n
     }
 
 
-@remembered
-def type_deltas(store: Store, run_id: str, method_a: str, method_b: str, *,
+def type_deltas(store: Store, run_id: str, method_a: str | Side, method_b: str | Side, *,
                 metrics: list[str] | None = None) -> pd.DataFrame:
-    """Per question type x metric (aggregated in DuckDB): n pairs, both means, mean delta in the
-    own scale and in norm units, and `advantage` = delta_norm oriented so that > 0 is better for A
-    (NaN for metrics without a direction)."""
-    params: dict[str, object] = {"run": run_id, "a": method_a, "b": method_b,
-                                 "golden": _golden_dataset(store, run_id)}
-    metric_filter = f"AND {_in_list('a.metric', 'm', metrics, params)}" if metrics is not None else ""
+    """Per question type (of side B's golden set) x metric (aggregated in DuckDB): n pairs, both means, mean
+    delta in the own scale and in norm units, and `advantage` = delta_norm oriented so that > 0 is better for
+    A (NaN for metrics without a direction). Sides as in comparison_table."""
+    a, b = sides(store, run_id, [method_a, method_b])
+    return _type_deltas(store, run_id, a, b, metrics=metrics)
+
+
+@remembered
+def _type_deltas(store: Store, run_id: str, a: Side, b: Side, *, metrics: list[str] | None) -> pd.DataFrame:
+    params: dict[str, object] = {}
+    tables, where = _pairing(store, a, b, params, golden="LEFT")
+    if metrics is not None:
+        where.append(_in_list("a.metric", "m", metrics, params))
     frame = store.cursor().execute(
         f"""
         SELECT coalesce(g.question_type, '') AS question_type, a.metric, count(*) AS n,
                avg(a.value) AS mean_a, avg(b.value) AS mean_b,
                avg(a.value - b.value) AS delta, avg(a.norm - b.norm) AS delta_norm
-        FROM scores a
-        JOIN scores b ON b.run_id = a.run_id AND b.question_id = a.question_id AND b.metric = a.metric
-        LEFT JOIN golden_items g ON g.dataset_id = $golden AND g.question_id = a.question_id
-        WHERE a.run_id = $run AND a.method = $a AND b.method = $b AND a.status = {OK} AND b.status = {OK}
-          AND a.value IS NOT NULL AND b.value IS NOT NULL {metric_filter}
+        {tables}
+        WHERE {' AND '.join(where)}
         GROUP BY ALL ORDER BY question_type, a.metric
         """, params).df()
     signs = frame["metric"].map(lambda m: lookup(m).direction).replace(0, np.nan)
@@ -283,7 +389,9 @@ def type_deltas(store: Store, run_id: str, method_a: str, method_b: str, *,
 # --------------------------------------------------------------------------------------------
 # The Compare screen's tables
 
-TABLES = ("summary", "metrics", "heatmap", "by_question_type", "cell_questions", "scatter", "disagreements")
+TABLES = ("summary", "metrics", "left_out", "heatmap", "by_question_type", "cell_questions", "scatter",
+          "disagreements")
+LEFT_OUT = 500  # questions listed per method whose reference differs from the baseline's (all are counted)
 
 
 def view(store: Store, run_id: str, *, methods: list[str] | None = None, baseline: str | None = None,
@@ -291,15 +399,20 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
          details_for: str | None = None, metric: str | None = None, cell_type: str | None = None,
          cell_metric: str | None = None) -> dict[str, pd.DataFrame]:
     """The Compare screen's tables, as shown: `summary` (per method, the metrics where it is significantly better
-    or worse than the baseline), `metrics` (per method and metric: the paired difference with its CI, tests,
-    wins and means, in the chosen scale), for the pair in detail `heatmap` (per question type and metric: n, the
+    or worse than the baseline, and how many questions were left out because their reference differs between
+    the two runs' golden sets), `metrics` (per method and metric: the paired difference with its CI, tests,
+    wins and means, in the chosen scale), `left_out` (those questions, both references; empty when every side
+    shares the baseline's golden set), for the pair in detail `heatmap` (per question type and metric: n, the
     difference in the chosen scale, both means, and `advantage`, the colour: > 0 better for A, in norm units)
     and `by_question_type` (its export), `cell_questions` (a heatmap cell's questions by gap; empty without
     one), `scatter` (the points per question: both scores in the chosen scale) and `disagreements` (the
     largest gaps). Every table is empty when no question is scored `ok` by both methods.
 
-    methods: the methods compared (default: local_search and basic_search when present, else the first two)
-    baseline: B, the method every other one is compared with (default: basic_search, else the last method)
+    A method is a method of the run in view or `RUN_ID:METHOD`, a method of another run on the same question ids
+    (named so in the tables); question types, texts and the types offered come from the baseline's golden set.
+
+    methods: the methods compared, each METHOD or RUN_ID:METHOD (default: local_search, basic_search, else the first 2)
+    baseline: B, the method (or RUN_ID:METHOD) every other one is compared with (default: basic_search, else the last)
     question_type: the questions compared: "All question types" or one of the run's types ("" for none)
     families: the metric families compared (default: all of the run's)
     scale: how scores are shown: "own scale", "1-5 (white paper)" or "percent"
@@ -309,14 +422,17 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
     cell_metric: the metric of the heatmap cell whose questions are listed (with cell_type)
     """
     known = run_methods(store, run_id)
-    if not known:  # no scores yet
+    if not known and methods is None:  # no scores yet
         return {name: pd.DataFrame() for name in TABLES}
-    methods, baseline = _methods(known, methods, baseline)
-    others = [m for m in methods if m != baseline]
-    details_for = others[0] if details_for is None else one_of(details_for, others, "details_for")
-    types = question_types(store, run_id)
+    chosen, base = _methods(store, run_id, known, methods, baseline)
+    # A side's label names it in the tables and is also a side text that reads back as the same side.
+    others = [s.label(run_id) for s in chosen if s != base]
+    baseline = base.label(run_id)
+    details_for = others[0] if details_for is None else one_of(
+        side(details_for, run_id, run_ids(store)).label(run_id), others, "details_for")
+    types = question_types(store, base.run_id)
     type_filter = None if one_of(question_type, [ALL_TYPES, *types], "question type") == ALL_TYPES else question_type
-    run_metric_ids = run_metrics(store, run_id)
+    run_metric_ids = in_catalogue_order({m for r in {s.run_id for s in chosen} for m in run_metrics(store, r)})
     metrics = family_metrics(run_metric_ids, families)
     one_of(scale, VIEWS, "scale")
     if metric is not None:
@@ -327,6 +443,7 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
         one_of(cell_metric, run_metric_ids, "cell_metric")
         one_of(cell_type, types, "cell_type")
     table = comparison_table(store, run_id, baseline, others, metrics=metrics, question_type=type_filter)
+    left_out = {s.label(run_id): n_changed_references(store, s.run_id, base.run_id) for s in chosen if s != base}
     if table.empty:
         return {name: pd.DataFrame() for name in TABLES}
     compared = table.loc[table["method"] == details_for, "metric"].tolist()
@@ -335,8 +452,9 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
     deltas = type_deltas(store, run_id, *pair, metrics=metrics)
     per_question = dict(metrics=[metric], question_type=type_filter)
     return {
-        "summary": _summary(table, others, baseline),
+        "summary": _summary(table, others, baseline, left_out),
         "metrics": _metric_rows(table, others, baseline, scale),
+        "left_out": _left_out(store, run_id, [s for s in chosen if s != base], base),
         "heatmap": _heatmap(deltas, [t for t in types if t in set(deltas["question_type"])],
                             [m for m in compared if m in set(deltas["metric"])], scale, *pair),
         "by_question_type": deltas[["question_type", "metric", "n", "mean_a", "mean_b", "delta", "delta_norm"]].rename(
@@ -348,16 +466,39 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
     }
 
 
-def _methods(known: list[str], methods: list[str] | None, baseline: str | None) -> tuple[list[str], str]:
-    """The methods compared and the baseline: the chosen ones (of the run's `known`), checked, or the screen's
-    defaults."""
+def _methods(store: Store, run_id: str, known: list[str], methods: list[str] | None,
+             baseline: str | None) -> tuple[list[Side], Side]:
+    """The sides compared and the baseline: the chosen ones (methods of the run in view, `known`, or of another
+    run), checked, or the screen's defaults."""
     chosen, default_baseline = default_methods(known)
-    methods = chosen if methods is None else [one_of(m, known, "method") for m in methods]
-    if len(methods) < 2:
+    picked = [Side(run_id, m) for m in chosen] if methods is None else [
+        _checked(store, run_id, known, s) for s in sides(store, run_id, methods)]
+    if len(picked) < 2:
         raise ValueError(f"pick at least two methods to compare; the run has {', '.join(known)}")
+    labels = [s.label(run_id) for s in picked]
     if baseline is None:
-        return methods, default_baseline if default_baseline in methods else methods[-1]
-    return methods, one_of(baseline, methods, "baseline")
+        return picked, Side(run_id, default_baseline) if default_baseline in labels else picked[-1]
+    wanted = one_of(side(baseline, run_id, run_ids(store)).label(run_id), labels, "baseline")
+    return picked, picked[labels.index(wanted)]
+
+
+def _checked(store: Store, run_id: str, known: list[str], chosen: Side) -> Side:
+    """A side whose run scored its method (`sides` reads a prefix that is no run as part of a method's name)."""
+    if chosen.run_id == run_id:
+        one_of(chosen.method, known, "method")
+    else:
+        one_of(chosen.method, run_methods(store, chosen.run_id), f"method of run {chosen.run_id}")
+    return chosen
+
+
+def _left_out(store: Store, run_id: str, others: list[Side], base: Side) -> pd.DataFrame:
+    """Per method, the questions left out because their reference differs from the baseline's (LEFT_OUT at most)."""
+    parts = [changed_references(store, s.run_id, base.run_id, limit=LEFT_OUT).assign(method=s.label(run_id))
+             for s in others]
+    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    columns = {"method": "method", "question_id": "question_id", "question": "question",
+               "reference_a": "method's reference", "reference_b": "baseline's reference"}
+    return frame.reindex(columns=list(columns)).rename(columns=columns)
 
 
 def metric_families(metric_ids: list[str]) -> list[str]:
@@ -380,15 +521,17 @@ def scale_text(scale: str) -> str:
     return "label (0-1)" if scale == "label" else SCALES[scale].text
 
 
-def _summary(table: pd.DataFrame, others: list[str], baseline: str) -> pd.DataFrame:
-    """Per method: on how many metrics it is significantly better or worse than the baseline (Holm), and which."""
+def _summary(table: pd.DataFrame, others: list[str], baseline: str, left_out: dict[str, int]) -> pd.DataFrame:
+    """Per method: on how many metrics it is significantly better or worse than the baseline (Holm), and which;
+    how many questions were left out because their reference differs between the two golden sets."""
     rows = []
     for method in others:
         part = table[table["method"] == method]
         better = part.loc[part["significant"] & (part["better"] == method), "metric"].tolist()
         worse = part.loc[part["significant"] & (part["better"] == baseline), "metric"].tolist()
         rows.append({"method": method, "baseline": baseline, "metrics": len(part), "significantly better": len(better),
-                     "significantly worse": len(worse), "better on": better, "worse on": worse})
+                     "significantly worse": len(worse), "better on": better, "worse on": worse,
+                     "left out (reference differs)": left_out.get(method, 0)})
     return pd.DataFrame(rows)
 
 

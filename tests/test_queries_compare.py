@@ -9,6 +9,7 @@ from scipy import stats as sps
 
 from evaluators import loaders
 from evaluators.queries import compare as q
+from evaluators.queries.sides import Side, side
 from evaluators.store import close_store, open_store
 
 # A small run: 6 questions of types A/B/none, methods m1, m2, m3.
@@ -24,32 +25,41 @@ VALUES = {  # metric -> method -> per-question values (None: a cell not scored o
 TYPES = ["A", "A", "B", "B", "B", None]
 
 
-@pytest.fixture
-def small(tmp_path):
-    golden = tmp_path / "golden.jsonl"
-    golden.write_text("\n".join(json.dumps({"question_id": f"q{i}", "question": f"Question {i}?", "reference": "r",
+def write_run(store, folder, name: str, values: dict, references: dict[str, str] | None = None) -> str:
+    """A finished run of `values` (metric -> method -> per-question values, None: a cell not scored ok) over a
+    golden set of TYPES whose references are "r" unless `references` (question id -> text) says otherwise."""
+    methods = list(next(iter(values.values())))
+    golden = folder / f"{name}-golden.jsonl"
+    golden.write_text("\n".join(json.dumps({"question_id": f"q{i}", "question": f"Question {i}?",
+                                            "reference": (references or {}).get(f"q{i}", "r"),
                                             **({"question_type": t} if t else {})})
                                 for i, t in enumerate(TYPES)))
-    outputs = tmp_path / "outputs.jsonl"
+    outputs = folder / f"{name}-outputs.jsonl"
     outputs.write_text("\n".join(json.dumps({"question_id": f"q{i}", "method": m, "answer": "a", "contexts": ["c"]})
-                                 for i in range(len(TYPES)) for m in ("m1", "m2", "m3")))
-    path = tmp_path / "small.duckdb"
-    store = open_store(path)
+                                 for i in range(len(TYPES)) for m in methods))
     golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
     outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
-    run_id = store.create_run(name="small", golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                              judge="offline", judge_model=None, metrics=list(VALUES), config={}, n_samples=18)
+    run_id = store.create_run(name=name, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
+                              judge="offline", judge_model=None, metrics=list(values), config={},
+                              n_samples=len(TYPES) * len(methods))
     rows = []
-    for metric, by_method in VALUES.items():
-        for method, values in by_method.items():
-            for i, v in enumerate(values):
+    for metric, by_method in values.items():
+        for method, per_question in by_method.items():
+            for i, v in enumerate(per_question):
                 norm = None if v is None else ((v - 1) / 4 if metric == "judge_overall" else float(v))
                 rows.append({"run_id": run_id, "question_id": f"q{i}", "method": method, "metric": metric,
                              "value": None if v is None else float(v), "norm": norm,
                              "status": "ok" if v is not None else "judge_error", "judge": "offline", "detail": None})
     store.write_scores(pd.DataFrame(rows))
     store.finish_run(run_id, "finished")
-    yield store, run_id
+    return run_id
+
+
+@pytest.fixture
+def small(tmp_path):
+    path = tmp_path / "small.duckdb"
+    store = open_store(path)
+    yield store, write_run(store, tmp_path, "small", VALUES)
     close_store(path)
 
 
@@ -160,6 +170,73 @@ def test_selection_helpers_read_plotly_points_and_dataframe_rows():
     frame = pd.DataFrame({"question_id": ["a", "b", "c"]})
     assert q.selected_row(frame, [1]) == "b"
     assert q.selected_row(frame, []) is None and q.selected_row(frame, [7]) is None
+
+
+# -- sides of other runs (RUN_ID:METHOD) -------------------------------------------------------------
+
+# Later runs whose m1 scores what m2 scored in the first run: across runs, m1 - later m1 is m1 - m2 of the first.
+LATER = {metric: {"m1": by_method["m2"]} for metric, by_method in VALUES.items()}
+EDITED = {"q2": "a corrected reference"}
+
+
+@pytest.fixture
+def runs(small, tmp_path):
+    """The small run, a later run on the same golden set, and one on a golden set whose q2 reference was edited."""
+    store, first = small
+    return (store, first, write_run(store, tmp_path, "same golden set", LATER),
+            write_run(store, tmp_path, "edited golden set", LATER, references=EDITED))
+
+
+def test_a_side_is_a_method_of_the_run_in_view_or_run_colon_method():
+    assert side("run-20261127-124501-1a2b3c4d:local_search", "run-x") == Side("run-20261127-124501-1a2b3c4d",
+                                                                               "local_search")
+    assert side("m1", "run-x") == Side("run-x", "m1")
+    assert side("run-y:a:b", "run-x") == Side("run-y", "a:b")  # run ids hold no colon, methods may
+    assert side("gpt-4:turbo", "run-x", runs={"run-y"}) == Side("run-x", "gpt-4:turbo")  # no such run: a method
+    assert side(Side("run-y", "m"), "run-x") == Side("run-y", "m") and str(Side("run-y", "m")) == "run-y:m"
+    assert Side("run-y", "m").label("run-y") == "m" and Side("run-y", "m").label("run-x") == "run-y:m"
+    with pytest.raises(ValueError, match="RUN_ID:METHOD"):
+        side("m1", None)
+
+
+def test_a_side_of_another_run_on_the_same_golden_set_pairs_like_a_method_of_the_run(runs):
+    store, first, same, _ = runs
+    within = q.comparison_table(store, first, "m2", ["m1"]).set_index("metric")
+    across = q.comparison_table(store, first, f"{same}:m1", ["m1"]).set_index("metric")
+    assert set(across["baseline"]) == {f"{same}:m1"} and set(across["method"]) == {"m1"}
+    numbers = ["n", "mean_a", "mean_b", "delta", "ci_low", "ci_high", "p_value", "wins", "ties", "losses"]
+    pd.testing.assert_frame_equal(across.loc[within.index, numbers], within[numbers])
+    assert across.loc["rouge_l", "better"] == "m1"
+    # Both sides in other runs than the one in view; a later run's method against itself is all ties.
+    other = q.comparison_table(store, "run-in-view", f"{same}:m1", [Side(first, "m2")]).set_index("metric")
+    assert set(other["method"]) == {f"{first}:m2"} and (other["delta"] == 0).all()
+    assert q.n_changed_references(store, first, same) == 0 and q.changed_references(store, first, same).empty
+
+
+def test_questions_whose_reference_differs_are_left_out_and_counted(runs):
+    store, first, _, edited = runs
+    assert q.n_changed_references(store, first, edited) == 1
+    changed = q.changed_references(store, first, edited)
+    assert changed.to_dict("records") == [{"question_id": "q2", "question": "Question 2?", "reference_a": "r",
+                                           "reference_b": EDITED["q2"]}]
+    table = q.comparison_table(store, first, f"{edited}:m1", ["m1"]).set_index("metric")
+    assert table.loc["rouge_l", "n"] == 4  # q4 failed, q2 left out
+    assert table.loc["rouge_l", "delta"] == pytest.approx(np.mean([0.4, 0.0, 0.3, 0.4]))
+    pairs = q.paired_scores(store, first, "m1", f"{edited}:m1", metrics=["rouge_l"])
+    assert pairs["question_id"].tolist() == ["q0", "q1", "q3", "q5"]
+    assert pairs["question"].tolist() == ["Question 0?", "Question 1?", "Question 3?", "Question 5?"]
+    typed = q.comparison_table(store, first, f"{edited}:m1", ["m1"], question_type="B").set_index("metric")
+    assert typed.loc["rouge_l", "n"] == 1  # q3 (q2 left out, q4 failed)
+    deltas = q.type_deltas(store, first, "m1", f"{edited}:m1").set_index(["question_type", "metric"])
+    assert deltas.loc[("B", "judge_overall"), "n"] == 2  # q3, q4: no q2
+
+
+def test_a_comparison_across_runs_is_computed_again_when_the_other_runs_cells_change(runs):
+    store, first, same, _ = runs
+    assert q.comparison_table(store, first, f"{same}:m1", ["m1"]).set_index("metric").loc["rouge_l", "n"] == 5
+    store.write_scores(pd.DataFrame([{"run_id": same, "question_id": "q4", "method": "m1", "metric": "rouge_l",
+                                      "value": 0.7, "norm": 0.7, "status": "ok", "judge": "offline", "detail": None}]))
+    assert q.comparison_table(store, first, f"{same}:m1", ["m1"]).set_index("metric").loc["rouge_l", "n"] == 6
 
 
 # -- the demo run -------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import SCALES, in_catalogue_order, lookup
 from evaluators.queries import OK, OWN, VIEWS, difference_in_view, in_view, one_of
 from evaluators.queries.overview import ALL_TYPES, question_types
+from evaluators.queries.sides import SEPARATOR, Side, side
 from evaluators.stats import holm, paired_comparison
 from evaluators.store import Store
 
@@ -55,15 +56,18 @@ def scores_version(store: Store, run_id: str) -> tuple:
 
 
 def remembered(compute):
-    """`compute(store, run_id, ...)` remembered per database file, run, the run's scores version and arguments
-    (the latest REMEMBERED results): a screen's statistics are computed once however often clicks rerun it,
-    and again once the run's cells change (a resumed run). Callers get a copy, free to change."""
+    """`compute(store, run_id, ...)` remembered per database file, run, the scores version of every run it reads
+    (the run in view and the runs of the Side arguments) and arguments (the latest REMEMBERED results): a screen's
+    statistics are computed once however often clicks rerun it, and again once a run's cells change (a resumed
+    run). Callers get a copy, free to change."""
     results: OrderedDict = OrderedDict()
     lock = threading.Lock()
 
     @functools.wraps(compute)
     def remember(store: Store, run_id: str, *args, **kwargs):
-        key = (store.path, run_id, scores_version(store, run_id), _hashable(args), _hashable(sorted(kwargs.items())))
+        read = sorted({run_id, *_side_runs(args), *_side_runs(kwargs.values())})
+        versions = tuple(scores_version(store, r) for r in read)
+        key = (store.path, run_id, versions, _hashable(args), _hashable(sorted(kwargs.items())))
         with lock:
             found = results.get(key)
             if found is not None:
@@ -84,6 +88,28 @@ def _hashable(values) -> tuple:
     return tuple(_hashable(v) if isinstance(v, (list, tuple)) else v for v in values)
 
 
+def _side_runs(values) -> set[str]:
+    """The runs of the sides among arguments (lists of sides included)."""
+    runs = set()
+    for v in values:
+        for item in v if isinstance(v, (list, tuple)) else [v]:
+            if isinstance(item, Side):
+                runs.add(item.run_id)
+    return runs
+
+
+def run_ids(store: Store) -> list[str]:
+    return [r for (r,) in store.cursor().execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
+
+
+def sides(store: Store, run_id: str | None, texts) -> list[Side]:
+    """`RUN_ID:METHOD` texts (or bare methods of the run in view) as sides; the run ids are read only when a
+    text holds a colon, to tell a run's prefix from a method's own colon."""
+    texts = list(texts)
+    known = run_ids(store) if any(isinstance(t, str) and SEPARATOR in t for t in texts) else None
+    return [side(t, run_id, known) for t in texts]
+
+
 def default_methods(methods: list[str]) -> tuple[list[str], str | None]:
     """(methods to compare, baseline): local_search vs basic_search when present, else the first
     two; the baseline is basic_search when chosen, else the last chosen method."""
@@ -101,12 +127,63 @@ def _golden_dataset(store: Store, run_id: str) -> str | None:
     return rows[0][0] if rows else None
 
 
-def paired_scores(store: Store, run_id: str, method_a: str, method_b: str, *, metrics: list[str] | None = None,
-                  question_type: str | None = None, question_ids: list[str] | None = None,
-                  with_text: bool = True, order: str = "question", limit: int | None = None) -> pd.DataFrame:
-    """One row per (question, metric) scored `ok` for both methods: question_id, question_type,
+def _pairing(store: Store, a: Side, b: Side, params: dict[str, object], golden: str | None = None
+             ) -> tuple[str, list[str]]:
+    """The FROM clause and WHERE conditions pairing side a's cells with side b's (aliases `a`, `b`): the same
+    question id and metric, both `ok` with a value. Across two golden sets only the questions whose reference
+    is the same in both are paired (`changed_references` lists the others). golden: "LEFT" or "" (inner) joins
+    the baseline's golden items as `g` (the question's text and type), None joins none."""
+    params.update({"run_a": a.run_id, "a": a.method, "run_b": b.run_id, "b": b.method})
+    joins = ["FROM scores a", "JOIN scores b ON b.question_id = a.question_id AND b.metric = a.metric"]
+    where = ["a.run_id = $run_a", "a.method = $a", "b.run_id = $run_b", "b.method = $b", f"a.status = {OK}",
+             f"b.status = {OK}", "a.value IS NOT NULL", "b.value IS NOT NULL"]
+    golden_a, golden_b = _golden_dataset(store, a.run_id), _golden_dataset(store, b.run_id)
+    if golden is not None:
+        joins.append(f"{golden} JOIN golden_items g ON g.dataset_id = $golden AND g.question_id = a.question_id")
+        params["golden"] = golden_b
+    if golden_a != golden_b:
+        params.update(golden_a=golden_a, golden_b=golden_b)
+        joins += ["JOIN golden_items ra ON ra.dataset_id = $golden_a AND ra.question_id = a.question_id",
+                  "JOIN golden_items rb ON rb.dataset_id = $golden_b AND rb.question_id = a.question_id"]
+        where.append("ra.reference = rb.reference")
+    return "\n".join(joins), where
+
+
+def changed_references(store: Store, run_a: str, run_b: str, *, limit: int | None = None) -> pd.DataFrame:
+    """The questions (same id) of both runs' golden sets whose reference differs, by id: question_id, question
+    (run_b's), reference_a, reference_b. Comparisons of the two runs leave them out; empty for one golden set."""
+    golden_a, golden_b = _golden_dataset(store, run_a), _golden_dataset(store, run_b)
+    if golden_a == golden_b:
+        return pd.DataFrame(columns=["question_id", "question", "reference_a", "reference_b"])
+    return store.cursor().execute(
+        f"""
+        SELECT b.question_id, b.question, a.reference AS reference_a, b.reference AS reference_b
+        FROM golden_items a JOIN golden_items b ON b.question_id = a.question_id
+        WHERE a.dataset_id = $golden_a AND b.dataset_id = $golden_b AND a.reference <> b.reference
+        ORDER BY b.question_id {f'LIMIT {int(limit)}' if limit is not None else ''}
+        """, {"golden_a": golden_a, "golden_b": golden_b}).df()
+
+
+def n_changed_references(store: Store, run_a: str, run_b: str) -> int:
+    """How many questions `changed_references` finds: those left out when the two runs are compared."""
+    golden_a, golden_b = _golden_dataset(store, run_a), _golden_dataset(store, run_b)
+    if golden_a == golden_b:
+        return 0
+    return store.cursor().execute(
+        """
+        SELECT count(*) FROM golden_items a JOIN golden_items b ON b.question_id = a.question_id
+        WHERE a.dataset_id = $golden_a AND b.dataset_id = $golden_b AND a.reference <> b.reference
+        """, {"golden_a": golden_a, "golden_b": golden_b}).fetchall()[0][0]
+
+
+def paired_scores(store: Store, run_id: str, method_a: str | Side, method_b: str | Side, *,
+                  metrics: list[str] | None = None, question_type: str | None = None,
+                  question_ids: list[str] | None = None, with_text: bool = True, order: str = "question",
+                  limit: int | None = None) -> pd.DataFrame:
+    """One row per (question, metric) scored `ok` for both sides: question_id, question_type,
     question (with_text), metric, value_a, value_b (own scale), norm_a, norm_b, delta = value_a -
-    value_b and delta_norm = norm_a - norm_b.
+    value_b and delta_norm = norm_a - norm_b. A side is a Side, `RUN_ID:METHOD` or a method of run_id;
+    the text and type come from side B's golden set.
 
     order: "question" (question id, metric), "gap" (largest |delta_norm| first, for disagreement
     lists) or "sample" (a fixed pseudo-random order, so `limit` gives a reproducible subset).
@@ -114,22 +191,18 @@ def paired_scores(store: Store, run_id: str, method_a: str, method_b: str, *, me
     """
     if order not in ORDERS:
         raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
-    params: dict[str, object] = {"run": run_id, "a": method_a, "b": method_b}
-    where = ["a.run_id = $run", "a.method = $a", "b.method = $b", f"a.status = {OK}", f"b.status = {OK}",
-             "a.value IS NOT NULL", "b.value IS NOT NULL"]
+    a, b = sides(store, run_id, [method_a, method_b])
+    params: dict[str, object] = {}
+    join_golden = with_text or question_type is not None
+    tables, where = _pairing(store, a, b, params, golden="LEFT" if join_golden else None)
     if metrics is not None:
         where.append(_in_list("a.metric", "m", metrics, params))
     if question_ids is not None:
         where.append(_in_list("a.question_id", "q", question_ids, params))
-    join_golden = with_text or question_type is not None
     if question_type is not None:
         where.append("coalesce(g.question_type, '') = $type")
         params["type"] = question_type
     text_cols = "coalesce(g.question_type, '') AS question_type, g.question," if with_text else ""
-    golden = ""
-    if join_golden:
-        golden = "LEFT JOIN golden_items g ON g.dataset_id = $golden AND g.question_id = a.question_id"
-        params["golden"] = _golden_dataset(store, run_id)
     order_by = {"question": "a.question_id, a.metric",
                 "gap": "abs(a.norm - b.norm) DESC, a.question_id, a.metric",
                 "sample": "hash(a.question_id, a.metric), a.question_id, a.metric"}[order]
@@ -137,9 +210,7 @@ def paired_scores(store: Store, run_id: str, method_a: str, method_b: str, *, me
         SELECT a.question_id, {text_cols} a.metric,
                a.value AS value_a, b.value AS value_b, a.norm AS norm_a, b.norm AS norm_b,
                a.value - b.value AS delta, a.norm - b.norm AS delta_norm
-        FROM scores a
-        JOIN scores b ON b.run_id = a.run_id AND b.question_id = a.question_id AND b.metric = a.metric
-        {golden}
+        {tables}
         WHERE {' AND '.join(where)}
         ORDER BY {order_by}
         {f'LIMIT {int(limit)}' if limit is not None else ''}
@@ -163,10 +234,14 @@ COMPARISON_COLUMNS = [
 ]
 
 
-@remembered
-def comparison_table(store: Store, run_id: str, baseline: str, methods: list[str], *,
+def comparison_table(store: Store, run_id: str, baseline: str | Side, methods: list[str | Side], *,
                      metrics: list[str] | None = None, question_type: str | None = None) -> pd.DataFrame:
     """Per (method, metric): each method against `baseline` on the questions both scored `ok`.
+
+    A method or baseline is a side: a Side, `RUN_ID:METHOD` (any run on the same question ids) or a bare
+    method of run_id (the run in view); the `method`, `baseline` and `better` columns name a side by its
+    method in run_id, else by `RUN_ID:METHOD`. Across two golden sets, questions whose reference differs are
+    left out (`n_changed_references` counts them). question_type filters on the baseline's golden set.
 
     n pairs; means of both sides over those pairs; delta = mean(A - B) with its 95% interval and a
     two-sided paired test (evaluators.stats.paired_comparison); p_holm adjusts the p-values of all
@@ -175,14 +250,21 @@ def comparison_table(store: Store, run_id: str, baseline: str, methods: list[str
     [0, 1] units for ranking across scales. Rows: significant (p_holm < 0.05) first, then by
     |delta_norm|, largest first; metrics with no pair at all are left out.
     """
+    baseline_side, *others = sides(store, run_id, [baseline, *methods])
+    return _comparison_table(store, run_id, baseline_side, others, metrics=metrics, question_type=question_type)
+
+
+@remembered
+def _comparison_table(store: Store, run_id: str, baseline: Side, methods: list[Side], *,
+                      metrics: list[str] | None, question_type: str | None) -> pd.DataFrame:
     rows = []
     for method in methods:
         if method == baseline:
             continue
-        pairs = _value_pairs(store, run_id, method, baseline, metrics=metrics, question_type=question_type)
+        pairs = _value_pairs(store, method, baseline, metrics=metrics, question_type=question_type)
         for metric, part in pairs.groupby("metric", sort=False):
-            rows.append(_compare_metric(method, baseline, str(metric), part["value_a"].to_numpy(),
-                                        part["value_b"].to_numpy()))
+            rows.append(_compare_metric(method.label(run_id), baseline.label(run_id), str(metric),
+                                        part["value_a"].to_numpy(), part["value_b"].to_numpy()))
     table = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     if table.empty:
         return table
@@ -198,29 +280,19 @@ def comparison_table(store: Store, run_id: str, baseline: str, methods: list[str
     return table.drop(columns=["_rank", "_gap"]).reset_index(drop=True)
 
 
-def _value_pairs(store: Store, run_id: str, method_a: str, method_b: str, *, metrics: list[str] | None,
+def _value_pairs(store: Store, a: Side, b: Side, *, metrics: list[str] | None,
                  question_type: str | None) -> pd.DataFrame:
     """metric, value_a, value_b of every pair: paired_scores' rows without ids, text or order, which
     halves the time at 25,000 questions x 30 metrics (sorting 750,000 string keys was the cost)."""
-    params: dict[str, object] = {"run": run_id, "a": method_a, "b": method_b}
-    where = ["a.run_id = $run", "a.method = $a", "b.method = $b", f"a.status = {OK}", f"b.status = {OK}",
-             "a.value IS NOT NULL", "b.value IS NOT NULL"]
-    golden = ""
+    params: dict[str, object] = {}
+    tables, where = _pairing(store, a, b, params, golden=None if question_type is None else "")
     if metrics is not None:
         where.append(_in_list("a.metric", "m", metrics, params))
     if question_type is not None:
-        golden = "JOIN golden_items g ON g.dataset_id = $golden AND g.question_id = a.question_id"
-        params["golden"] = _golden_dataset(store, run_id)
         where.append("coalesce(g.question_type, '') = $type")
         params["type"] = question_type
     return store.cursor().execute(
-        f"""
-        SELECT a.metric, a.value AS value_a, b.value AS value_b
-        FROM scores a
-        JOIN scores b ON b.run_id = a.run_id AND b.question_id = a.question_id AND b.metric = a.metric
-        {golden}
-        WHERE {' AND '.join(where)}
-        """, params).df()
+        f"SELECT a.metric, a.value AS value_a, b.value AS value_b {tables} WHERE {' AND '.join(where)}", params).df()
 
 
 def _compare_metric(method: str, baseline: str, metric: str, a: np.ndarray, b: np.ndarray) -> dict:
@@ -254,25 +326,28 @@ def _compare_metric(method: str, baseline: str, metric: str, a: np.ndarray, b: n
     }
 
 
-@remembered
-def type_deltas(store: Store, run_id: str, method_a: str, method_b: str, *,
+def type_deltas(store: Store, run_id: str, method_a: str | Side, method_b: str | Side, *,
                 metrics: list[str] | None = None) -> pd.DataFrame:
-    """Per question type x metric (aggregated in DuckDB): n pairs, both means, mean delta in the
-    own scale and in norm units, and `advantage` = delta_norm oriented so that > 0 is better for A
-    (NaN for metrics without a direction)."""
-    params: dict[str, object] = {"run": run_id, "a": method_a, "b": method_b,
-                                 "golden": _golden_dataset(store, run_id)}
-    metric_filter = f"AND {_in_list('a.metric', 'm', metrics, params)}" if metrics is not None else ""
+    """Per question type (of side B's golden set) x metric (aggregated in DuckDB): n pairs, both means, mean
+    delta in the own scale and in norm units, and `advantage` = delta_norm oriented so that > 0 is better for
+    A (NaN for metrics without a direction). Sides as in comparison_table."""
+    a, b = sides(store, run_id, [method_a, method_b])
+    return _type_deltas(store, run_id, a, b, metrics=metrics)
+
+
+@remembered
+def _type_deltas(store: Store, run_id: str, a: Side, b: Side, *, metrics: list[str] | None) -> pd.DataFrame:
+    params: dict[str, object] = {}
+    tables, where = _pairing(store, a, b, params, golden="LEFT")
+    if metrics is not None:
+        where.append(_in_list("a.metric", "m", metrics, params))
     frame = store.cursor().execute(
         f"""
         SELECT coalesce(g.question_type, '') AS question_type, a.metric, count(*) AS n,
                avg(a.value) AS mean_a, avg(b.value) AS mean_b,
                avg(a.value - b.value) AS delta, avg(a.norm - b.norm) AS delta_norm
-        FROM scores a
-        JOIN scores b ON b.run_id = a.run_id AND b.question_id = a.question_id AND b.metric = a.metric
-        LEFT JOIN golden_items g ON g.dataset_id = $golden AND g.question_id = a.question_id
-        WHERE a.run_id = $run AND a.method = $a AND b.method = $b AND a.status = {OK} AND b.status = {OK}
-          AND a.value IS NOT NULL AND b.value IS NOT NULL {metric_filter}
+        {tables}
+        WHERE {' AND '.join(where)}
         GROUP BY ALL ORDER BY question_type, a.metric
         """, params).df()
     signs = frame["metric"].map(lambda m: lookup(m).direction).replace(0, np.nan)

@@ -24,12 +24,12 @@ import pandas as pd
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import HEADLINE, in_catalogue_order, lookup
 from evaluators.queries import OK as OK_STATUS
-from evaluators.queries.compare import run_methods, run_metrics
+from evaluators.queries.compare import comparison_table, n_changed_references, run_methods, run_metrics
 from evaluators.queries.overview import REPLIES_DISAGREE
+from evaluators.queries.sides import SEPARATOR, Side
 from evaluators.stats import holm
 from evaluators.store import Store
 
-SEPARATOR = ":"  # RUN_ID:METHOD; run ids hold no colon, so the text splits at its first one
 ALPHA = 0.05
 UNSTABLE_SHOWN = 20  # unstable samples listed in the markdown report; the rest are counted
 
@@ -50,6 +50,7 @@ class GateSide:
 
 
 def parse_side(text: str) -> GateSide:
+    """`RUN_ID[:METHOD]`, split at the first colon: run ids hold none, a method name may."""
     run_id, separator, method = str(text).strip().partition(SEPARATOR)
     if not run_id or (separator and not method):
         raise ValueError(f"{text!r} is not RUN_ID or RUN_ID{SEPARATOR}METHOD (see `python -m evaluators runs`)")
@@ -75,6 +76,15 @@ def pair_methods(candidate: GateSide, baseline: GateSide, candidate_methods: Seq
     """(candidate method, baseline method) pairs to gate. A side names its method, or its run has only one;
     otherwise it takes the other side's method by name, or, when neither side names one, every method present
     in both runs."""
+    pairs = _pairs(candidate, baseline, candidate_methods, baseline_methods)
+    if candidate.run_id == baseline.run_id and any(a == b for a, b in pairs):
+        raise ValueError(f"the candidate and the baseline are the same cells: name two methods of run "
+                         f"{candidate.run_id} as RUN_ID{SEPARATOR}METHOD")
+    return pairs
+
+
+def _pairs(candidate: GateSide, baseline: GateSide, candidate_methods: Sequence[str],
+           baseline_methods: Sequence[str]) -> list[tuple[str, str]]:
     mine, theirs = _named(candidate, candidate_methods), _named(baseline, baseline_methods)
     if mine is not None and theirs is not None:
         return [(mine, theirs)]
@@ -82,7 +92,7 @@ def pair_methods(candidate: GateSide, baseline: GateSide, candidate_methods: Seq
         shared = [m for m in candidate_methods if m in set(baseline_methods)]
         if not shared:
             raise ValueError(f"runs {candidate.run_id} ({', '.join(candidate_methods)}) and {baseline.run_id} "
-                             f"({', '.join(baseline_methods)}) share no method: name them as RUN_ID:METHOD")
+                             f"({', '.join(baseline_methods)}) share no method: name them as RUN_ID{SEPARATOR}METHOD")
         return [(m, m) for m in shared]
     known, open_side, open_methods = (mine, baseline, baseline_methods) if theirs is None else (
         theirs, candidate, candidate_methods)
@@ -379,5 +389,11 @@ def unstable_samples(store: Store, candidate: GateSide, baseline: GateSide, pair
 
 def _compare(store: Store, candidate: GateSide, baseline: GateSide, pairs: Sequence[tuple[str, str]],
              metrics: Sequence[str]) -> tuple[pd.DataFrame, int]:
-    """comparison_table's rows for each pair across the two runs, and the questions it dropped."""
-    raise NotImplementedError("waits for the runs-compare branch (sides RUN:METHOD)")
+    """comparison_table's rows of each method pair across the two runs (method and baseline columns: the bare
+    method names), and how many questions it left out because their reference differs."""
+    frames = []
+    for method, baseline_method in pairs:
+        table = comparison_table(store, candidate.run_id, Side(baseline.run_id, baseline_method),
+                                 [Side(candidate.run_id, method)], metrics=list(metrics))
+        frames.append(table.assign(method=method, baseline=baseline_method))
+    return pd.concat(frames, ignore_index=True), n_changed_references(store, candidate.run_id, baseline.run_id)

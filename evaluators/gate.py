@@ -292,6 +292,7 @@ def markdown_report(result: GateResult) -> str:
     lines = [f"### RAGScope gate: {'passed' if result.passed else 'failed'}", "",
              f"Candidate `{result.candidate}` against baseline `{result.baseline}`: paired per question, "
              f"Holm-adjusted p < {result.alpha:g} and the 95% CI beyond the tolerance make a regression.", "",
+             *_regression_lines(result),
              "| | metric | method | Δ candidate − baseline | 95% CI | p (Holm) | tolerance | means | n |",
              "|---|---|---|---|---|---|---|---|---|"]
     marks = {REGRESSION: "❌ regression", BETTER: "✅ better", OK: "✅", NO_DIRECTION: "➖ no direction",
@@ -300,8 +301,13 @@ def markdown_report(result: GateResult) -> str:
         c = _cells(r)
         lines.append(f"| {marks[r['verdict']]} | `{r['metric']}` | {_pair(r)} | {c['delta']} | {c['ci']} | "
                      f"{c['p_holm']} | {c['tolerance']} | {c['means']} | {r['n']} |")
-    lines += [""] + [f"Note: {note}" for note in result.notes] if result.notes else []
+    lines += ([""] + [f"Note: {note}" for note in result.notes]) if result.notes else []
     return "\n".join(lines + _unstable_lines(result.unstable)) + "\n"
+
+
+def _regression_lines(result: GateResult) -> list[str]:
+    named = [f"`{r['metric']}` ({_pair(r)})" for r in result.regressions.to_dict("records")]
+    return [f"**Regressions**: {', '.join(named)}", ""] if named else []
 
 
 def _unstable_lines(unstable: pd.DataFrame) -> list[str]:

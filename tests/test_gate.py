@@ -137,7 +137,8 @@ def test_bad_arguments_and_inputs_exit_2_with_a_clear_message(runs, tmp_path):
     base, wrong = runs["baseline"], runs["wrong"]
     cases = [
         (("gate", "run-nope", "--baseline", base), "no run 'run-nope'"),
-        (("gate", f"{wrong}:nope", "--baseline", base), "has no method 'nope'; its methods: basic_search, local_search"),
+        (("gate", f"{wrong}:nope", "--baseline", base),
+         "has no method 'nope'; its methods: basic_search, local_search"),
         (("gate", f"{wrong}:", "--baseline", base), "is not RUN_ID or RUN_ID:METHOD"),
         (("gate", wrong, "--baseline", f"{wrong}:basic_search"), "name two methods"),
         (("gate", wrong, "--baseline", base, "--metrics", "rouge_l,nope"), "unknown metric id(s): nope"),
@@ -145,7 +146,8 @@ def test_bad_arguments_and_inputs_exit_2_with_a_clear_message(runs, tmp_path):
         (("gate", wrong, "--baseline", base), "none of the headline metrics"),  # lexical runs: no headline metric
         (("gate", wrong, "--baseline", base, "--metrics", "rouge_l", "--tolerance", "rouge_l"), "is not METRIC=DELTA"),
         (("gate", wrong, "--baseline", base, "--metrics", "rouge_l", "--tolerance", "rouge_l=-0.1"), "a number >= 0"),
-        (("gate", wrong, "--baseline", base, "--metrics", "rouge_l", "--tolerance", "rouge_l=x"), "'x' is not a number"),
+        (("gate", wrong, "--baseline", base, "--metrics", "rouge_l", "--tolerance", "rouge_l=x"),
+         "'x' is not a number"),
         (("gate", wrong, "--baseline", base, "--metrics", "rouge_l", "--tolerance", "nope=0.1"), "unknown metric"),
         (("gate", wrong, "--baseline", base, "--metrics", "rouge_l", "--tolerance", "exact_match=0.1"),
          "tolerance for exact_match, which is not gated"),

@@ -2,7 +2,7 @@
 
 `gate(store, "RUN_NEW", "RUN_RELEASED")` pairs each gated metric's scores question by question across the two runs
 (evaluators.queries.compare.comparison_table: paired difference, 95% CI, paired test) and adjusts the p-values of
-all the gate's rows together (Holm). The CLI (`python -m evaluators gate`) and `Evaluation.gate` call it.
+all the gate's rows that can fail together (Holm). The CLI (`python -m evaluators gate`) and `Evaluation.gate` call it.
 
 The rule, per (method, metric): a regression iff
   - the Holm-adjusted p-value is below alpha, and
@@ -196,7 +196,7 @@ def gate_rows(table: pd.DataFrame, pairs: Sequence[tuple[str, str]], metrics: Se
               tolerances: Mapping[str, float], alpha: float) -> pd.DataFrame:
     """One row per (method pair, gated metric), in that order, from the comparison rows `table` (columns method,
     baseline, metric, n, mean_a, mean_b, delta, ci_low, ci_high, p_value: one per pair and metric, a missing one
-    has no pairs). p_holm adjusts the p-values of all these rows together."""
+    has no pairs). p_holm adjusts the p-values of all these rows that have a direction together."""
     found = {(r["method"], r["baseline"], r["metric"]): r for r in table.to_dict("records")}
     rows = []
     for method, baseline in pairs:
@@ -208,7 +208,9 @@ def gate_rows(table: pd.DataFrame, pairs: Sequence[tuple[str, str]], metrics: Se
                          "tolerance": float(tolerances.get(metric, 0.0)),
                          "higher_is_better": lookup(metric).higher_is_better})
     frame = pd.DataFrame(rows, columns=[c for c in GATE_COLUMNS if c not in ("p_holm", "verdict")])
-    frame["p_holm"] = holm(frame["p_value"].tolist())
+    # The family Holm adjusts for: the rows that can fail (a metric with no direction tests nothing here).
+    can_fail = frame["higher_is_better"].notna()
+    frame["p_holm"] = holm(frame["p_value"].where(can_fail, None).tolist())
     frame["verdict"] = [verdict(r, r["tolerance"], alpha) for r in frame.to_dict("records")]
     return frame[GATE_COLUMNS]
 
@@ -353,6 +355,7 @@ def gate(store: Store, candidate: str, baseline: str, *, metrics: Sequence[str] 
     ones scored in both runs) with `tolerances` ({metric: delta >= 0 in its own scale}; default 0). Bad sides,
     metrics, tolerances or alpha raise ValueError with a message for the user."""
     alpha = check_alpha(alpha)
+    metrics = [metrics] if isinstance(metrics, str) else metrics
     sides = parse_side(candidate), parse_side(baseline)
     with store.lease():  # one unit of work: every read of the gate
         runs = [_run(store, side) for side in sides]

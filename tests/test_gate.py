@@ -179,7 +179,11 @@ def test_the_python_entry_point_returns_the_rows_the_cli_prints(runs):
         (m, method) for m in BROKEN - {"rouge_l"} for method in METHODS}
     rouge = result.rows[result.rows["metric"] == "rouge_l"]
     assert (rouge["tolerance"] == 0.1).all() and (rouge["delta"] < 0).all() and (rouge["verdict"] == OK).all()
-    assert result.rows["p_holm"].ge(result.rows["p_value"]).all()  # adjusted over all the gate's rows
+    directed = result.rows["higher_is_better"].notna()  # Holm's family: the rows that can fail, not dont_know
+    assert result.rows.loc[directed, "p_holm"].ge(result.rows.loc[directed, "p_value"]).all()
+    assert result.rows.loc[directed, "p_holm"].gt(result.rows.loc[directed, "p_value"]).any()
+    assert result.rows.loc[~directed, "p_holm"].isna().all() and set(result.rows.loc[~directed, "metric"]) == {
+        "dont_know"}
     close_store(runs["db"])
 
 

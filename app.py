@@ -17,6 +17,7 @@ PAGES = {
     "Results": [
         st.Page("pages/overview.py", title="Overview", icon=":material/leaderboard:", default=True),
         st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+        st.Page("pages/history.py", title="History", icon=":material/timeline:"),
         st.Page("pages/claims.py", title="Claims", icon=":material/fact_check:"),
         st.Page("pages/correlations.py", title="Correlations", icon=":material/grid_on:"),
         st.Page("pages/error_analysis.py", title="Error analysis", icon=":material/troubleshoot:"),

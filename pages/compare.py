@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from evaluators.metrics.registry import lookup
+from evaluators.metrics.registry import in_catalogue_order, lookup
 from evaluators.queries import OWN, VIEWS, bounds_in_view
 from evaluators.queries import compare as q
 from evaluators.queries.compare import scale_text, type_name
@@ -72,16 +72,30 @@ run_header("Compare", run)
 methods = q.run_methods(store(), run_id)
 if not methods:
     stop_without_scores(run)
-if len(methods) < 2:
+comparable = q.comparable_runs(store(), run_id)
+if len(methods) < 2 and comparable.empty:
     st.info(f"This run scored one method only ({md(methods[0])}), so there is nothing to compare it with. "
             "Upload the outputs of a second method on **Data** (one file may hold several methods, in a "
             "`method` column), then evaluate both in one run on **Evaluate**; or pick another run in the sidebar.")
     st.stop()
 
+run_names = dict(zip(comparable["run_id"], comparable["name"]))
+other_run = st.selectbox(
+    "Compare with another run", [None, *run_names], index=1 if len(methods) < 2 else 0, key="cmp_other_run",
+    format_func=lambda r: "no: methods of this run" if r is None else f"{run_names[r]} ({r})",
+    help="Runs whose golden set shares question ids with this run's, those on the same golden set first. Its "
+         "methods join the list below as RUN_ID:METHOD; questions whose reference differs are left out.")
 run_metrics = q.run_metrics(store(), run_id)
 default_chosen, default_baseline = q.default_methods(methods)
+options = methods
+if other_run is not None:
+    other_methods = q.run_methods(store(), other_run)
+    options = methods + [f"{other_run}:{m}" for m in other_methods]
+    default_chosen, default_baseline = q.default_across(methods, other_run, other_methods)
+    run_metrics = in_catalogue_order({*run_metrics, *q.run_metrics(store(), other_run)})
 top = st.columns([3, 2, 2])
-chosen = top[0].multiselect("Methods", methods, default=default_chosen, key="cmp_methods",
+chosen = top[0].multiselect("Methods", options, default=default_chosen,
+                            key="cmp_methods" if other_run is None else f"cmp_methods_{other_run}",
                             help="Two methods, or more: each is then compared with the baseline.")
 if len(chosen) < 2:
     st.info("Pick at least two methods to compare.")
@@ -91,7 +105,7 @@ baseline = top[1].selectbox("Baseline (B)", chosen, key=f"cmp_baseline_{'|'.join
                             help="Differences are A - B: each other method minus this one.")
 others = [m for m in chosen if m != baseline]
 one = len(others) == 1
-types = question_types(store(), run_id)
+types = question_types(store(), q.sides(store(), run_id, [baseline])[0].run_id)  # the baseline's golden set
 chosen_type = top[2].selectbox("Question type", [ALL_TYPES, *types], key="cmp_type",
                                format_func=lambda t: t if t == ALL_TYPES else type_name(t))
 row2 = st.columns([3, 4])
@@ -117,6 +131,19 @@ with st.spinner("Pairing the questions and testing every metric..."):
                     families=chosen_families, scale=view, details_for=method_a, metric=asked_metric,
                     cell_type=cell and cell[0], cell_metric=cell and cell[1])
 shown = tables["metrics"]
+pair_sides = q.sides(store(), run_id, [method_a, baseline])
+
+
+def drill(question_id: str) -> None:
+    """A clicked question on Claims: at once within the run in view, else each side in its own run."""
+    if {s.run_id for s in pair_sides} == {run_id}:
+        open_question(question_id)
+    st.caption(f"Question {md(question_id)} on **Claims**, in the run of:")
+    for column, s in zip(st.columns(2), pair_sides):
+        if column.button(md(s.label(run_id)), key=f"cmp_open_{s}", width="stretch"):
+            open_question(question_id, run_id=s.run_id)
+
+
 
 # -- per metric ---------------------------------------------------------------------------------------
 
@@ -134,6 +161,12 @@ for s in tables["summary"].to_dict("records"):
                 f"{s['metrics']} metrics and worse on {len(losses)} (Holm-adjusted p < {q.ALPHA})"
                 + (f": better on {listing(wins)}" if wins else "") + (f"; worse on {listing(losses)}" if losses else "")
                 + ".")
+    if n_left := s["left out (reference differs)"]:
+        st.warning(f"{n_left} question{'s are' if n_left != 1 else ' is'} left out of {md(s['method'])} vs "
+                   f"{md(baseline)}: the reference differs between the two runs' golden sets.")
+if not tables["left_out"].empty:
+    with st.expander("Questions left out (their reference differs)"):
+        st.dataframe(tables["left_out"], hide_index=True, width="stretch", key="cmp_left_out")
 
 row_methods = shown["method"] if "method" in shown else pd.Series(others[0], index=shown.index)
 delta_col = [c for c in shown.columns if c.startswith("Δ")][0]
@@ -230,7 +263,7 @@ else:
         stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", cell_type) or "no-type"  # an uploaded name in a file name
         downloads(cell_rows, f"{run_id}-{cell_metric}-{stem}", "cmp-cell")
         if (qid := q.selected_row(cell_rows, cell_event.get("selection", {}).get("rows", []))) is not None:
-            open_question(qid)
+            drill(qid)
 
 # -- per question -------------------------------------------------------------------------------------
 
@@ -285,7 +318,7 @@ with left:
                + (", spread slightly where they overlap" if spread else "")
                + f"; {better_side}. Click a point to open the question on **Claims**.")
 if (qid := q.selected_question(clicked.get("selection", {}).get("points", []))) is not None:
-    open_question(qid)
+    drill(qid)
 
 disagreements = tables["disagreements"]
 gap_col = f"Δ {method_a} − {baseline}"
@@ -299,6 +332,6 @@ with right:
                "on **Claims**.")
     downloads(disagreements, f"{run_id}-{metric}-disagreements", "cmp-gaps")
 if (qid := q.selected_row(disagreements, gap_event.get("selection", {}).get("rows", []))) is not None:
-    open_question(qid)
+    drill(qid)
 
 how_computed(detail_metrics)

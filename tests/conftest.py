@@ -74,6 +74,35 @@ def app_at(tmp_path, monkeypatch, demo_db_file):
 
 
 @pytest.fixture
+def app_of(monkeypatch):
+    """`make(db, page, run_id)` -> an AppTest of app.py on the database file `db`, run once with `run_id` in view,
+    then on `page` (a path such as "pages/history.py")."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from evaluators.store import close_store
+
+    opened = []
+
+    def make(db: Path, page: str, run_id: str) -> AppTest:
+        opened.append(db)
+        monkeypatch.setenv("RAGSCOPE_DB", str(db))
+        monkeypatch.chdir(ROOT)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.session_state["run_id"] = run_id
+        at.run()
+        at.switch_page(page)
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    yield make
+    st.cache_resource.clear()
+    for db in opened:
+        close_store(db)
+
+
+@pytest.fixture
 def navigation_pages(monkeypatch):
     """AppTest decides again on every run whether the app is a v1 `pages/` directory app (it has a
     pages/ folder), and then runs a switched-to page without app.py, losing the sidebar and the run.

@@ -27,21 +27,22 @@ TYPES = ["A", "A", "B", "B", "B", None]
 
 def write_run(store, folder, name: str, values: dict, references: dict[str, str] | None = None) -> str:
     """A finished run of `values` (metric -> method -> per-question values, None: a cell not scored ok) over a
-    golden set of TYPES whose references are "r" unless `references` (question id -> text) says otherwise."""
+    golden set of TYPES (in turn) whose references are "r" unless `references` (question id -> text) says otherwise."""
     methods = list(next(iter(values.values())))
+    n = len(next(iter(values.values()))[methods[0]])  # questions q0, q1, ... of types TYPES in turn
     golden = folder / f"{name}-golden.jsonl"
     golden.write_text("\n".join(json.dumps({"question_id": f"q{i}", "question": f"Question {i}?",
                                             "reference": (references or {}).get(f"q{i}", "r"),
-                                            **({"question_type": t} if t else {})})
-                                for i, t in enumerate(TYPES)))
+                                            **({"question_type": t} if (t := TYPES[i % len(TYPES)]) else {})})
+                                for i in range(n)))
     outputs = folder / f"{name}-outputs.jsonl"
     outputs.write_text("\n".join(json.dumps({"question_id": f"q{i}", "method": m, "answer": "a", "contexts": ["c"]})
-                                 for i in range(len(TYPES)) for m in methods))
+                                 for i in range(n) for m in methods))
     golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
     outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
     run_id = store.create_run(name=name, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
                               judge="offline", judge_model=None, metrics=list(values), config={},
-                              n_samples=len(TYPES) * len(methods))
+                              n_samples=n * len(methods))
     rows = []
     for metric, by_method in values.items():
         for method, per_question in by_method.items():
@@ -237,6 +238,35 @@ def test_a_comparison_across_runs_is_computed_again_when_the_other_runs_cells_ch
     store.write_scores(pd.DataFrame([{"run_id": same, "question_id": "q4", "method": "m1", "metric": "rouge_l",
                                       "value": 0.7, "norm": 0.7, "status": "ok", "judge": "offline", "detail": None}]))
     assert q.comparison_table(store, first, f"{same}:m1", ["m1"]).set_index("metric").loc["rouge_l", "n"] == 6
+
+
+def test_the_view_compares_sides_of_other_runs_and_lists_the_questions_left_out(runs):
+    store, first, same, edited = runs
+    across = q.view(store, first, methods=["m1", f"{edited}:m1"], baseline=f"{edited}:m1", metric="rouge_l")
+    assert list(across) == list(q.TABLES)
+    rouge = across["metrics"].set_index("metric").loc["rouge_l"]
+    assert rouge["n"] == 4 and rouge[f"Δ m1 − {edited}:m1"] == round(np.mean([0.4, 0.0, 0.3, 0.4]), 3)
+    summary = across["summary"].iloc[0]
+    assert (summary["method"], summary["baseline"], summary["left out (reference differs)"]) == ("m1",
+                                                                                                 f"{edited}:m1", 1)
+    assert across["left_out"].to_dict("records") == [{
+        "method": "m1", "question_id": "q2", "question": "Question 2?", "method's reference": "r",
+        "baseline's reference": EDITED["q2"]}]
+    assert sorted(across["scatter"]["question_id"]) == ["q0", "q1", "q3", "q5"]
+    assert list(across["disagreements"].columns[:3]) == ["m1", f"{edited}:m1", f"Δ m1 − {edited}:m1"]
+    assert "q2" not in set(across["disagreements"]["question_id"])
+    # The same golden set: nothing left out; two methods of the run in view against a later run's method.
+    three = q.view(store, first, methods=["m1", "m3", f"{same}:m1"], baseline=f"{same}:m1", details_for="m3")
+    assert three["left_out"].empty and list(three["left_out"].columns) == list(across["left_out"].columns)
+    assert three["summary"]["left out (reference differs)"].tolist() == [0, 0]
+    assert set(three["metrics"]["method"]) == {"m1", "m3"} and f"Δ vs {same}:m1" in three["metrics"].columns
+    # A run in view without the compared run's metrics still offers them (the metrics of every side's run).
+    assert "rouge_l" in set(q.view(store, first, methods=[f"{same}:m1", f"{edited}:m1"])["metrics"]["metric"])
+    for options, message in [({"methods": ["m1", "run-nope:m1"]}, "method 'run-nope:m1'"),  # no such run
+                             ({"methods": ["m1", f"{same}:m2"]}, f"method of run {same} 'm2'"),
+                             ({"methods": ["m1", f"{same}:m1"], "baseline": f"{edited}:m1"}, "baseline")]:
+        with pytest.raises(ValueError, match=message):
+            q.view(store, first, **options)
 
 
 # -- the demo run -------------------------------------------------------------------------------------

@@ -79,9 +79,12 @@ def run_cost_caption(run_id: str) -> None:
         st.caption(md_escape(prices.spent_text(spent["usd"], spent["price"], spent["model"], spent["recorded"])))
 
 
-def open_question(question_id: str) -> None:
-    """Drill down: show `question_id` on the Claims screen (it reads st.session_state["question_id"])."""
+def open_question(question_id: str, run_id: str | None = None) -> None:
+    """Drill down: show `question_id` on the Claims screen (it reads st.session_state["question_id"]), in run
+    `run_id` when given (a side of another run: the run in view becomes that run)."""
     st.session_state["question_id"] = question_id
+    if run_id is not None:
+        st.session_state["run_id"] = run_id
     st.switch_page("pages/claims.py")
 
 

@@ -120,6 +120,29 @@ def default_methods(methods: list[str]) -> tuple[list[str], str | None]:
     return chosen, chosen[-1]
 
 
+def comparable_runs(store: Store, run_id: str) -> pd.DataFrame:
+    """The other runs with scores whose golden set shares question ids with this run's, those on the same golden
+    set first, newest first: run_id, name, created_at, same_golden_set."""
+    return store.cursor().execute(
+        """
+        SELECT r.run_id, r.name, r.created_at, r.golden_dataset_id = $golden AS same_golden_set
+        FROM runs r
+        WHERE r.run_id <> $run AND r.run_id IN (SELECT DISTINCT run_id FROM scores)
+          AND (r.golden_dataset_id = $golden OR r.golden_dataset_id IN (
+                SELECT DISTINCT b.dataset_id FROM golden_items a JOIN golden_items b USING (question_id)
+                WHERE a.dataset_id = $golden))
+        ORDER BY same_golden_set DESC, r.created_at DESC, r.run_id
+        """, {"run": run_id, "golden": _golden_dataset(store, run_id)}).df()
+
+
+def default_across(methods: list[str], other_run: str, other_methods: list[str]) -> tuple[list[str], str]:
+    """(sides, baseline) of a comparison with another run: the screen's first default method of this run against
+    the same method of the other run (else its first), the other run's side as the baseline."""
+    mine = default_methods(methods)[0][0]
+    theirs = f"{other_run}{SEPARATOR}{mine if mine in other_methods else other_methods[0]}"
+    return [mine, theirs], theirs
+
+
 def _golden_dataset(store: Store, run_id: str) -> str | None:
     # Passed to the joins as a constant: a scalar sub-query there stops DuckDB pushing the filter
     # down (measured 0.9 s against 0.15 s at 25,000 questions x 30 metrics).
@@ -358,7 +381,9 @@ def _type_deltas(store: Store, run_id: str, a: Side, b: Side, *, metrics: list[s
 # --------------------------------------------------------------------------------------------
 # The Compare screen's tables
 
-TABLES = ("summary", "metrics", "heatmap", "by_question_type", "cell_questions", "scatter", "disagreements")
+TABLES = ("summary", "metrics", "left_out", "heatmap", "by_question_type", "cell_questions", "scatter",
+          "disagreements")
+LEFT_OUT = 500  # questions listed per method whose reference differs from the baseline's (all are counted)
 
 
 def view(store: Store, run_id: str, *, methods: list[str] | None = None, baseline: str | None = None,
@@ -366,15 +391,20 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
          details_for: str | None = None, metric: str | None = None, cell_type: str | None = None,
          cell_metric: str | None = None) -> dict[str, pd.DataFrame]:
     """The Compare screen's tables, as shown: `summary` (per method, the metrics where it is significantly better
-    or worse than the baseline), `metrics` (per method and metric: the paired difference with its CI, tests,
-    wins and means, in the chosen scale), for the pair in detail `heatmap` (per question type and metric: n, the
+    or worse than the baseline, and how many questions were left out because their reference differs between
+    the two runs' golden sets), `metrics` (per method and metric: the paired difference with its CI, tests,
+    wins and means, in the chosen scale), `left_out` (those questions, both references; empty when every side
+    shares the baseline's golden set), for the pair in detail `heatmap` (per question type and metric: n, the
     difference in the chosen scale, both means, and `advantage`, the colour: > 0 better for A, in norm units)
     and `by_question_type` (its export), `cell_questions` (a heatmap cell's questions by gap; empty without
     one), `scatter` (the points per question: both scores in the chosen scale) and `disagreements` (the
     largest gaps). Every table is empty when no question is scored `ok` by both methods.
 
-    methods: the methods compared (default: local_search and basic_search when present, else the first two)
-    baseline: B, the method every other one is compared with (default: basic_search, else the last method)
+    A method is a method of the run in view or `RUN_ID:METHOD`, a method of another run on the same question ids
+    (named so in the tables); question types, texts and the types offered come from the baseline's golden set.
+
+    methods: the methods compared, each METHOD or RUN_ID:METHOD (default: local_search, basic_search, else the first 2)
+    baseline: B, the method (or RUN_ID:METHOD) every other one is compared with (default: basic_search, else the last)
     question_type: the questions compared: "All question types" or one of the run's types ("" for none)
     families: the metric families compared (default: all of the run's)
     scale: how scores are shown: "own scale", "1-5 (white paper)" or "percent"
@@ -384,14 +414,17 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
     cell_metric: the metric of the heatmap cell whose questions are listed (with cell_type)
     """
     known = run_methods(store, run_id)
-    if not known:  # no scores yet
+    if not known and methods is None:  # no scores yet
         return {name: pd.DataFrame() for name in TABLES}
-    methods, baseline = _methods(known, methods, baseline)
-    others = [m for m in methods if m != baseline]
-    details_for = others[0] if details_for is None else one_of(details_for, others, "details_for")
-    types = question_types(store, run_id)
+    chosen, base = _methods(store, run_id, known, methods, baseline)
+    # A side's label names it in the tables and is also a side text that reads back as the same side.
+    others = [s.label(run_id) for s in chosen if s != base]
+    baseline = base.label(run_id)
+    details_for = others[0] if details_for is None else one_of(
+        side(details_for, run_id, run_ids(store)).label(run_id), others, "details_for")
+    types = question_types(store, base.run_id)
     type_filter = None if one_of(question_type, [ALL_TYPES, *types], "question type") == ALL_TYPES else question_type
-    run_metric_ids = run_metrics(store, run_id)
+    run_metric_ids = in_catalogue_order({m for r in {s.run_id for s in chosen} for m in run_metrics(store, r)})
     metrics = family_metrics(run_metric_ids, families)
     one_of(scale, VIEWS, "scale")
     if metric is not None:
@@ -402,6 +435,7 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
         one_of(cell_metric, run_metric_ids, "cell_metric")
         one_of(cell_type, types, "cell_type")
     table = comparison_table(store, run_id, baseline, others, metrics=metrics, question_type=type_filter)
+    left_out = {s.label(run_id): n_changed_references(store, s.run_id, base.run_id) for s in chosen if s != base}
     if table.empty:
         return {name: pd.DataFrame() for name in TABLES}
     compared = table.loc[table["method"] == details_for, "metric"].tolist()
@@ -410,8 +444,9 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
     deltas = type_deltas(store, run_id, *pair, metrics=metrics)
     per_question = dict(metrics=[metric], question_type=type_filter)
     return {
-        "summary": _summary(table, others, baseline),
+        "summary": _summary(table, others, baseline, left_out),
         "metrics": _metric_rows(table, others, baseline, scale),
+        "left_out": _left_out(store, run_id, [s for s in chosen if s != base], base),
         "heatmap": _heatmap(deltas, [t for t in types if t in set(deltas["question_type"])],
                             [m for m in compared if m in set(deltas["metric"])], scale, *pair),
         "by_question_type": deltas[["question_type", "metric", "n", "mean_a", "mean_b", "delta", "delta_norm"]].rename(
@@ -423,16 +458,39 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
     }
 
 
-def _methods(known: list[str], methods: list[str] | None, baseline: str | None) -> tuple[list[str], str]:
-    """The methods compared and the baseline: the chosen ones (of the run's `known`), checked, or the screen's
-    defaults."""
+def _methods(store: Store, run_id: str, known: list[str], methods: list[str] | None,
+             baseline: str | None) -> tuple[list[Side], Side]:
+    """The sides compared and the baseline: the chosen ones (methods of the run in view, `known`, or of another
+    run), checked, or the screen's defaults."""
     chosen, default_baseline = default_methods(known)
-    methods = chosen if methods is None else [one_of(m, known, "method") for m in methods]
-    if len(methods) < 2:
+    picked = [Side(run_id, m) for m in chosen] if methods is None else [
+        _checked(store, run_id, known, s) for s in sides(store, run_id, methods)]
+    if len(picked) < 2:
         raise ValueError(f"pick at least two methods to compare; the run has {', '.join(known)}")
+    labels = [s.label(run_id) for s in picked]
     if baseline is None:
-        return methods, default_baseline if default_baseline in methods else methods[-1]
-    return methods, one_of(baseline, methods, "baseline")
+        return picked, Side(run_id, default_baseline) if default_baseline in labels else picked[-1]
+    wanted = one_of(side(baseline, run_id, run_ids(store)).label(run_id), labels, "baseline")
+    return picked, picked[labels.index(wanted)]
+
+
+def _checked(store: Store, run_id: str, known: list[str], chosen: Side) -> Side:
+    """A side whose run scored its method (`sides` reads a prefix that is no run as part of a method's name)."""
+    if chosen.run_id == run_id:
+        one_of(chosen.method, known, "method")
+    else:
+        one_of(chosen.method, run_methods(store, chosen.run_id), f"method of run {chosen.run_id}")
+    return chosen
+
+
+def _left_out(store: Store, run_id: str, others: list[Side], base: Side) -> pd.DataFrame:
+    """Per method, the questions left out because their reference differs from the baseline's (LEFT_OUT at most)."""
+    parts = [changed_references(store, s.run_id, base.run_id, limit=LEFT_OUT).assign(method=s.label(run_id))
+             for s in others]
+    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    columns = {"method": "method", "question_id": "question_id", "question": "question",
+               "reference_a": "method's reference", "reference_b": "baseline's reference"}
+    return frame.reindex(columns=list(columns)).rename(columns=columns)
 
 
 def metric_families(metric_ids: list[str]) -> list[str]:
@@ -455,15 +513,17 @@ def scale_text(scale: str) -> str:
     return "label (0-1)" if scale == "label" else SCALES[scale].text
 
 
-def _summary(table: pd.DataFrame, others: list[str], baseline: str) -> pd.DataFrame:
-    """Per method: on how many metrics it is significantly better or worse than the baseline (Holm), and which."""
+def _summary(table: pd.DataFrame, others: list[str], baseline: str, left_out: dict[str, int]) -> pd.DataFrame:
+    """Per method: on how many metrics it is significantly better or worse than the baseline (Holm), and which;
+    how many questions were left out because their reference differs between the two golden sets."""
     rows = []
     for method in others:
         part = table[table["method"] == method]
         better = part.loc[part["significant"] & (part["better"] == method), "metric"].tolist()
         worse = part.loc[part["significant"] & (part["better"] == baseline), "metric"].tolist()
         rows.append({"method": method, "baseline": baseline, "metrics": len(part), "significantly better": len(better),
-                     "significantly worse": len(worse), "better on": better, "worse on": worse})
+                     "significantly worse": len(worse), "better on": better, "worse on": worse,
+                     "left out (reference differs)": left_out.get(method, 0)})
     return pd.DataFrame(rows)
 
 

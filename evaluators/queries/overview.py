@@ -18,6 +18,10 @@ from evaluators.store import Store
 
 ALL_TYPES = "All question types"
 DEFAULT_METRIC = "judge_overall"  # the by-type chart opens on the white paper's overall rating
+# The seeds' primary scores, the numbers a run is judged by at a glance (History follows them over runs): the
+# overall 1-5 rating ("the primary metric for comparison", seed 001) and its pass rate, correctness against the
+# reference (seed 000), faithfulness and context recall (seed 002), the RAGAS composite (seed 003).
+HEADLINE = (DEFAULT_METRIC, "verdict", "answer_correctness_f1", "faithfulness", "context_recall", "ragas_score")
 LABEL_TABLES = ("verdict", "answer_class", "accuracy_grade")  # side by side, in this order
 # A score whose judge replies (asked several times, run config `repeats`) disagree: a rating or a label flips.
 REPLIES_DISAGREE = "list_unique(repeats) > 1"
@@ -147,12 +151,12 @@ def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: st
         "repeatability": repeatability(store, run_id).rename(columns={
             "replies": "replies per sample", "mean_sd": "mean SD within a sample",
             "share_disagreeing": "samples whose replies disagree"}),
-        "by_question_type_chart": _in_scale(by_type, scale)[per_type],
+        "by_question_type_chart": in_scale(by_type, scale)[per_type],
         "by_question_type": by_type[per_type].round(3),
     }
 
 
-def _in_scale(frame: pd.DataFrame, scale: str) -> pd.DataFrame:
+def in_scale(frame: pd.DataFrame, scale: str) -> pd.DataFrame:
     """mean, ci_low and ci_high in the chosen scale (their norm twins projected, or as stored)."""
     return frame.assign(**{c: in_view(frame[f"{c}_norm"], frame[c], scale) for c in ("mean", "ci_low", "ci_high")})
 
@@ -160,7 +164,7 @@ def _in_scale(frame: pd.DataFrame, scale: str) -> pd.DataFrame:
 def _cell_table(frame: pd.DataFrame, methods: list[str], scale: str) -> pd.DataFrame:
     """Metrics x methods: per method its mean, "95% CI" and "n" (scored/total) columns, family and scale first,
     the judge last, metrics in catalogue order."""
-    frame = _in_scale(frame, scale)
+    frame = in_scale(frame, scale)
     frame["ci"] = [f"[{lo:.2f}, {hi:.2f}]" if pd.notna(lo) else "" for lo, hi in zip(frame["ci_low"], frame["ci_high"])]
     frame["n"] = [f"{a}/{b}" for a, b in zip(frame["n_scored"], frame["n_total"])]
     wide = frame.pivot(index="metric", columns="method", values=["mean", "ci", "n"])

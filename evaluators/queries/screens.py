@@ -15,11 +15,12 @@ help. A screen that needs no run declares `run_id: str | None = None`; its RUN_I
 """
 from __future__ import annotations
 
-from evaluators.queries import claims, compare, correlations, datasets, errors, evaluate, overview
+from evaluators.queries import claims, compare, correlations, datasets, errors, evaluate, history, overview
 
 SCREENS = {
     "overview": overview.view,
     "compare": compare.view,
+    "history": history.view,
     "correlations": correlations.view,
     "claims": claims.view,
     "error_analysis": errors.view,

@@ -1,0 +1,123 @@
+"""History queries: for one golden set, each method's headline metrics over its runs in time order.
+
+Per run the mean, 95% CI and n are the Overview's (`overview.metric_means`), so a point here is the number the
+run's own Overview shows. Per step from one run of a method to its next run, the paired difference over the
+questions both runs scored `ok` is `compare.comparison_table` with the two runs' sides (its pairing, its test and
+its remembered results), and Holm adjusts the p-values of every step, metric and method shown together.
+One golden set is one `golden_dataset_id`: a dataset's id is derived from its content hash and the hash is unique,
+so two uploads of the same content are the same golden set.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from evaluators.metrics.registry import in_catalogue_order
+from evaluators.queries import OWN, VIEWS, difference_in_view, one_of
+from evaluators.queries.compare import ALPHA, comparison_table
+from evaluators.queries.overview import HEADLINE, in_scale, metric_means
+from evaluators.queries.sides import Side
+from evaluators.stats import holm
+from evaluators.store import Store
+
+TABLES = ("runs", "points", "steps")
+RUN_COLUMNS = ["position", "run_id", "name", "created_at", "judge", "judge_model", "status"]
+POINT_COLUMNS = ["method", "metric", "position", "run_id", "mean", "ci_low", "ci_high", "n", "n_total"]
+STEP_COLUMNS = ["method", "metric", "from_position", "to_position", "from_run", "to_run", "n", "delta", "ci_low",
+                "ci_high", "p", "p (Holm)", "significant", "change"]
+CHANGES = {1: "better", -1: "worse", 0: "same"}  # the later run against the earlier, in the metric's direction
+
+
+def golden_runs(store: Store, run_id: str) -> pd.DataFrame:
+    """The runs with scores on the golden set of `run_id`, oldest first, numbered from 1 (`position`)."""
+    frame = store.cursor().execute(
+        """
+        SELECT r.run_id, r.name, r.created_at, r.judge, r.judge_model, r.status
+        FROM runs r
+        WHERE r.golden_dataset_id = (SELECT golden_dataset_id FROM runs WHERE run_id = ?)
+          AND r.run_id IN (SELECT DISTINCT run_id FROM scores)
+        ORDER BY r.created_at, r.run_id
+        """, [run_id]).df()
+    frame.insert(0, "position", range(1, len(frame) + 1))
+    return frame[RUN_COLUMNS]
+
+
+def run_cells(store: Store, run_ids: list[str]) -> pd.DataFrame:
+    """Which (run, method, metric) have score cells among these runs."""
+    return store.cursor().execute(
+        "SELECT DISTINCT run_id, method, metric FROM scores WHERE run_id IN (SELECT unnest(?))", [run_ids]).df()
+
+
+def default_metrics(metric_ids: list[str]) -> list[str]:
+    """The headline metrics the runs scored, else the first metric."""
+    return [m for m in HEADLINE if m in metric_ids] or metric_ids[:1]
+
+
+def view(store: Store, run_id: str, *, methods: list[str] | None = None, metrics: list[str] | None = None,
+         scale: str = OWN) -> dict[str, pd.DataFrame]:
+    """The History screen's tables, as shown: `runs` (the runs on the golden set of RUN_ID, oldest first, numbered
+    by `position`), `points` (per method, metric and run: mean, 95% CI and n of the cells scored `ok`, as the
+    run's Overview gives them, in the chosen scale) and `steps` (per method and metric, from each run of the
+    method to its next: the paired difference later - earlier over the questions both scored `ok`, its 95% CI,
+    p and Holm's p over every step shown, `significant` (Holm p < 0.05) and `change`: better, worse or same in
+    the metric's direction, empty for a metric without one).
+
+    methods: the methods followed (default: every method of the runs)
+    metrics: the metrics followed (default: the headline metrics the runs scored)
+    scale: how scores are shown: "own scale", "1-5 (white paper)" or "percent"
+    """
+    one_of(scale, VIEWS, "scale")
+    runs = golden_runs(store, run_id)
+    cells = run_cells(store, runs["run_id"].tolist())
+    known_methods = sorted(cells["method"].unique())
+    known_metrics = in_catalogue_order(cells["metric"].unique())
+    methods = known_methods if methods is None else [one_of(m, known_methods, "method") for m in methods]
+    metrics = default_metrics(known_metrics) if metrics is None else [
+        one_of(m, known_metrics, "metric") for m in metrics]
+    if runs.empty:
+        return {"runs": runs, "points": pd.DataFrame(columns=POINT_COLUMNS),
+                "steps": pd.DataFrame(columns=STEP_COLUMNS)}
+    return {"runs": runs, "points": _points(store, runs, methods, metrics, scale),
+            "steps": _steps(store, run_id, runs, cells, methods, metrics, scale)}
+
+
+def _points(store: Store, runs: pd.DataFrame, methods: list[str], metrics: list[str], scale: str) -> pd.DataFrame:
+    parts = []
+    for position, run in zip(runs["position"], runs["run_id"]):
+        means = metric_means(store, run)
+        means = means[means["method"].isin(methods) & means["metric"].isin(metrics)]
+        parts.append(in_scale(means, scale).assign(position=position, run_id=run))
+    frame = pd.concat(parts, ignore_index=True).rename(columns={"n_scored": "n"})
+    order = {m: i for i, m in enumerate(metrics)}
+    frame = frame.sort_values(["method", "metric", "position"], key=lambda c: c.map(order) if c.name == "metric"
+                              else c, kind="stable")
+    return frame[POINT_COLUMNS].reset_index(drop=True)
+
+
+def _steps(store: Store, run_id: str, runs: pd.DataFrame, cells: pd.DataFrame, methods: list[str],
+           metrics: list[str], scale: str) -> pd.DataFrame:
+    """Each method's consecutive runs compared (comparison_table: later run's side against the earlier's)."""
+    position = dict(zip(runs["run_id"], runs["position"]))
+    rows = []
+    for method in methods:
+        scored = set(cells.loc[cells["method"] == method, "run_id"])
+        chain = [r for r in runs["run_id"] if r in scored]
+        for earlier, later in zip(chain, chain[1:]):
+            table = comparison_table(store, run_id, Side(earlier, method), [Side(later, method)], metrics=metrics)
+            rows.append(table.assign(method=method, from_run=earlier, to_run=later, from_position=position[earlier],
+                                     to_position=position[later], later=Side(later, method).label(run_id)))
+    if not rows:
+        return pd.DataFrame(columns=STEP_COLUMNS)
+    steps = pd.concat(rows, ignore_index=True)
+    steps["p (Holm)"] = holm(steps["p_value"].tolist())
+    steps["significant"] = steps["p (Holm)"].lt(ALPHA)
+    direction = [1 if b == later else -1 if b == base else 0 if b == "tie" else None
+                 for b, later, base in zip(steps["better"], steps["later"], steps["baseline"])]
+    order = {m: i for i, m in enumerate(metrics)}
+    steps = steps.assign(
+        delta=difference_in_view(steps["delta_norm"], steps["delta"], scale),
+        ci_low=difference_in_view(steps["ci_low_norm"], steps["ci_low"], scale),
+        ci_high=difference_in_view(steps["ci_high_norm"], steps["ci_high"], scale),
+        p=steps["p_value"], change=[CHANGES.get(d) for d in direction])
+    steps = steps.sort_values(["method", "metric", "from_position"], key=lambda c: c.map(order)
+                              if c.name == "metric" else c, kind="stable")
+    return steps[STEP_COLUMNS].reset_index(drop=True)

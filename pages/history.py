@@ -1,0 +1,83 @@
+"""History: for the golden set of the run in view, each method's headline metrics over its runs in time order,
+mean with 95% CI per run, and every step to a method's next run marked when its paired difference is significant
+after Holm."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from evaluators.queries import OWN, VIEWS
+from evaluators.metrics.registry import in_catalogue_order
+from evaluators.queries import history as q
+from evaluators.queries.compare import ALPHA
+from ui.common import current_run, downloads, how_computed, md_escape as md, plotly_config, run_header, store
+from ui.common import plot_label as label
+
+PALETTE = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
+CHANGE_COLOURS = {"better": "#1a7f37", "worse": "#cf222e"}
+
+run = current_run()
+run_id = run["run_id"]
+run_header("History", run)
+runs = q.golden_runs(store(), run_id)
+if len(runs) < 2:
+    st.info("This is the only run with scores on its golden set, so there is no history yet. Evaluate new outputs "
+            "against the same golden set on **Evaluate**: each run then adds a point here.")
+    st.stop()
+
+cells = q.run_cells(store(), runs["run_id"].tolist())
+known_methods = sorted(cells["method"].unique())
+known_metrics = in_catalogue_order(cells["metric"].unique())
+top = st.columns([2, 3, 2])
+methods = top[0].multiselect("Methods", known_methods, default=known_methods, key="hist_methods")
+metrics = top[1].multiselect("Metrics", known_metrics, default=q.default_metrics(known_metrics), key="hist_metrics",
+                             help="Opens on the headline metrics: the seeds' primary scores.")
+scale = top[2].radio("Show scores in", VIEWS, key="hist_view")
+if not methods or not metrics:
+    st.info("Pick at least one method and one metric.")
+    st.stop()
+with st.spinner("Comparing each run with the next..."):
+    tables = q.view(store(), run_id, methods=methods, metrics=metrics, scale=scale)
+points, steps = tables["points"], tables["steps"]
+st.caption(f"{len(runs)} runs on this golden set, oldest first. A point: the mean of the cells scored `ok` with "
+           "its 95% interval, as the run's Overview gives it. A star: a step from a method's run to its next one "
+           f"whose paired difference (over the questions both scored `ok`) is significant, Holm-adjusted p < {ALPHA} "
+           f"over all {len(steps)} steps shown; green better, red worse in the metric's direction."
+           + ("" if scale == OWN else f" Shown in {scale}."))
+
+ticks = [f"{p}. {label(name)}" for p, name in zip(runs["position"], runs["name"])]
+for metric in metrics:
+    figure = go.Figure()
+    for i, method in enumerate(methods):
+        line = points[(points["metric"] == metric) & (points["method"] == method)]
+        figure.add_trace(go.Scatter(
+            x=line["position"], y=line["mean"], mode="lines+markers", name=label(method),
+            marker={"color": PALETTE[i % len(PALETTE)]},
+            error_y={"type": "data", "symmetric": False, "array": line["ci_high"] - line["mean"],
+                     "arrayminus": line["mean"] - line["ci_low"]},
+            customdata=list(zip(line["run_id"], line["n"])),
+            hovertemplate=f"{label(method)}<br>%{{customdata[0]}}<br>mean %{{y:.3f}} (n %{{customdata[1]}})"
+                          "<extra></extra>"))
+        marked = steps[(steps["metric"] == metric) & (steps["method"] == method) & steps["significant"]]
+        ends = line.set_index("position")["mean"].reindex(marked["to_position"])
+        figure.add_trace(go.Scatter(
+            x=marked["to_position"], y=ends.to_numpy(), mode="markers", showlegend=False,
+            marker={"symbol": "star", "size": 16,
+                    "color": [CHANGE_COLOURS.get(c, "#6e7781") for c in marked["change"]]},
+            customdata=list(zip(marked["delta"], marked["p (Holm)"])),
+            hovertemplate=f"{label(method)}: significant step<br>Δ %{{customdata[0]:+.3f}}, "
+                          "p (Holm) %{customdata[1]:.3g}<extra></extra>"))
+    figure.update_layout(title=metric, height=360, margin={"t": 40, "b": 10},
+                         xaxis={"tickmode": "array", "tickvals": runs["position"], "ticktext": ticks})
+    st.plotly_chart(figure, key=f"hist_{metric}", config=plotly_config(f"{run_id}-history-{metric}"))
+
+st.subheader("Steps from each run to the next")
+st.dataframe(steps, hide_index=True, width="stretch")
+downloads(steps, f"{run_id}-history-steps", "hist-steps")
+st.subheader("Per run")
+st.dataframe(points, hide_index=True, width="stretch")
+downloads(points, f"{run_id}-history", "hist-points")
+with st.expander("The runs"):
+    st.dataframe(runs, hide_index=True, width="stretch")
+    st.caption(md(f"Runs on the golden set of {run['name']}; a golden set is the same when its content is."))
+how_computed(metrics)

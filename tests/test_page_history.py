@@ -1,0 +1,30 @@
+"""The History page (AppTest) on runs written through the Store API (tests/test_queries_history.py checks the
+numbers of the view it draws): one chart per metric with a star on each significant step, and the view's tables."""
+import pytest
+
+from evaluators.queries import history as h
+from tests.test_page_compare import figure, same, values
+from tests.test_queries_history import runs  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.usefixtures("navigation_pages")
+
+
+def test_the_page_draws_each_methods_runs_and_stars_the_significant_steps(runs, app_of):  # noqa: F811
+    store, _, _, rising = runs
+    at = app_of(store.path, "pages/history.py", rising[0])
+    assert at.title[0].value == "History"
+    tables = h.view(store, rising[0])
+    same(at.dataframe[0].value, tables["steps"])  # st.dataframe has no key in AppTest without on_select
+    same(at.dataframe[1].value, tables["points"])
+    line, stars = figure(at, "hist_judge_overall")["data"]
+    assert values(line["x"]) == [1, 2, 3] and values(line["y"]) == [2.0, 4.0, 4.0]
+    assert values(stars["x"]) == [2] and stars["marker"]["color"] == ["#1a7f37"]  # 2 -> 4: better, significant
+    at.multiselect(key="hist_metrics").set_value([]).run()
+    assert any("Pick at least one" in i.value for i in at.info)
+
+
+def test_a_run_alone_on_its_golden_set_has_no_history(runs, app_of):  # noqa: F811
+    store, _, _, _ = runs
+    edited = store.cursor().execute("SELECT run_id FROM runs WHERE name = 'edited'").fetchall()[0][0]
+    at = app_of(store.path, "pages/history.py", edited)
+    assert any("only run with scores on its golden set" in i.value for i in at.info)

@@ -19,7 +19,8 @@ from evaluators.estimate import Estimate, estimate
 from evaluators.gate import ALPHA, gate, junit_xml, markdown_report, parse_tolerances, text_report
 from evaluators.judgments import JudgeRefused
 from evaluators.metrics import REGISTRY, resolve
-from evaluators.metrics.registry import HEADLINE, NEEDS, SCALES
+from evaluators.metrics.registry import NEEDS, SCALES
+from evaluators.queries.overview import HEADLINE
 from evaluators.queries.screens import SCREENS
 from evaluators.runner import batch_size_for
 from evaluators.schema import LoadError

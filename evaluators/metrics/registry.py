@@ -103,13 +103,6 @@ class Metric:
 
 REGISTRY: dict[str, Metric] = {}
 
-# The headline metrics: the seeds' primary scores, what a regression gate checks by default. Seed 001's overall
-# rating (its "primary metric") and verdict (its pass rate), correctness (the white paper's rating and the
-# claims' F1), the RAGAS trio of seeds 000/003 (faithfulness, context precision and recall) and seed 003's
-# CORRECT/WRONG classification.
-HEADLINE = ("judge_overall", "verdict", "judge_correctness", "answer_correctness_f1", "faithfulness",
-            "context_precision", "context_recall", "answer_class")
-
 
 def metric(
     id: str,

@@ -171,6 +171,23 @@ def test_a_database_held_by_another_process_exits_3(runs, tmp_path):
     assert out.returncode == 3 and "in use by another process" in out.stderr
 
 
+def test_questions_whose_reference_changed_are_left_out_and_counted(runs, tmp_path):
+    lines = GOLDEN.read_text().splitlines(keepends=True)
+    changed = [lines[0], lines[1].replace(",Cornish heath,", ",Cornish heath (Erica vagans),")] + lines[2:]
+    assert changed[1] != lines[1]
+    (tmp_path / "golden.csv").write_text("".join(changed))
+    out = cli("run", "--golden", str(tmp_path / "golden.csv"), "--outputs", str(OUTPUTS), "--db", str(runs["db"]),
+              "--metrics", ",".join(METRICS))
+    assert out.returncode == 0, out.stderr
+    edited = next(line.split()[1] for line in out.stderr.splitlines() if line.startswith("run "))
+    md = tmp_path / "gate.md"
+    gated = gate_cli(runs, f"{edited}:local_search", f"{runs['baseline']}:local_search", "--markdown", str(md))
+    assert gated.returncode == 0, gated.stdout + gated.stderr
+    left_out = "1 question(s) left out: their reference differs between the two golden sets"
+    assert f"note: {left_out}" in gated.stdout and left_out in md.read_text()
+    assert "n 102" in gated.stdout and "n 103" not in gated.stdout
+
+
 def test_the_python_entry_point_returns_the_rows_the_cli_prints(runs):
     store = open_store(runs["db"])
     result = gate(store, runs["wrong"], runs["baseline"], metrics=METRICS, tolerances={"rouge_l": 0.1})
@@ -221,13 +238,10 @@ def test_headline_metrics_are_registered_and_tolerances_are_checked():
 
 def test_samples_whose_repeated_judge_replies_disagree_are_listed_as_unstable(tmp_path):
     from tests.openai_server import Reply, start_server
+    from tests.test_cli import _tiny_files
     from tests.test_openai_judge import SEED_000_EXTRACTION, SEED_000_HOLISTIC, SEED_000_VERIFICATION
 
-    golden, outputs = tmp_path / "gold.jsonl", tmp_path / "out.jsonl"
-    golden.write_text("".join(json.dumps({"question_id": f"q{i}", "question": f"What is {i} plus {i}?",
-                                          "reference": f"It is {2 * i}."}) + "\n" for i in range(3)))
-    outputs.write_text("".join(json.dumps({"question_id": f"q{i}", "answer": f"The sum is {2 * i}.",
-                                           "contexts": [f"{i} plus {i} makes {2 * i}."]}) + "\n" for i in range(3)))
+    golden, outputs = _tiny_files(tmp_path)  # q0, q1, q2: "What is 1 plus 1?"
     db = tmp_path / "llm.duckdb"
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"OPENAI_API_KEY": "sk-test"}
 

@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     labels_import.add_argument("--run", required=True, metavar="RUN_ID", help="the run whose answers were rated")
     labels_import.add_argument("--encoding", default="utf-8", help="text encoding of a CSV/JSON file (default: utf-8)")
 
-    gate = with_db(sub.add_parser(
+    gate_parser = with_db(sub.add_parser(
         "gate", help="exit 1 when a run is significantly worse than a baseline run (CI regression gate)",
         description="Compare CANDIDATE with BASELINE question by question, one paired comparison per metric\n"
                     "(and method). A regression: a metric whose Holm-adjusted p-value is below --alpha and whose\n"
@@ -148,18 +148,18 @@ def build_parser() -> argparse.ArgumentParser:
                "run-20261101-090000-9f8e7d6c:local_search \\\n      --tolerance judge_overall=0.1 "
                "--junit gate.xml --markdown gate.md",
         formatter_class=argparse.RawDescriptionHelpFormatter))
-    gate.add_argument("candidate", metavar="CANDIDATE", help="the run to check: RUN_ID[:METHOD]")
-    gate.add_argument("--baseline", required=True, metavar="BASELINE",
+    gate_parser.add_argument("candidate", metavar="CANDIDATE", help="the run to check: RUN_ID[:METHOD]")
+    gate_parser.add_argument("--baseline", required=True, metavar="BASELINE",
                       help="the run it must not be worse than, e.g. the last released one: RUN_ID[:METHOD]")
-    gate.add_argument("--metrics", type=_comma_list, metavar="ID,ID",
+    gate_parser.add_argument("--metrics", type=_comma_list, metavar="ID,ID",
                       help="comma-separated metric ids (default: the headline metrics both runs scored: "
                            f"{', '.join(HEADLINE)})")
-    gate.add_argument("--tolerance", action="append", default=[], metavar="METRIC=DELTA",
+    gate_parser.add_argument("--tolerance", action="append", default=[], metavar="METRIC=DELTA",
                       help="a worsening a metric may show without failing, in its own scale (e.g. judge_overall=0.1 "
                            "on 1-5, faithfulness=0.02); repeat for several metrics (default: 0)")
-    gate.add_argument("--alpha", type=float, default=ALPHA, help=f"significance level (default: {ALPHA})")
-    gate.add_argument("--markdown", metavar="FILE", help="write a short report fit for a pull-request comment")
-    gate.add_argument("--junit", metavar="FILE", help="write JUnit XML, one testcase per metric, for CI systems")
+    gate_parser.add_argument("--alpha", type=float, default=ALPHA, help=f"significance level (default: {ALPHA})")
+    gate_parser.add_argument("--markdown", metavar="FILE", help="write a short report fit for a pull-request comment")
+    gate_parser.add_argument("--junit", metavar="FILE", help="write JUnit XML, one testcase per metric, for CI systems")
 
     view = sub.add_parser(
         "view", help="print a screen's tables as the app shows them (text, --json or --csv)",
@@ -532,10 +532,13 @@ def cmd_gate(args) -> int:
     tolerances = parse_tolerances(args.tolerance)
     result = gate(_open_store(args.db), args.candidate, args.baseline, metrics=args.metrics,
                   tolerances=tolerances, alpha=args.alpha)
+    print(text_report(result))
     for path, content in ((args.markdown, markdown_report(result).encode()), (args.junit, junit_xml(result))):
         if path:
-            Path(path).write_bytes(content)
-    print(text_report(result))
+            try:
+                Path(path).write_bytes(content)
+            except OSError as exc:
+                return _fail(f"cannot write {path}: {exc.strerror or exc}", EXIT_BAD_INPUT)
     return EXIT_OK if result.passed else EXIT_FAILED
 
 

@@ -161,6 +161,8 @@ def test_bad_arguments_and_inputs_exit_2_with_a_clear_message(runs, tmp_path):
     assert missing.returncode == 2 and "no database at" in missing.stderr
     assert not (tmp_path / "none.duckdb").exists()  # a gate never creates a database
     assert cli("gate", wrong, "--db", str(runs["db"])).returncode == 2  # --baseline is required
+    unwritable = gate_cli(runs, wrong, base, "--junit", str(tmp_path / "no-such-dir" / "gate.xml"))
+    assert unwritable.returncode == 2 and "cannot write" in unwritable.stderr and "gate FAILED" in unwritable.stdout
 
 
 def test_a_database_held_by_another_process_exits_3(runs, tmp_path):

@@ -166,7 +166,7 @@ for s in tables["summary"].to_dict("records"):
                    f"{md(baseline)}: the reference differs between the two runs' golden sets.")
 if not tables["left_out"].empty:
     with st.expander("Questions left out (their reference differs)"):
-        st.dataframe(tables["left_out"], hide_index=True, width="stretch", key="cmp_left_out")
+        st.dataframe(tables["left_out"], hide_index=True, width="stretch")
 
 row_methods = shown["method"] if "method" in shown else pd.Series(others[0], index=shown.index)
 delta_col = [c for c in shown.columns if c.startswith("Δ")][0]

@@ -74,23 +74,25 @@ def app_at(tmp_path, monkeypatch, demo_db_file):
 
 
 @pytest.fixture
-def app_of(monkeypatch):
-    """`make(db, page, run_id)` -> an AppTest of app.py on the database file `db`, run once with `run_id` in view,
-    then on `page` (a path such as "pages/history.py")."""
+def app_on(monkeypatch):
+    """`make(db, page, run_id=None)` -> an AppTest of app.py on the database `db`, switched to `page` and run, with
+    `run_id` in view (default: the sidebar's first run), pinned for every later run of the AppTest (keep_run)."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
     from evaluators.store import close_store
 
     opened = []
+    monkeypatch.chdir(ROOT)
 
-    def make(db: Path, page: str, run_id: str) -> AppTest:
-        opened.append(db)
+    def make(db: Path, page: str, run_id: str | None = None) -> AppTest:
         monkeypatch.setenv("RAGSCOPE_DB", str(db))
-        monkeypatch.chdir(ROOT)
+        opened.append(db)
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-        at.session_state["run_id"] = run_id
+        if run_id is not None:
+            at.session_state["run_id"] = run_id
         at.run()
+        keep_run(at, at.session_state["run_id"])
         at.switch_page(page)
         at.run()
         assert not at.exception, at.exception
@@ -100,6 +102,22 @@ def app_of(monkeypatch):
     st.cache_resource.clear()
     for db in opened:
         close_store(db)
+
+
+def keep_run(at, run_id: str):
+    """Pin the run picked in the sidebar for every later run of `at` (an AppTest).
+
+    Streamlit 1.67's AppTest loses the sidebar's widgets from the second run of an st.navigation
+    app on (reproduced with a five-line app), so the run picker would reset and the page would say
+    "No run yet"; a browser session keeps it."""
+    run = at._run
+
+    def pinned(widget_state=None, timeout=None):
+        at.session_state["run_id"] = run_id
+        return run(widget_state, timeout)
+
+    at._run = pinned
+    return at
 
 
 @pytest.fixture

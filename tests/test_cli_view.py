@@ -15,6 +15,7 @@ import pytest
 
 from evaluators.queries.screens import SCREENS
 from evaluators.store import close_store, open_store
+from tests.test_queries_compare import runs, small  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -108,3 +109,22 @@ def test_help_unknown_runs_and_bad_options(demo):
     assert "scale 'stars' is not one of: 'own scale', '1-5 (white paper)', 'percent'" in bad.stderr
     missing = view(db, "overview")
     assert missing.returncode == 2 and "RUN_ID" in missing.stderr
+
+
+def test_view_compare_across_runs_and_view_history_print_the_views_tables(runs):  # noqa: F811
+    store, first, same_set, edited = runs
+    db = store.path
+    close_store(db)  # the CLI's process opens the file
+    out = view(db, "compare", first, "--methods", f"m1,{edited}:m1", "--baseline", f"{edited}:m1", "--json")
+    assert out.returncode == 0, out.stderr
+    printed = json.loads(out.stdout)
+    expected = tables(db, "compare", first, methods=["m1", f"{edited}:m1"], baseline=f"{edited}:m1")
+    assert list(printed) == list(expected) and printed["summary"][0]["left out (reference differs)"] == 1
+    assert [r["question_id"] for r in printed["left_out"]] == expected["left_out"]["question_id"].tolist() == ["q2"]
+    assert printed["metrics"] == json.loads(expected["metrics"].to_json(orient="records", force_ascii=False))
+    text = view(db, "history", first, "--metrics", "rouge_l,judge_overall")
+    assert text.returncode == 0, text.stderr
+    expected = tables(db, "history", first, metrics=["rouge_l", "judge_overall"])
+    assert text.stdout == "\n\n".join(f"{name}\n" + (t.to_string(index=False) if len(t) else "(no rows)")
+                                      for name, t in expected.items()) + "\n"
+    assert same_set in text.stdout and edited not in text.stdout

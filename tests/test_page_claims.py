@@ -7,56 +7,16 @@ import html
 from pathlib import Path
 
 import pandas as pd
-import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from evaluators.queries import claims as q
-from evaluators.store import close_store, open_store
+from evaluators.store import open_store
 from tests.test_highlight import assert_inert
+from tests.conftest import keep_run
 from tests.test_queries_claims import EVIL_METHOD, PAYLOADS, build_llm_run, build_run
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = "alert(1)"  # in every payload
-
-
-@pytest.fixture
-def app_on(tmp_path, monkeypatch):
-    """`make(db, page)` -> an AppTest of app.py on the database `db`, switched to `page` and run."""
-    opened = []
-    monkeypatch.chdir(ROOT)
-
-    def make(db: Path, page: str) -> AppTest:
-        monkeypatch.setenv("RAGSCOPE_DB", str(db))
-        opened.append(db)
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-        at.run()
-        keep_run(at, at.session_state["run_id"])
-        at.switch_page(page)
-        at.run()
-        assert not at.exception, at.exception
-        return at
-
-    yield make
-    st.cache_resource.clear()
-    for db in opened:
-        close_store(db)
-
-
-def keep_run(at: AppTest, run_id: str) -> AppTest:
-    """Pin the run picked in the sidebar for every later run of `at`.
-
-    Streamlit 1.67's AppTest loses the sidebar's widgets from the second run of an st.navigation
-    app on (reproduced with a five-line app), so the run picker would reset and the page would say
-    "No run yet"; a browser session keeps it."""
-    run = at._run
-
-    def pinned(widget_state=None, timeout=None):
-        at.session_state["run_id"] = run_id
-        return run(widget_state, timeout)
-
-    at._run = pinned
-    return at
 
 
 def _demo_questions(db) -> list[str]:

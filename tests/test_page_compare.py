@@ -15,6 +15,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from evaluators.queries import compare as q
 from evaluators.store import open_store
+from tests.test_queries_compare import runs, small  # noqa: F401  (fixtures)
 from ui.common import md_escape
 
 pytestmark = pytest.mark.usefixtures("navigation_pages")
@@ -98,3 +99,27 @@ def test_the_page_draws_the_views_tables_and_its_clicks_drill_down(app_at):
     assert any(t.value.startswith("Fact Retrieval · rouge_l") for t in at.text)
     click(at, element(at, "dataframe", "cmp_cell_questions"), rows(0))
     assert page(at) == "claims.py" and at.session_state["question_id"] == listed["question_id"].iloc[0]
+
+
+def test_a_comparison_with_another_run_says_what_was_left_out_and_opens_each_side_in_its_run(runs, app_on):  # noqa: F811
+    store, first, _, edited = runs
+    at = app_on(store.path, "pages/compare.py", first)
+    other = at.selectbox(key="cmp_other_run")
+    assert other.options[0] == "no: methods of this run" and len(other.options) == 3  # same golden set first
+    other.set_value(edited).run()
+    assert at.multiselect(key=f"cmp_methods_{edited}").value == ["m1", f"{edited}:m1"]
+    tables = q.view(store, first, methods=["m1", f"{edited}:m1"], baseline=f"{edited}:m1")
+    same(element(at, "dataframe", "cmp_table").value, tables["metrics"])
+    assert any(w.value.startswith("1 question is left out of m1 vs") for w in at.warning)
+    same(next(d.value for d in at.dataframe if "baseline's reference" in d.value), tables["left_out"])
+    # A disagreement clicked: one button per side; the other run's opens Claims on that run.
+    gaps = element(at, "dataframe", "cmp_disagreements")
+    click(at, gaps, rows(0))
+    labels = [b.label for b in at.button if b.key and b.key.startswith("cmp_open_")]
+    assert labels == [md_escape("m1"), md_escape(f"{edited}:m1")]
+    states = at._tree.get_widget_states()
+    states.widgets.append(WidgetState(id=gaps.proto.id, string_value=json.dumps({"selection": rows(0)})))
+    states.widgets.append(WidgetState(id=at.button(key=f"cmp_open_{edited}:m1").proto.id, trigger_value=True))
+    at._run(states)
+    assert page(at) == "claims.py" and at.session_state["run_id"] == edited
+    assert at.session_state["question_id"] == tables["disagreements"]["question_id"].iloc[0]

@@ -9,9 +9,9 @@ from tests.test_queries_history import runs  # noqa: F401  (the fixture)
 pytestmark = pytest.mark.usefixtures("navigation_pages")
 
 
-def test_the_page_draws_each_methods_runs_and_stars_the_significant_steps(runs, app_of):  # noqa: F811
+def test_the_page_draws_each_methods_runs_and_stars_the_significant_steps(runs, app_on):  # noqa: F811
     store, _, _, rising = runs
-    at = app_of(store.path, "pages/history.py", rising[0])
+    at = app_on(store.path, "pages/history.py", rising[0])
     assert at.title[0].value == "History"
     tables = h.view(store, rising[0])
     same(at.dataframe[0].value, tables["steps"])  # st.dataframe has no key in AppTest without on_select
@@ -23,8 +23,8 @@ def test_the_page_draws_each_methods_runs_and_stars_the_significant_steps(runs, 
     assert any("Pick at least one" in i.value for i in at.info)
 
 
-def test_a_run_alone_on_its_golden_set_has_no_history(runs, app_of):  # noqa: F811
+def test_a_run_alone_on_its_golden_set_has_no_history(runs, app_on):  # noqa: F811
     store, _, _, _ = runs
     edited = store.cursor().execute("SELECT run_id FROM runs WHERE name = 'edited'").fetchall()[0][0]
-    at = app_of(store.path, "pages/history.py", edited)
+    at = app_on(store.path, "pages/history.py", edited)
     assert any("only run with scores on its golden set" in i.value for i in at.info)

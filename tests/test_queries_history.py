@@ -93,3 +93,13 @@ def test_bad_options_name_what_is_allowed(runs):
             h.view(store, first, **options)
     nothing = h.view(store, "run-nope")
     assert all(t.empty for t in nothing.values()) and list(nothing["steps"].columns) == h.STEP_COLUMNS
+
+
+def test_the_tables_are_computed_again_when_a_runs_cells_change(runs):
+    store, first, second, _ = runs
+    before = h.view(store, first, metrics=["rouge_l"])
+    assert before["points"]["n"].tolist()[:2] == [6, 5]
+    store.write_scores(pd.DataFrame([{"run_id": second, "question_id": "q4", "method": "m1", "metric": "rouge_l",
+                                      "value": 0.7, "norm": 0.7, "status": "ok", "judge": "offline", "detail": None}]))
+    after = h.view(store, first, metrics=["rouge_l"])
+    assert after["points"]["n"].tolist()[:2] == [6, 6] and after["steps"]["n"].tolist() == [6]

@@ -9,6 +9,7 @@ direction (dont_know) there are no wins or losses, only the difference.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections import OrderedDict
 
@@ -34,6 +35,7 @@ SCATTER_POINTS = 3000  # a reproducible sample above this: a browser draws ~3,00
 DISAGREEMENTS = 200
 CELL_QUESTIONS = 500
 REMEMBERED = 32  # results kept per remembered function
+MAX_BOOTSTRAP_N = inspect.signature(paired_comparison).parameters["max_bootstrap_n"].default  # stats' own rule
 
 
 def run_methods(store: Store, run_id: str) -> list[str]:
@@ -89,12 +91,13 @@ def _hashable(values) -> tuple:
 
 
 def _side_runs(values) -> set[str]:
-    """The runs of the sides among arguments (lists of sides included)."""
+    """The runs of the sides among arguments (in lists and tuples too, nested)."""
     runs = set()
     for v in values:
-        for item in v if isinstance(v, (list, tuple)) else [v]:
-            if isinstance(item, Side):
-                runs.add(item.run_id)
+        if isinstance(v, Side):
+            runs.add(v.run_id)
+        elif isinstance(v, (list, tuple)):
+            runs |= _side_runs(v)
     return runs
 
 
@@ -258,7 +261,8 @@ COMPARISON_COLUMNS = [
 
 
 def comparison_table(store: Store, run_id: str, baseline: str | Side, methods: list[str | Side], *,
-                     metrics: list[str] | None = None, question_type: str | None = None) -> pd.DataFrame:
+                     metrics: list[str] | None = None, question_type: str | None = None,
+                     max_bootstrap_n: int = MAX_BOOTSTRAP_N) -> pd.DataFrame:
     """Per (method, metric): each method against `baseline` on the questions both scored `ok`.
 
     A method or baseline is a side: a Side, `RUN_ID:METHOD` (any run on the same question ids) or a bare
@@ -271,15 +275,18 @@ def comparison_table(store: Store, run_id: str, baseline: str | Side, methods: l
     rows together (Holm); wins / ties / losses count questions better for A / equal / better for
     B (None when the metric has no direction). Own-scale numbers, plus their `_norm` twins in
     [0, 1] units for ranking across scales. Rows: significant (p_holm < 0.05) first, then by
-    |delta_norm|, largest first; metrics with no pair at all are left out.
+    |delta_norm|, largest first; metrics with no pair at all are left out. max_bootstrap_n: the interval is
+    bootstrapped up to this many pairs, a t-interval above (stats.paired_comparison; History lowers it, as it
+    tests many steps at once).
     """
     baseline_side, *others = sides(store, run_id, [baseline, *methods])
-    return _comparison_table(store, run_id, baseline_side, others, metrics=metrics, question_type=question_type)
+    return _comparison_table(store, run_id, baseline_side, others, metrics=metrics, question_type=question_type,
+                             max_bootstrap_n=max_bootstrap_n)
 
 
 @remembered
 def _comparison_table(store: Store, run_id: str, baseline: Side, methods: list[Side], *,
-                      metrics: list[str] | None, question_type: str | None) -> pd.DataFrame:
+                      metrics: list[str] | None, question_type: str | None, max_bootstrap_n: int) -> pd.DataFrame:
     rows = []
     for method in methods:
         if method == baseline:
@@ -287,7 +294,7 @@ def _comparison_table(store: Store, run_id: str, baseline: Side, methods: list[S
         pairs = _value_pairs(store, method, baseline, metrics=metrics, question_type=question_type)
         for metric, part in pairs.groupby("metric", sort=False):
             rows.append(_compare_metric(method.label(run_id), baseline.label(run_id), str(metric),
-                                        part["value_a"].to_numpy(), part["value_b"].to_numpy()))
+                                        part["value_a"].to_numpy(), part["value_b"].to_numpy(), max_bootstrap_n))
     table = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     if table.empty:
         return table
@@ -318,11 +325,12 @@ def _value_pairs(store: Store, a: Side, b: Side, *, metrics: list[str] | None,
         f"SELECT a.metric, a.value AS value_a, b.value AS value_b {tables} WHERE {' AND '.join(where)}", params).df()
 
 
-def _compare_metric(method: str, baseline: str, metric: str, a: np.ndarray, b: np.ndarray) -> dict:
+def _compare_metric(method: str, baseline: str, metric: str, a: np.ndarray, b: np.ndarray,
+                    max_bootstrap_n: int) -> dict:
     # The rows come in no set order (a parallel join) and the bootstrap's resamples depend on the order:
     # sorting the pairs by value makes the interval the same on every rerun without sorting in SQL.
     order = np.lexsort((b, a))
-    c = paired_comparison(a[order], b[order], tie_tolerance=TIE_TOLERANCE)
+    c = paired_comparison(a[order], b[order], tie_tolerance=TIE_TOLERANCE, max_bootstrap_n=max_bootstrap_n)
     m = lookup(metric)
     sign = m.direction
     wins, losses = (c.wins, c.losses) if sign >= 0 else (c.losses, c.wins)

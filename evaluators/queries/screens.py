@@ -11,7 +11,9 @@ and lays out the tables; its charts are drawn from these tables.
 `python -m evaluators view SCREEN RUN_ID [--option VALUE] [--json|--csv]` prints the same tables, one
 flag per keyword-only option, read off the signature: `list[str]` options take comma-separated values,
 int / float / bool ones are converted, and the line `name: text` of the view's docstring is the flag's
-help. A screen that needs no run declares `run_id: str | None = None`; its RUN_ID is then optional.
+help. A screen that needs no run declares `run_id: str | None = None`; its RUN_ID is then optional. Where a
+screen compares methods across runs (compare), a method option also takes `RUN_ID:METHOD` (evaluators.queries.sides):
+that method of another run, named so in the tables.
 """
 from __future__ import annotations
 

@@ -16,9 +16,11 @@ import pandas as pd
 from evaluators import api, csv_export, engine, queries, run_options
 from evaluators.judges import JUDGES, Judge, OfflineJudge, OpenAIJudge, named, prices
 from evaluators.estimate import Estimate, estimate
+from evaluators.gate import ALPHA, gate, junit_xml, markdown_report, parse_tolerances, text_report
 from evaluators.judgments import JudgeRefused
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import NEEDS, SCALES
+from evaluators.queries.overview import HEADLINE
 from evaluators.queries.screens import SCREENS
 from evaluators.schema import LoadError
 from evaluators.store import Store, StoreLocked, StoreUnavailable, open_store
@@ -131,6 +133,32 @@ def build_parser() -> argparse.ArgumentParser:
     labels_import.add_argument("file", help="the labels file")
     labels_import.add_argument("--run", required=True, metavar="RUN_ID", help="the run whose answers were rated")
     labels_import.add_argument("--encoding", default="utf-8", help="text encoding of a CSV/JSON file (default: utf-8)")
+
+    gate_parser = with_db(sub.add_parser(
+        "gate", help="exit 1 when a run is significantly worse than a baseline run (CI regression gate)",
+        description="Compare CANDIDATE with BASELINE question by question, one paired comparison per metric\n"
+                    "(and method). A regression: a metric whose Holm-adjusted p-value is below --alpha and whose\n"
+                    "whole 95% CI of the difference is worse than its tolerance. Metrics with no direction are\n"
+                    "reported and never fail. A side is RUN_ID[:METHOD]; without METHOD: the run's only method,\n"
+                    "or every method both runs have.",
+        epilog="exit codes: 0 no regression; 1 one or more regressions (each named with its difference, CI and "
+               "Holm-adjusted p); 2 bad arguments or inputs; 3 the database is busy or cannot be used.\n\n"
+               "example:\n  python -m evaluators gate run-20261127-124501-1a2b3c4d --baseline "
+               "run-20261101-090000-9f8e7d6c:local_search \\\n      --tolerance judge_overall=0.1 "
+               "--junit gate.xml --markdown gate.md",
+        formatter_class=argparse.RawDescriptionHelpFormatter))
+    gate_parser.add_argument("candidate", metavar="CANDIDATE", help="the run to check: RUN_ID[:METHOD]")
+    gate_parser.add_argument("--baseline", required=True, metavar="BASELINE",
+                      help="the run it must not be worse than, e.g. the last released one: RUN_ID[:METHOD]")
+    gate_parser.add_argument("--metrics", type=_comma_list, metavar="ID,ID",
+                      help="comma-separated metric ids (default: the headline metrics both runs scored: "
+                           f"{', '.join(HEADLINE)})")
+    gate_parser.add_argument("--tolerance", action="append", default=[], metavar="METRIC=DELTA",
+                      help="a worsening a metric may show without failing, in its own scale (e.g. judge_overall=0.1 "
+                           "on 1-5, faithfulness=0.02); repeat for several metrics (default: 0)")
+    gate_parser.add_argument("--alpha", type=float, default=ALPHA, help=f"significance level (default: {ALPHA})")
+    gate_parser.add_argument("--markdown", metavar="FILE", help="write a short report fit for a pull-request comment")
+    gate_parser.add_argument("--junit", metavar="FILE", help="write JUnit XML, one testcase per metric, for CI systems")
 
     view = sub.add_parser(
         "view", help="print a screen's tables as the app shows them (text, --json or --csv)",
@@ -469,5 +497,23 @@ def cmd_labels(args) -> int:
     return EXIT_OK
 
 
+# -- gate ---------------------------------------------------------------------------------------------
+
+def cmd_gate(args) -> int:
+    if not Path(args.db).exists():  # a read: never create an empty database
+        return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB)", EXIT_BAD_INPUT)
+    tolerances = parse_tolerances(args.tolerance)
+    result = gate(_open_store(args.db), args.candidate, args.baseline, metrics=args.metrics,
+                  tolerances=tolerances, alpha=args.alpha)
+    print(text_report(result))
+    for path, content in ((args.markdown, markdown_report(result).encode()), (args.junit, junit_xml(result))):
+        if path:
+            try:
+                Path(path).write_bytes(content)
+            except OSError as exc:
+                return _fail(f"cannot write {path}: {exc.strerror or exc}", EXIT_BAD_INPUT)
+    return EXIT_OK if result.passed else EXIT_FAILED
+
+
 COMMANDS = {"run": cmd_run, "export": cmd_export, "metrics": cmd_metrics, "demo": cmd_demo, "runs": cmd_runs,
-            "labels": cmd_labels, "view": cmd_view}
+            "labels": cmd_labels, "view": cmd_view, "gate": cmd_gate}

@@ -23,6 +23,8 @@ DEFAULT_METRIC = "judge_overall"  # the by-type chart opens on the white paper's
 # reference (seed 000), faithfulness and context recall (seed 002), the RAGAS composite (seed 003).
 HEADLINE = (DEFAULT_METRIC, "verdict", "answer_correctness_f1", "faithfulness", "context_recall", "ragas_score")
 LABEL_TABLES = ("verdict", "answer_class", "accuracy_grade")  # side by side, in this order
+# A score whose judge replies (asked several times, run config `repeats`) disagree: a rating or a label flips.
+REPLIES_DISAGREE = "list_unique(repeats) > 1"
 
 
 def question_types(store: Store, run_id: str) -> list[str]:
@@ -107,7 +109,7 @@ def repeatability(store: Store, run_id: str) -> pd.DataFrame:
         f"""
         SELECT method, metric, max(len(repeats)) AS replies, count(*) AS samples,
                avg(list_stddev_samp(repeats)) AS mean_sd,
-               avg(CASE WHEN list_unique(repeats) > 1 THEN 1.0 ELSE 0.0 END) AS share_disagreeing
+               avg(CASE WHEN {REPLIES_DISAGREE} THEN 1.0 ELSE 0.0 END) AS share_disagreeing
         FROM scores
         WHERE run_id = ? AND status = {OK} AND len(repeats) > 1
         GROUP BY ALL ORDER BY metric, method

@@ -26,8 +26,10 @@ from typing import Any
 import pandas as pd
 
 from evaluators import engine, loaders, queries
+from evaluators.gate import ALPHA, GateResult, gate
 from evaluators.judges import Judge, OfflineJudge
-from evaluators.queries import overview
+from evaluators.queries import compare, overview
+from evaluators.queries.sides import SEPARATOR
 from evaluators.run_options import check
 from evaluators.schema import LoadError
 from evaluators.store import Store, open_store
@@ -177,6 +179,24 @@ class Evaluation:
         screen's, as `python -m evaluators view overview --help` lists them)."""
         with self.store.lease():
             return overview.view(self.store, self.run_id, **options)["metrics"]
+
+    def compare(self, methods: Sequence[str] | None = None, baseline: str | None = None,
+                **options) -> dict[str, pd.DataFrame]:
+        """The Compare screen's tables: `methods` (methods of this run, or RUN_ID:METHOD of another run in the
+        same database) against `baseline` (one more; default: the screen's choice). Options: the screen's."""
+        if methods is not None and baseline is not None and baseline not in methods:
+            methods = [*methods, baseline]
+        with self.store.lease():
+            return compare.view(self.store, self.run_id, methods=None if methods is None else list(methods),
+                                baseline=baseline, **options)
+
+    def gate(self, baseline: Evaluation | str, *, method: str | None = None, metrics: Sequence[str] | None = None,
+             tolerances: Mapping[str, float] | None = None, alpha: float = ALPHA) -> GateResult:
+        """This run (or its `method`) against `baseline`, an Evaluation or RUN_ID[:METHOD] in the same database:
+        the regression gate's verdict per metric (`python -m evaluators gate`; `.passed`, `.regressions`)."""
+        candidate = self.run_id if method is None else f"{self.run_id}{SEPARATOR}{method}"
+        base = baseline.run_id if isinstance(baseline, Evaluation) else baseline
+        return gate(self.store, candidate, base, metrics=metrics, tolerances=tolerances, alpha=alpha)
 
     def __repr__(self) -> str:
         return f"Evaluation(run_id={self.run_id!r}, db={self.store.path!r})"

@@ -127,3 +127,24 @@ def test_the_readme_example_runs(tmp_path, monkeypatch):
         assert set(summary.index) == {"exact_match", "rouge_l", "faithfulness", "answer_correctness_f1"}
     finally:
         close_store(result.store.path)
+
+
+def test_runs_compared_and_gated_from_python(tmp_path):
+    db, metrics = tmp_path / "loop.duckdb", ["rouge_l", "keyword_coverage", "answer_completeness"]
+    outputs = pd.read_json(DEMO_OUTPUTS, lines=True)
+    worse = outputs.copy()
+    third = worse.index % 3 == 0  # a third of the answers replaced by another question's answer
+    worse.loc[third, "answer"] = list(outputs["answer"].shift(-2).fillna("I don't know.")[third])
+    released = evaluate(DEMO_GOLDEN, outputs, metrics=metrics, db=db, name="released")
+    same = evaluate(DEMO_GOLDEN, outputs, metrics=metrics, db=db, name="same outputs again")
+    broken = evaluate(DEMO_GOLDEN, worse, metrics=metrics, db=db, name="a third wrong")
+    try:
+        assert same.gate(released, metrics=metrics).passed
+        failed = broken.gate(released, method="local_search", metrics=metrics)
+        assert not failed.passed and set(failed.regressions["metric"]) == set(metrics)
+        tables = broken.compare(["local_search"], baseline=f"{released.run_id}:local_search")
+        summary = tables["summary"].iloc[0]
+        assert (summary["method"], summary["baseline"]) == ("local_search", f"{released.run_id}:local_search")
+        assert summary["significantly worse"] == len(metrics) and summary["left out (reference differs)"] == 0
+    finally:
+        close_store(db)

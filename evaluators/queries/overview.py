@@ -18,10 +18,12 @@ from evaluators.store import Store
 
 ALL_TYPES = "All question types"
 DEFAULT_METRIC = "judge_overall"  # the by-type chart opens on the white paper's overall rating
-# The seeds' primary scores, the numbers a run is judged by at a glance (History follows them over runs): the
-# overall 1-5 rating ("the primary metric for comparison", seed 001) and its pass rate, correctness against the
-# reference (seed 000), faithfulness and context recall (seed 002), the RAGAS composite (seed 003).
-HEADLINE = (DEFAULT_METRIC, "verdict", "answer_correctness_f1", "faithfulness", "context_recall", "ragas_score")
+# The seeds' primary scores, the numbers a run is judged by at a glance (History follows them over runs, the gate
+# guards them): the overall 1-5 rating ("the primary metric for comparison", seed 001) and its pass rate,
+# correctness against the reference, faithfulness, context precision and recall (seed 002), and the share of
+# CORRECT answers (seed 003's CORRECT / WRONG / DON'T KNOW).
+HEADLINE = (DEFAULT_METRIC, "verdict", "answer_correctness_f1", "faithfulness", "context_precision", "context_recall",
+            "answer_class")
 LABEL_TABLES = ("verdict", "answer_class", "accuracy_grade")  # side by side, in this order
 # A score whose judge replies (asked several times, run config `repeats`) disagree: a rating or a label flips.
 REPLIES_DISAGREE = "list_unique(repeats) > 1"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from evaluators.queries import datasets as qd
 from evaluators.store import open_store
-from tests.test_page_claims import app_on, assert_shown  # noqa: F401 (app_on: a fixture)
+from tests.test_page_claims import assert_shown
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo"

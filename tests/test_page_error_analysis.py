@@ -6,7 +6,8 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from evaluators.store import open_store
-from tests.test_page_claims import _assert_page_is_inert, app_on, assert_shown, keep_run  # noqa: F401 (app_on)
+from tests.conftest import keep_run
+from tests.test_page_claims import _assert_page_is_inert, assert_shown
 from tests.test_queries_claims import build_run
 
 PAGE = "pages/error_analysis.py"

@@ -36,6 +36,22 @@ SCREENS = ["pages/overview.py", "pages/compare.py", "pages/history.py", "pages/c
 BAR_SECONDS = 2.0
 
 
+def as_the_server_runs_pages() -> None:
+    """AppTest decides on every run whether the app is a v1 `pages/` directory app and then runs a switched-to page
+    without app.py: without the sidebar and without app.py's lease on the database, so every query of the page
+    opened the file anew (~20 ms each; History made 271). The server runs app.py's st.navigation, which turns that
+    mode off (tests/conftest.py's navigation_pages does the same for the tests)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    PagesManager.__init__ = init
+
+
 def render(page: str, state: dict | None = None) -> tuple[float, str | None]:
     from streamlit.testing.v1 import AppTest
 
@@ -141,6 +157,7 @@ def main() -> None:
     parser.add_argument("--runs-only", action="store_true", help="only the runs-over-time screens")
     args = parser.parse_args()
     os.chdir(ROOT)
+    as_the_server_runs_pages()
     if args.runs_only:
         rows = runs_over_time(args.repeat)
         if not args.no_write:

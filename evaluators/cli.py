@@ -401,7 +401,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_runs(args) -> int:
-    frame = queries.runs(_open_store(args.db))
+    frame = queries.runs(_open_store(args.db), cells=True)
     print(frame.to_string(index=False) if not frame.empty else "no runs yet")
     return EXIT_OK
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from calibration.sets import Item
 from evaluators import engine
+from evaluators.judges import Judge
 from evaluators.loaders import Dataset
 from evaluators.schema import Chunk, GoldenItem, RagOutput
 from evaluators.store import Store
@@ -41,9 +42,10 @@ def _dataset(name: str, golden=(), outputs=()) -> Dataset:
                    golden=tuple(golden), outputs=tuple(outputs), columns={})
 
 
-def score_items(items: Sequence[Item], metrics: Sequence[str], db: Path, *, judge: str = "offline",
+def score_items(items: Sequence[Item], metrics: Sequence[str], db: Path, *, judge: Judge | None = None,
                 name: str = "judge quality") -> Scored:
-    """Evaluate `items` with `metrics` through `engine.execute_run` in the DuckDB file `db`."""
+    """Evaluate `items` with `metrics` through `engine.execute_run` in the DuckDB file `db` (judge: the offline one
+    by default)."""
     golden = [GoldenItem(i.item_id, i.question, i.reference) for i in items]
     outputs = [RagOutput(i.item_id, METHOD, i.answer, tuple(Chunk(str(k + 1), t) for k, t in enumerate(i.contexts)))
                for i in items]

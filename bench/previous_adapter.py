@@ -66,7 +66,7 @@ def score(items: list[dict], metrics: list[str], db: Path) -> dict:
         golden_id = store.save_dataset(_dataset(Dataset, "previous golden", golden=golden)).dataset_id
         outputs_id = store.save_dataset(_dataset(Dataset, "previous outputs", outputs=outputs)).dataset_id
         run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                                   metrics=known, judge="offline", name="previous release")
+                                   metrics=known, name="previous release")  # the offline judge: every release's default
         engine.execute_run(store, run_id)
         cur = store.cursor()
         cells = _rows(cur, "SELECT * FROM scores WHERE run_id = ?", run_id)

@@ -31,11 +31,11 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DB, EXIT_INTERRUPTED = 0, 1, 2, 3, 13
 EPILOG = f"""\
 database: --db, else $RAGSCOPE_DB, else {DEFAULT_DB}.
 exit codes: 0 success; 1 the run failed (e.g. the judge server refused the key or the model: resume once
-fixed) or no cell could be scored; 2 bad input or usage (every problem is listed with file, row and field;
-nothing is written); 3 the database cannot be used: another process (e.g. the running app) held it for
-longer than $RAGSCOPE_DB_WAIT seconds (default 60: the app lets go of it between page runs and batches),
-or it cannot be opened or written (a directory, not a DuckDB file, a read-only place, a full disk: the
-message says what to do); 130 interrupted (resume with `run --resume RUN_ID`).
+fixed), no cell could be scored, or `gate` found a regression; 2 bad input or usage (every problem is
+listed with file, row and field; nothing is written); 3 the database cannot be used: another process (e.g.
+the running app) held it for longer than $RAGSCOPE_DB_WAIT seconds (default 60: the app lets go of it
+between page runs and batches), or it cannot be opened or written (a directory, not a DuckDB file, a read-only
+place, a full disk: the message says what to do); 130 interrupted (resume with `run --resume RUN_ID`).
 
 examples:
   python -m evaluators run --golden data/demo/novel_44557_golden.csv \\
@@ -44,6 +44,8 @@ examples:
   python -m evaluators run --golden gold.csv --outputs local_search=local.jsonl --outputs basic_search=basic.csv
   python -m evaluators export RUN_ID --out scores.parquet
   python -m evaluators view compare RUN_ID --scale percent --json   # a screen's tables, as the app shows them
+  python -m evaluators view history RUN_ID                          # headline metrics over the golden set's runs
+  python -m evaluators gate NEW_RUN_ID --baseline RELEASED_RUN_ID --junit gate.xml   # exit 1 on a regression
   python -m evaluators metrics
 """
 

@@ -273,12 +273,18 @@ def test_concurrent_runs_storing_the_same_new_texts_both_keep_their_calls(db):
     assert _requests(store) == expected
 
 
-def test_a_schema_6_file_with_whole_requests_reads_the_same_after_the_migration(db):
+def _file_of_schema(db, version: int) -> duckdb.DuckDBPyConnection:
+    """A database file as a release of schema `version` left it, open for rows of that time."""
     con = duckdb.connect(str(db))
     con.execute("CREATE TABLE schema_version (version INTEGER, applied_at TIMESTAMP)")
-    for version, migration in enumerate(MIGRATIONS[:6], start=1):
+    for number, migration in enumerate(MIGRATIONS[:version], start=1):
         con.execute(migration)
-        con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+        con.execute("INSERT INTO schema_version VALUES (?, now())", [number])
+    return con
+
+
+def test_a_schema_6_file_with_whole_requests_reads_the_same_after_the_migration(db):
+    con = _file_of_schema(db, 6)
     old_request = _request(prompts.extraction_messages("Qui a bâti la tour ? 🏰", LEDGER_ANSWER, "Alice."))
     for call in (_call("r", "q1", "extraction", old_request), _call("r", "q1", "holistic", None),
                  _call("r", "q2", "holistic", "")):
@@ -294,11 +300,7 @@ def test_a_schema_6_file_with_whole_requests_reads_the_same_after_the_migration(
 
 
 def test_a_schema_9_file_gets_the_counts_its_answer_correctness_detail_held(db):
-    con = duckdb.connect(str(db))
-    con.execute("CREATE TABLE schema_version (version INTEGER, applied_at TIMESTAMP)")
-    for version, migration in enumerate(MIGRATIONS[:9], start=1):
-        con.execute(migration)
-        con.execute("INSERT INTO schema_version VALUES (?, now())", [version])
+    con = _file_of_schema(db, 9)
     cells = [("q1", "answer_correctness_f1", 0.8, "ok", "TP 2, FP 1, FN 0"),
              ("q2", "answer_correctness_f1", None, "not_applicable", "no claims in the answer nor in the reference"),
              ("q1", "rouge_l", 0.5, "ok", "TP 9, FP 9, FN 9")]  # another metric's words are not counts

@@ -125,7 +125,7 @@ def _item_id(case_id: str, index: int) -> str:
     return f"{case_id}#{index}"
 
 
-def run_cases(db_path: Path | str, cases: Sequence[Case] | None = None, *, judge: str = "offline") -> pd.DataFrame:
+def run_cases(db_path: Path | str, cases: Sequence[Case] | None = None) -> pd.DataFrame:
     """Every answer of `cases` (default: all) through one real engine run in the DuckDB file `db_path`.
 
     One row per answer: id, capability, answer (index), expected, got (answer_class label, or the cell's status when
@@ -137,7 +137,7 @@ def run_cases(db_path: Path | str, cases: Sequence[Case] | None = None, *, judge
     cases = load_cases() if cases is None else cases
     items = [Item("behaviour", _item_id(c.id, i), c.id, c.question, a.reference, a.text, (), a.expected, a.expected)
              for c in cases for i, a in enumerate(c.answers)]
-    scored = score_items(items, METRICS, Path(db_path), judge=judge, name="judge behaviour suite")
+    scored = score_items(items, METRICS, Path(db_path), name="judge behaviour suite")
     rows = []
     for c in cases:
         for i, a in enumerate(c.answers):

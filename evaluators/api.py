@@ -61,7 +61,7 @@ def read_inputs(golden: Source, outputs: Source | Sequence | Mapping | None = No
     try:
         gold = _read(golden, "golden" if outputs is not None else "auto", None, context_sep, encoding)
         if outputs is None and not gold.outputs:
-            raise ValueError(f"{gold.name} holds no answers: give the outputs too")
+            raise ValueError(f"{gold.source} holds no answers: give the outputs too (the CLI's --outputs PATH)")
     except LoadError as exc:
         problems += exc.problems
     for method, source in _named_sources(outputs):

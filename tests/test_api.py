@@ -99,6 +99,8 @@ def test_bad_input_lists_every_problem_and_stores_nothing(tmp_path):
         evaluate(tmp_path / "missing.csv", judge=OpenAIJudge("m", concurrency=0), db=db)
     with pytest.raises(KeyError, match="bogus"):
         evaluate(golden, {"m": answers}, metrics=["bogus"], db=db)
+    with pytest.raises(ValueError, match="gold.jsonl holds no answers: give the outputs too"):
+        evaluate(golden, db=db)
     assert not db.exists()
 
 

@@ -75,6 +75,13 @@ def test_bad_input_lists_every_problem_and_writes_nothing(tmp_path):
     assert not db.exists() or table_counts(db)["datasets"] == 0
 
 
+def test_a_golden_file_without_answers_asks_for_the_outputs(tmp_path):
+    golden, _ = _tiny_files(tmp_path)
+    out = cli("run", "--golden", str(golden), db=tmp_path / "none.duckdb")
+    assert out.returncode == 2 and "gold.jsonl holds no answers" in out.stderr and "--outputs PATH" in out.stderr
+    assert not (tmp_path / "none.duckdb").exists()
+
+
 def test_unknown_metric_and_missing_run_are_usage_errors(tmp_path):
     db = tmp_path / "x.duckdb"
     out = cli("run", "--golden", str(DEMO / "novel_44557_golden.csv"), "--outputs",

@@ -143,6 +143,10 @@ def write_runs_results(rows, repeat: int) -> None:
         "",
         "First view: the screen's statistics computed (the pairing in DuckDB, the tests); then: a rerun after a "
         "click, the statistics remembered (compare.remembered). Server-side script time in AppTest, as above.",
+        "",
+        "Until 2026-11-27 AppTest ran a switched-to page without app.py (`as_the_server_runs_pages`): without its "
+        "lease on the database every query opened the file anew and the run picker counted every score cell; "
+        "with that, and a machine shared with two test runs, the first views measured 6.93 s and 32.25 s.",
     ]
     out = ROOT / "bench" / "results" / "screens_runs.md"
     out.write_text("\n".join(lines) + "\n")

@@ -11,7 +11,7 @@ from evaluators.metrics.registry import in_catalogue_order
 from evaluators.queries import history as q
 from evaluators.queries.compare import ALPHA
 from ui.common import current_run, downloads, how_computed, md_escape as md, plotly_config, run_header, store
-from ui.common import plot_label as label
+from ui.common import plot_label as label, plot_wrap as wrap
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 CHANGE_COLOURS = {"better": "#1a7f37", "worse": "#cf222e"}
@@ -45,7 +45,8 @@ st.caption(f"{len(runs)} runs on this golden set, oldest first. A point: the mea
            f"over all {len(steps)} steps shown; green better, red worse in the metric's direction."
            + ("" if scale == OWN else f" Shown in {scale}."))
 
-ticks = [f"{p}. {label(name)}" for p, name in zip(runs["position"], runs["name"])]
+# Run names are long (a demo's is 90 characters): plotly hides tick labels that overlap, so each is wrapped short.
+ticks = [wrap(f"{p}. {name}", width=28, max_lines=3) for p, name in zip(runs["position"], runs["name"])]
 for metric in metrics:
     figure = go.Figure()
     for i, method in enumerate(methods):

@@ -110,8 +110,9 @@ def choose_metrics(requested: Sequence[str] | None, candidate_metrics: Iterable[
     if requested is None:
         chosen = [m for m in HEADLINE if m in shared]
         if not chosen:
-            raise ValueError(f"none of the headline metrics ({', '.join(HEADLINE)}) is scored in both runs: pass "
-                             f"--metrics (both runs have: {', '.join(in_catalogue_order(shared)) or 'none'})")
+            raise ValueError(f"none of the headline metrics ({', '.join(HEADLINE)}) is scored in both runs: name "
+                             f"the metrics to gate (--metrics, or metrics= from Python; both runs have: "
+                             f"{', '.join(in_catalogue_order(shared)) or 'none'})")
         return in_catalogue_order(chosen)
     _known(requested)
     missing = [m for m in requested if m not in shared]

@@ -14,7 +14,7 @@ import pandas as pd
 from evaluators.metrics.registry import in_catalogue_order
 from evaluators.queries import OWN, VIEWS, difference_in_view, one_of
 from evaluators.queries.compare import ALPHA, comparison_table, remembered
-from evaluators.queries.overview import HEADLINE, in_scale, metric_means
+from evaluators.queries.overview import HEADLINE, in_scale, runs_metric_means
 from evaluators.queries.sides import Side
 from evaluators.stats import holm
 from evaluators.store import Store
@@ -98,12 +98,9 @@ def _series(store: Store, run_id: str, chains: tuple[tuple[Side, ...], ...], pos
 
 def _points(store: Store, position: dict[str, int], methods: list[str], metrics: list[str],
             scale: str) -> pd.DataFrame:
-    parts = []
-    for run, number in position.items():
-        means = metric_means(store, run)
-        means = means[means["method"].isin(methods) & means["metric"].isin(metrics)]
-        parts.append(in_scale(means, scale).assign(position=number, run_id=run))
-    frame = pd.concat(parts, ignore_index=True).rename(columns={"n_scored": "n"})
+    means = runs_metric_means(store, list(position), metrics=metrics)  # every run in one scan
+    means = means[means["method"].isin(methods)]
+    frame = in_scale(means, scale).assign(position=means["run_id"].map(position)).rename(columns={"n_scored": "n"})
     order = {m: i for i, m in enumerate(metrics)}
     frame = frame.sort_values(["method", "metric", "position"], key=lambda c: c.map(order) if c.name == "metric"
                               else c, kind="stable")

@@ -43,7 +43,19 @@ def question_types(store: Store, run_id: str) -> list[str]:
 def metric_means(store: Store, run_id: str, by_type: bool = False, confidence: float = 0.95) -> pd.DataFrame:
     """Per method x metric (x question type): mean, sd, CI and n of the scored cells, in the metric's
     own scale and in norm ([0, 1]); n_total counts every cell, failed and not applicable ones too."""
+    return runs_metric_means(store, [run_id], by_type=by_type, confidence=confidence).drop(columns="run_id")
+
+
+def runs_metric_means(store: Store, run_ids: list[str], *, metrics: list[str] | None = None, by_type: bool = False,
+                      confidence: float = 0.95) -> pd.DataFrame:
+    """`metric_means` of several runs (of `metrics` only, when given) in one scan, with a `run_id` column."""
     type_col = "coalesce(g.question_type, '')" if by_type else f"'{ALL_TYPES}'"
+    # one run as an equality, which DuckDB prunes by (the Overview's query); several as a semi-join
+    where, params = (["s.run_id = $run"], {"run": run_ids[0]}) if len(run_ids) == 1 else (
+        ["s.run_id IN (SELECT unnest($runs))"], {"runs": list(run_ids)})
+    if metrics is not None:
+        where.append("s.metric IN (SELECT unnest($metrics))")
+        params["metrics"] = list(metrics)
     frame = store.cursor().execute(
         f"""
         SELECT s.method, s.metric, {type_col} AS question_type, any_value(s.judge) AS judge,
@@ -53,12 +65,12 @@ def metric_means(store: Store, run_id: str, by_type: bool = False, confidence: f
                count(*) FILTER (s.status = {OK}) AS n_scored,
                count(*) AS n_total,
                count(*) FILTER (s.status = {NOT_APPLICABLE}) AS n_not_applicable,
-               count(*) FILTER (s.status IN {FAILED}) AS n_failed
+               count(*) FILTER (s.status IN {FAILED}) AS n_failed, s.run_id
         FROM scores s JOIN runs r USING (run_id)
         LEFT JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = s.question_id
-        WHERE s.run_id = ?
-        GROUP BY ALL ORDER BY s.metric, question_type, s.method
-        """, [run_id]).df()
+        WHERE {' AND '.join(where)}
+        GROUP BY ALL ORDER BY s.run_id, s.metric, question_type, s.method
+        """, params).df()
     n = frame["n_scored"].to_numpy(dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(n > 1, sps.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1)), np.nan)

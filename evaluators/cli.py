@@ -223,8 +223,8 @@ def _judge(args) -> Judge:
             raise ValueError("--price-in/--price-out apply to an LLM judge (the offline judge costs nothing)")
         return OfflineJudge()
     return OpenAIJudge(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
-                concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
-                price_in=args.price_in, price_out=args.price_out)
+                       concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
+                       price_in=args.price_in, price_out=args.price_out)
 
 
 def cmd_run(args) -> int:
@@ -245,7 +245,10 @@ def cmd_run(args) -> int:
                 return _fail(f"--judge {judge.name} needs {' and '.join(missing)} (the key is never stored)",
                              EXIT_BAD_INPUT)
         metric_ids = _comma_list(args.metrics) if args.metrics is not None else None
-        run_options.check(metric_ids, engine.run_config(judge))  # create_run's rules, before any file is read
+        # create_run's rules, before any file is read; the numbers as given, whichever judge (the offline one
+        # ignores them, but a --concurrency 0 is a mistake all the same)
+        given = dict(concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout)
+        run_options.check(metric_ids, engine.run_config(judge) | given)
         outputs = [_split_outputs_arg(arg) for arg in args.outputs]
         inputs = api.read_inputs(args.golden, outputs or None, context_sep=args.context_sep, encoding=args.encoding)
         _print_plan(inputs.plan, metric_ids, judge, args)

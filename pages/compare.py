@@ -15,6 +15,7 @@ from evaluators.queries import OWN, VIEWS, bounds_in_view
 from evaluators.queries import compare as q
 from evaluators.queries.compare import scale_text, type_name
 from evaluators.queries.overview import ALL_TYPES, question_types
+from evaluators.queries.sides import Side
 from ui.common import md_escape as md, plot_label as label, plot_wrap as wrap
 from ui.common import (current_run, downloads, how_computed, open_question, plotly_config, run_header,
                        stop_without_scores, store)
@@ -90,7 +91,7 @@ default_chosen, default_baseline = q.default_methods(methods)
 options = methods
 if other_run is not None:
     other_methods = q.run_methods(store(), other_run)
-    options = methods + [f"{other_run}:{m}" for m in other_methods]
+    options = methods + [str(Side(other_run, m)) for m in other_methods]
     default_chosen, default_baseline = q.default_across(methods, other_run, other_methods)
     run_metrics = in_catalogue_order({*run_metrics, *q.run_metrics(store(), other_run)})
 top = st.columns([3, 2, 2])

@@ -82,6 +82,14 @@ def test_a_golden_file_without_answers_asks_for_the_outputs(tmp_path):
     assert not (tmp_path / "none.duckdb").exists()
 
 
+def test_numbers_no_run_can_use_are_refused_for_the_offline_judge_too(tmp_path):
+    golden, outputs = _tiny_files(tmp_path)
+    for option in (("--concurrency", "0"), ("--repeats", "0"), ("--timeout", "-1")):
+        out = cli("run", "--golden", str(golden), "--outputs", str(outputs), *option, db=tmp_path / "none.duckdb")
+        assert out.returncode == 2 and f"{option[0][2:]} must be" in out.stderr, (option, out.stderr)
+    assert not (tmp_path / "none.duckdb").exists()
+
+
 def test_unknown_metric_and_missing_run_are_usage_errors(tmp_path):
     db = tmp_path / "x.duckdb"
     out = cli("run", "--golden", str(DEMO / "novel_44557_golden.csv"), "--outputs",

@@ -19,7 +19,7 @@ from evaluators.estimate import Estimate, estimate
 from evaluators.gate import ALPHA, gate, junit_xml, markdown_report, parse_tolerances, text_report
 from evaluators.judgments import JudgeRefused
 from evaluators.metrics import REGISTRY, resolve
-from evaluators.metrics.registry import NEEDS, SCALES
+from evaluators.metrics.registry import INPUTS, SCALES
 from evaluators.queries.overview import HEADLINE
 from evaluators.queries.screens import SCREENS
 from evaluators.schema import LoadError
@@ -378,13 +378,15 @@ def cmd_export(args) -> int:
 def cmd_metrics(args) -> int:
     rows = [{"id": m.id, "family": m.family, "scale": SCALES[m.scale].text,
              "higher_is_better": m.higher_is_better, "needs": ", ".join(m.needs) or "-",
+             "uses": ", ".join(m.uses) or "-",
              "seed": m.seed, "formula": m.formula} for m in REGISTRY.values()]
     if args.json:
         print(json.dumps(rows, indent=1))
         return EXIT_OK
     frame = pd.DataFrame(rows).drop(columns="formula")
     print(frame.to_string(index=False))
-    print("\nneeds: " + "; ".join(f"{k} = {v}" for k, v in NEEDS.items()))
+    print("\ninputs: " + "; ".join(f"{k} = {v}" for k, v in INPUTS.items()))
+    print("needs: without it a cell is not applicable; uses: read when present")
     print("formulas: python -m evaluators metrics --json")
     return EXIT_OK
 

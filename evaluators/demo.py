@@ -141,7 +141,7 @@ ARAGOG_HYDE = Demo(
     outputs=tuple(Source(HYDE_FILE, method, (("answer", f"{method}_responses"), ("reference", None),
                                              ("contexts", None)))
                   for method in ("baseline_rag", "hyde_rag")),
-    metrics=tuple(m for m, spec in REGISTRY.items() if "contexts" not in spec.needs),
+    metrics=tuple(m for m, spec in REGISTRY.items() if "contexts" not in spec.reads),
 )
 DEMOS = (ARAGOG, CLAPNQ, GRAPHRAG, ARAGOG_HYDE)  # computed in this order; the first is the run the app opens on
 

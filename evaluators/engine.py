@@ -57,7 +57,7 @@ class RunContext:
     on_sample: Callable[[], None] | None = field(default=None, repr=False)  # a sample judged (LLM judge)
     _judged: dict[tuple[str, str], Judged] = field(default_factory=dict, repr=False)
     _asked: set[tuple[tuple[str, str], str]] = field(default_factory=set, repr=False)
-    _shared: dict[str, tuple[tuple, Any]] = field(default_factory=dict, repr=False)
+    _shared: dict[str, dict[tuple[str, str], Any]] = field(default_factory=dict, repr=False)
 
     def judged(self, samples: Sequence[Sample], part: str = CLAIMS) -> list[Judged]:
         """The judge's output for `samples`, asking it once for `part` (judges.CLAIMS or HOLISTIC)
@@ -76,16 +76,18 @@ class RunContext:
     def matrices(self, samples: Sequence[Sample]) -> list[ClaimMatrix | JudgeFailure]:
         return [j.matrix for j in self.judged(samples)]
 
-    def per_batch(self, name: str, samples: Sequence[Sample], compute: Callable[[Sequence[Sample]], Any]) -> Any:
-        """`compute(samples)` once per batch, shared by the metrics of a family that all need it."""
-        keys = tuple(s.key for s in samples)
-        if name not in self._shared or self._shared[name][0] != keys:
-            self._shared[name] = (keys, compute(samples))
-        return self._shared[name][1]
+    def per_batch(self, name: str, samples: Sequence[Sample], compute: Callable[[Sequence[Sample]], list]) -> list:
+        """`compute(samples)` (one item per sample), computed once per sample of a batch and shared by the
+        metrics of a family, whichever of the batch's samples each is given (`Metric.scored` may leave some out)."""
+        done = self._shared.setdefault(name, {})
+        todo = [s for s in samples if s.key not in done]
+        if todo:
+            done.update(zip([s.key for s in todo], compute(todo)))
+        return [done[s.key] for s in samples]
 
     def take_judged(self) -> dict[tuple[str, str], Judged]:
-        """What the judge produced since the last call (to persist it), forgetting it."""
-        taken, self._judged, self._asked = self._judged, {}, set()
+        """What the judge produced since the last call (to persist it), forgetting it and the batch's shared items."""
+        taken, self._judged, self._asked, self._shared = self._judged, {}, set(), {}
         return taken
 
 
@@ -204,7 +206,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
                     skipped = [s for s in pending if s.key in over]
                     judged = [s for s in pending if s.key not in over]
                     if judged:
-                        frames.append(score_frame(run_id, m, judged, m.compute(judged, context), judge.name))
+                        frames.append(score_frame(run_id, m, judged, m.scored(judged, context), judge.name))
                     if skipped:
                         frames.append(score_frame(run_id, m, skipped, [Result(None, SKIPPED, too_big[s.key])
                                                                        for s in skipped], judge.name))

@@ -21,7 +21,7 @@ from evaluators.judges import OfflineJudge, OpenAIJudge, of_run, prices
 from evaluators.judges.specs import JUDGES
 from evaluators.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
-from evaluators.metrics.registry import NEEDS
+from evaluators.metrics.registry import INPUTS
 from ui.common import md_escape, run_cost_caption, run_manager, store
 
 POLL_SECONDS = 1.5
@@ -264,7 +264,8 @@ for i, family in enumerate(FAMILIES):
                                      key=f"eval-metrics-{family}")
 with st.expander("What each metric needs and costs"):
     st.dataframe(pd.DataFrame([{"metric": m.id, "family": m.family, "scale": m.scale, "seed": m.seed,
-                                "needs": ", ".join(NEEDS[n] for n in m.needs) or "question and answer",
+                                "needs": ", ".join(INPUTS[n] for n in m.needs) or "question and answer",
+                                "uses when present": ", ".join(INPUTS[n] for n in m.uses),
                                 "cost": cost(m, kind)} for m in REGISTRY.values()]),
                  hide_index=True, width="stretch")
     st.caption("Embeddings: the packaged MiniLM model on this machine (its first use in a process loads it, about "

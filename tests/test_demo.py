@@ -87,7 +87,7 @@ def test_hyde_compares_two_pipelines_on_their_answers_alone(built):
     assert all(o.contexts == () for dataset in outputs for o in dataset.outputs)
     assert outputs[0].outputs[0].answer != outputs[1].outputs[0].answer
     assert {"judge_correctness", "semantic_similarity", "answer_class"} <= set(demo.ARAGOG_HYDE.metrics)
-    assert not any("contexts" in REGISTRY[m].needs for m in demo.ARAGOG_HYDE.metrics)
+    assert not any("contexts" in REGISTRY[m].reads for m in demo.ARAGOG_HYDE.metrics)
     assert "faithfulness" not in demo.ARAGOG_HYDE.metrics
 
 

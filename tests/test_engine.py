@@ -147,3 +147,76 @@ def test_a_label_metric_stores_its_label_beside_its_number(store, run_id):
         else:
             assert detail.startswith(label + " (") and label in {"pass", "partial", "fail", "CORRECT", "WRONG",
                                                                  "DON'T KNOW", "A", "B", "C", "D", "E"}
+
+
+# -- the inputs a metric needs: absent -> not_applicable, said by the engine ------------------------------------
+
+NEEDS_CONTEXT = {"context_precision": "no retrieved context", "context_precision_ap": "no retrieved context",
+                 "wp_precision": "no retrieved context: precision is NaN (seed 000)",
+                 "hallucination_rate": "no retrieved context to check the answer against"}
+
+
+def _no_context_run(judge=None):
+    """q1 answered with chunks, q2 without; neither question has checks."""
+    import pandas as pd
+
+    from evaluators import evaluate
+    golden = pd.DataFrame([{"question_id": "q1", "question": "Who wrote Hamlet?", "reference": "Shakespeare."},
+                           {"question_id": "q2", "question": "What is the capital of France?", "reference": "Paris."}])
+    outputs = pd.DataFrame([{"question_id": "q1", "answer": "Shakespeare wrote it.",
+                             "contexts": ["Hamlet is a play by William Shakespeare."]},
+                            {"question_id": "q2", "answer": "It is Paris.", "contexts": []}])
+    ev = evaluate(golden, {"m": outputs}, judge=judge)
+    return ev.scores.set_index(["question_id", "metric"])
+
+
+def test_a_metric_that_needs_an_input_the_sample_lacks_is_not_applicable_and_one_that_uses_it_is_scored():
+    cells = _no_context_run()
+    for mid, why in NEEDS_CONTEXT.items():
+        assert REGISTRY[mid].needs == ("judge", "contexts"), mid
+        assert tuple(cells.loc[("q2", mid), ["status", "detail"]]) == ("not_applicable", why), mid
+        assert cells.loc[("q1", mid), "status"] == "ok", mid
+    for q in ("q1", "q2"):
+        assert tuple(cells.loc[(q, "checks_pass_rate"), ["status", "detail"]]) == (
+            "not_applicable", "no checks for this question")
+    # the seeds' values without context: faithfulness and wp_recall 1.0, context_recall 0.0 (used, not needed)
+    assert {mid: cells.loc[("q2", mid), "value"] for mid in ("faithfulness", "wp_recall", "context_recall")} == {
+        "faithfulness": 1.0, "wp_recall": 1.0, "context_recall": 0.0}
+    assert set(cells.xs("q2", level="question_id").query("status == 'not_applicable'").index) == {
+        *NEEDS_CONTEXT, "checks_pass_rate", "number_match", "judge_clarity"}  # no numbers; no offline clarity
+
+
+def test_the_engine_decides_inapplicable_before_the_judge_fails_it(monkeypatch):
+    """A judge that answers every call with HTTP 500: the context-less sample's cells of the metrics that need
+    chunks are not_applicable (nothing to retry), not the judge's error; those that use the judge's claims fail."""
+    from evaluators.judges import OpenAIJudge
+    from tests.openai_server import Reply, start_server
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with start_server() as server:
+        server.responder = lambda body: Reply.status(500)
+        cells = _no_context_run(OpenAIJudge(model="gpt-4o-mini", base_url=server.base_url, max_attempts=1))
+    for mid, why in NEEDS_CONTEXT.items():
+        assert tuple(cells.loc[("q2", mid), ["status", "detail"]]) == ("not_applicable", why), mid
+        assert cells.loc[("q1", mid), "status"] == "judge_error", mid
+    assert cells.loc[("q2", "faithfulness"), "status"] == "judge_error"
+
+
+def test_a_metric_computes_only_the_samples_that_have_what_it_needs():
+    """`Metric.scored` hands `compute` the samples with a reference, in order, and fills in the others."""
+    import dataclasses
+
+    from evaluators.schema import GoldenItem, RagOutput, Result, Sample
+    seen = []
+
+    def compute(samples, context):
+        seen.extend(s.golden.question_id for s in samples)
+        return [Result(1.0) for _ in samples]
+
+    exact = dataclasses.replace(REGISTRY["exact_match"], compute=compute)
+    samples = [Sample(GoldenItem(q, "Q?", ref), RagOutput(q, "m", "A.")) for q, ref in
+               (("q1", "A."), ("q2", " \n"), ("q3", "B."), ("q4", ""))]
+    results = exact.scored(samples)
+    assert seen == ["q1", "q3"]
+    assert [(r.status, r.detail) for r in results] == [("ok", None), ("not_applicable", "the reference is empty"),
+                                                      ("ok", None), ("not_applicable", "the reference is empty")]

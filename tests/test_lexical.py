@@ -18,7 +18,7 @@ def sample(answer: str, reference: str = "", checks: tuple = (), qid: str = "q1"
 
 
 def score(metric_id: str, answer: str, reference: str = "", checks: tuple = ()):
-    (result,) = REGISTRY[metric_id].compute([sample(answer, reference, checks)], None)
+    (result,) = REGISTRY[metric_id].scored([sample(answer, reference, checks)], None)
     return result
 
 
@@ -58,7 +58,7 @@ def test_every_lexical_metric_is_registered_with_its_declaration():
 def test_one_result_per_sample_in_order():
     batch = [sample("Territory 118", "Territory 118", qid="a"), sample("no", "Territory 118", qid="b"),
              sample("Territory 118", "", qid="c")]
-    results = REGISTRY["exact_match"].compute(batch, None)
+    results = REGISTRY["exact_match"].scored(batch, None)
     assert [(r.status, r.value) for r in results] == [(OK, 1.0), (OK, 0.0), (NOT_APPLICABLE, None)]
 
 
@@ -252,7 +252,7 @@ def test_checks_shared_by_several_methods_are_validated_for_each_sample():
     golden_good, golden_bad = GoldenItem("g", "q?", "r", checks=good), GoldenItem("b", "q?", "r", checks=bad)
     batch = [Sample(golden_good, RagOutput("g", m, a)) for m, a in (("x", "$604"), ("y", "605"))]
     batch += [Sample(golden_bad, RagOutput("b", m, "604")) for m in ("x", "y")]
-    results = REGISTRY["checks_pass_rate"].compute(batch, None)
+    results = REGISTRY["checks_pass_rate"].scored(batch, None)
     assert [(r.status, r.value) for r in results] == [(OK, 1.0), (OK, 0.0), (SKIPPED, None), (SKIPPED, None)]
     assert results[2].detail == results[3].detail == (
         "malformed checks: check 1: 'value' of a number check must be a finite number, got str '604' "
@@ -266,7 +266,7 @@ def test_checks_are_prepared_once_per_tuple_and_never_mixed_up():
         checks = ({"type": "contains", "value": f"word{i}"},) if i % 2 else ({"type": "number", "value": "x"},)
         batch = [sample("has word1 word3", "ref", checks, qid=f"q{i}")]
         for _ in range(2):  # two batches: the second finds the prepared checks
-            r = REGISTRY["checks_pass_rate"].compute(batch, None)[0]
+            r = REGISTRY["checks_pass_rate"].scored(batch, None)[0]
             if i % 2:
                 assert json.loads(r.detail) == [{"name": f"contains 'word{i}'", "type": "contains",
                                                  "passed": i in (1, 3)}]
@@ -279,8 +279,8 @@ def test_results_do_not_depend_on_cache_state():
     batch = [sample("The rate change for Territory 118 is 0.305%, see page 3", "Territory 118 has a rate "
                     "change of 0.305%", qid=str(i)) for i in range(3)]
     txt.clear_caches()
-    cold = {mid: REGISTRY[mid].compute(batch, None) for mid in LEXICAL}
-    warm = {mid: REGISTRY[mid].compute(batch, None) for mid in LEXICAL}
+    cold = {mid: REGISTRY[mid].scored(batch, None) for mid in LEXICAL}
+    warm = {mid: REGISTRY[mid].scored(batch, None) for mid in LEXICAL}
     assert cold == warm
     assert cold["answer_completeness"][0].value == 1.0
     assert cold["citation_quality"][0].value == 1 / 3

@@ -22,7 +22,14 @@ from evaluators.judgments import (CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN, V
 from evaluators.metrics.registry import metric
 from evaluators.schema import JUDGE_ERROR, Result, Sample, not_applicable
 
-NEEDS = ("judge", "reference", "contexts")
+# The claim metrics that have no value without retrieved chunks, and what their cells then say. The engine
+# marks such a cell (`Metric.scored`); `claim_metrics` says the same, as the rubric family reads it too.
+NO_CONTEXT = {
+    "context_precision": "no retrieved context",
+    "context_precision_ap": "no retrieved context",
+    "wp_precision": "no retrieved context: precision is NaN (seed 000)",
+    "hallucination_rate": "no retrieved context to check the answer against",
+}
 
 # id, higher_is_better, seed, formula
 CLAIM_METRICS = [
@@ -120,7 +127,7 @@ def _faithfulness(answer: list[Verdict], has_context: bool) -> Result:
 def _hallucination_rate(answer: list[Verdict], has_context: bool) -> Result:
     """Claims the chunks contradict or do not contain; `unknown` is neither supported nor this."""
     if not has_context:
-        return not_applicable("no retrieved context to check the answer against")
+        return not_applicable(NO_CONTEXT["hallucination_rate"])
     return _share(answer, formulas.hallucination_rate, "answer claims", "no claims in the answer",
                   "{hits}/{total} answer claims contradicted or not found", counted=(CONTRADICTED, NOT_FOUND))
 
@@ -145,7 +152,7 @@ def _wp_recall(answer: list[Verdict], has_context: bool) -> Result:
 def _wp_precision(m: ClaimMatrix) -> Result:
     """Seed 000's precision: chunks the answer used / retrieved chunks; no context -> not applicable."""
     if not m.chunk_ids:
-        return not_applicable("no retrieved context: precision is NaN (seed 000)")
+        return not_applicable(NO_CONTEXT["wp_precision"])
     if any(None in row for row in m.answer_vs_chunks):
         return _missing("answer claim x chunk pairs", [v for row in m.answer_vs_chunks for v in row])
     used = chunks_used_by_answer(m)
@@ -157,8 +164,7 @@ def _wp_precision(m: ClaimMatrix) -> Result:
 def _context_precision(m: ClaimMatrix) -> dict[str, Result]:
     """Mean chunk relevance (seed 003) and rank-aware AP@k (seed 002), from the chunk verdicts."""
     if not m.chunk_ids:
-        na = not_applicable("no retrieved context")
-        return {"context_precision": na, "context_precision_ap": na}
+        return {k: not_applicable(NO_CONTEXT[k]) for k in ("context_precision", "context_precision_ap")}
     relevant = [c.relevant for c in m.chunk_relevance]
     if None in relevant:
         error = _missing("chunks' relevance", relevant)
@@ -252,5 +258,9 @@ def _compute(metric_id: str):
 
 
 for _id, _higher, _seed, _formula in CLAIM_METRICS:
+    if _id in NO_CONTEXT:
+        _inputs = dict(needs=("judge", "contexts"), uses=("reference",), why_absent={"contexts": NO_CONTEXT[_id]})
+    else:
+        _inputs = dict(needs=("judge",), uses=("reference", "contexts"))
     metric(_id, family="claims", scale="ratio", higher_is_better=_higher, seed=_seed, formula=_formula,
-           needs=NEEDS)(_compute(_id))
+           **_inputs)(_compute(_id))

@@ -57,7 +57,7 @@ def _percent(metric_id: str, value: float) -> float:
 
 @metric(
     "ragas_score", family="composite", scale="percent", higher_is_better=True, seed="003",
-    needs=("judge", "reference", "contexts", "embeddings"),
+    needs=("judge", "embeddings"), uses=("reference", "contexts"),  # a part that does not apply is left out
     formula="Seed 003: 0.30 faithfulness + 0.20 context_precision + 0.20 context_recall + 0.30 answer_relevance, "
             "each 0-100 (the claim ratios x100); missing (not applicable) inputs are left out and the weights "
             "renormalised, e.g. F 100, CP NaN, CR 100, AR 83.27 -> 93.73; without retrieved context only answer "

@@ -8,8 +8,9 @@ Decisions on what the seeds leave open (the `formula` strings are the short form
 
 * exact_match uses seed 004's normalisation only (lowercase, strip, collapse whitespace):
   punctuation and apostrophe style still count.
-* An empty reference makes every reference-based metric not applicable (the engine does not skip
-  it for us).
+* An empty reference makes every metric that needs one not applicable, and a question without checks
+  checks_pass_rate: the engine marks those cells (`Metric.inapplicable`), so the functions here see
+  only samples that have what they need.
 * checks_pass_rate: a malformed check makes the sample `skipped` with the reason (the loader should
   have refused it: `validate_check`).
 
@@ -43,10 +44,9 @@ MAX_LISTED = 10  # keywords/numbers listed in a `detail`
 
 _ONE = Result(1.0)
 _ZERO = Result(0.0)
-_EMPTY_REFERENCE = not_applicable("the reference is empty")
 _NO_NUMBERS = not_applicable("no numbers in the reference")
 _NO_KEYWORDS = not_applicable("no keywords in the reference")
-_NO_CHECKS = not_applicable("no checks for this question")
+_NO_TOKENS = not_applicable("the reference has no [a-z0-9] tokens")
 
 
 def _word_count(text: str) -> int:
@@ -72,14 +72,7 @@ def _fmt(x: float) -> str:
             "strip, collapse whitespace runs (seed 004, 'Exact Match').",
 )
 def exact_match(samples: Sequence[Sample], context: Any = None) -> list[Result]:
-    out = []
-    for s in samples:
-        ref = normalize(s.golden.reference)
-        if not ref:
-            out.append(_EMPTY_REFERENCE)
-        else:
-            out.append(_ONE if normalize(s.output.answer) == ref else _ZERO)
-    return out
+    return [_ONE if normalize(s.output.answer) == normalize(s.golden.reference) else _ZERO for s in samples]
 
 
 @metric(
@@ -93,9 +86,6 @@ def exact_match(samples: Sequence[Sample], context: Any = None) -> list[Result]:
 def keyword_coverage(samples: Sequence[Sample], context: Any = None) -> list[Result]:
     out = []
     for s in samples:
-        if not s.golden.reference.strip():
-            out.append(_EMPTY_REFERENCE)
-            continue
         matched, total, missing = keyword_coverage_counts(s.golden.reference, s.output.answer)
         if not total:
             out.append(_NO_KEYWORDS)
@@ -117,9 +107,6 @@ def keyword_coverage(samples: Sequence[Sample], context: Any = None) -> list[Res
 def number_match(samples: Sequence[Sample], context: Any = None) -> list[Result]:
     out = []
     for s in samples:
-        if not s.golden.reference.strip():
-            out.append(_EMPTY_REFERENCE)
-            continue
         expected = number_values(s.golden.reference)
         if not expected:
             out.append(_NO_NUMBERS)
@@ -144,10 +131,7 @@ def number_match(samples: Sequence[Sample], context: Any = None) -> list[Result]
 def answer_completeness(samples: Sequence[Sample], context: Any = None) -> list[Result]:
     out = []
     for s in samples:
-        ref_words = _word_count(s.golden.reference)
-        if not ref_words:
-            out.append(_EMPTY_REFERENCE)
-            continue
+        ref_words = _word_count(s.golden.reference)  # > 0: the engine scores only samples with a reference
         answer_words = _word_count(s.output.answer)
         length_score = min(answer_words / ref_words, 1.0)
         matched, total, _ = keyword_coverage_counts(s.golden.reference, s.output.answer)
@@ -189,9 +173,6 @@ def checks_pass_rate(samples: Sequence[Sample], context: Any = None) -> list[Res
     out = []
     for s in samples:
         checks = s.golden.checks
-        if not checks:
-            out.append(_NO_CHECKS)
-            continue
         error, fragments = _prepared_checks(checks)
         if error:
             out.append(Result(None, SKIPPED, error))
@@ -247,8 +228,7 @@ def rouge_l(samples: Sequence[Sample], context: Any = None) -> list[Result]:
     out = []
     for s in samples:
         if not tokens(s.golden.reference):
-            out.append(_EMPTY_REFERENCE if not s.golden.reference.strip()
-                       else not_applicable("the reference has no [a-z0-9] tokens"))
+            out.append(_NO_TOKENS)
             continue
         out.append(Result(rouge_l_f1(s.output.answer, s.golden.reference)))
     return out

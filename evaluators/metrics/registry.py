@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluators.schema import Result, Sample
+from evaluators.schema import Result, Sample, not_applicable
 
 @dataclass(frozen=True)
 class Scale:
@@ -49,13 +49,22 @@ SCALES = {s.name: s for s in (
     Scale("label", "label, numeric value in 0-1", 0.0, 1.0, 3, 0.01),
 )}
 
-# What a metric can need beyond question + answer; the engine skips (not_applicable) what is absent.
-NEEDS = {
+# What a metric can read beyond question + answer. A metric `needs` an input it cannot do without and
+# `uses` one it reads when present (the seeds give a value without it: faithfulness is 1.0 with no context).
+INPUTS = {
     "reference": "a reference answer",
     "contexts": "retrieved chunks",
     "checks": "per-question checks",
     "judge": "judge calls (LLM or offline heuristic)",
     "embeddings": "the packaged MiniLM sentence embedder",
+}
+
+# The inputs a sample can lack (the judge and the embedder are the run's), each with its test and what a
+# cell of a metric that needs it says: that cell is not_applicable, never computed (`Metric.scored`).
+ABSENT: dict[str, tuple[Callable[[Sample], bool], str]] = {
+    "reference": (lambda s: not s.golden.reference.strip(), "the reference is empty"),
+    "contexts": (lambda s: not s.output.contexts, "no retrieved context"),
+    "checks": (lambda s: not s.golden.checks, "no checks for this question"),
 }
 
 Compute = Callable[[Sequence[Sample], Any], list[Result]]
@@ -74,6 +83,33 @@ class Metric:
     # A label metric's labels in display order, each with its numeric value (e.g. pass 1, partial 0.5,
     # fail 0); the label is stored in its own column (scores.label). Empty for every other metric.
     labels: Mapping[str, float] = field(default_factory=dict)
+    uses: tuple[str, ...] = ()
+    why_absent: Mapping[str, str] = field(default_factory=dict)  # a needed input -> its own word for lacking it
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """Every input it reads: those it needs, then those it uses when present."""
+        return self.needs + self.uses
+
+    def inapplicable(self, sample: Sample) -> str | None:
+        """Why it does not apply to `sample`: the sample lacks an input it needs (`ABSENT`); else None."""
+        for name in self.needs:
+            if name in ABSENT and ABSENT[name][0](sample):
+                return self.why_absent.get(name) or ABSENT[name][1]
+        return None
+
+    def scored(self, samples: Sequence[Sample], context: Any = None) -> list[Result]:
+        """One Result per sample: not_applicable, with why, where the sample lacks an input the metric needs,
+        `compute` over the others. The one way a metric is scored (the engine's, the tests')."""
+        if not ABSENT.keys() & set(self.needs):
+            return self.compute(samples, context)
+        out = [not_applicable(why) if (why := self.inapplicable(s)) else None for s in samples]
+        todo = [s for s, r in zip(samples, out) if r is None]
+        computed = list(self.compute(todo, context)) if todo else []
+        if len(computed) != len(todo):
+            raise RuntimeError(f"metric {self.id} returned {len(computed)} results for {len(todo)} samples")
+        computed.reverse()
+        return [computed.pop() if r is None else r for r in out]
 
     @property
     def judged(self) -> bool:
@@ -113,22 +149,29 @@ def metric(
     seed: str,
     formula: str,
     needs: tuple[str, ...] = (),
+    uses: tuple[str, ...] = (),
+    why_absent: Mapping[str, str] | None = None,
     labels: Mapping[str, float] | None = None,
 ) -> Callable[[Compute], Compute]:
-    """Register `compute(samples, context) -> list[Result]` under `id`."""
+    """Register `compute(samples, context) -> list[Result]` under `id`. `compute` is given only the samples
+    that have every input in `needs` (`Metric.scored` marks the others not_applicable)."""
     if scale not in SCALES:
         raise ValueError(f"{id}: unknown scale {scale!r}")
     if (scale == "label") != bool(labels):
         raise ValueError(f"{id}: a metric has labels exactly when its scale is 'label'")
-    unknown = set(needs) - set(NEEDS)
+    unknown = (set(needs) | set(uses)) - set(INPUTS)
     if unknown:
-        raise ValueError(f"{id}: unknown needs {sorted(unknown)}")
+        raise ValueError(f"{id}: unknown inputs {sorted(unknown)}")
+    if set(needs) & set(uses):
+        raise ValueError(f"{id}: an input is either needed or used, not both: {sorted(set(needs) & set(uses))}")
+    if set(why_absent or ()) - (set(needs) & set(ABSENT)):
+        raise ValueError(f"{id}: why_absent is for needed inputs a sample can lack")
 
     def register(compute: Compute) -> Compute:
         if id in REGISTRY:
             raise ValueError(f"metric {id!r} registered twice")
         REGISTRY[id] = Metric(id, family, scale, higher_is_better, tuple(needs), seed, formula, compute,
-                              dict(labels or {}))
+                              dict(labels or {}), tuple(uses), dict(why_absent or {}))
         return compute
 
     return register

@@ -76,7 +76,7 @@ from evaluators.judges import HOLISTIC, correctness, grounding
 from evaluators.judgments import CONTRADICTED as _CONTRADICTED_VERDICT
 from evaluators.judgments import DONT_KNOW, ClaimMatrix, Holistic, JudgeFailure
 from evaluators.metrics.claims import claim_metrics
-from evaluators.metrics.registry import REGISTRY, metric
+from evaluators.metrics.registry import ABSENT, REGISTRY, metric
 from evaluators.metrics.semantic import answer_relevance, bertscores, semantic_similarity
 from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, SKIPPED, Result, Sample, not_applicable
 
@@ -391,7 +391,9 @@ _P = ("P(correct) is the offline correctness scorer (evaluators/judges/correctne
       "reference (another number, unit, name, direction or yes/no, or items of its list left out), at least 0.6 "
       "when it states what the reference says beyond the question and contradicts nothing")
 
-# id, scale, seed, needs, formula
+# id, scale, seed, inputs read, formula. Each is rated with or without a reference and chunks (an LLM judge rates
+# what it is shown; offline, a part that cannot apply is left out or says why), so the judge and the embedder are
+# what it needs, the rest what it uses.
 RUBRIC_METRICS = [
     ("judge_correctness", "likert", "001", ("judge", "reference", "embeddings"),
      f"Seed 001: does the answer match the ground truth factually (1-5)? {_LLM}. Offline mapping: "
@@ -460,6 +462,7 @@ RUBRIC_IDS = tuple(metric_id for metric_id, *_ in RUBRIC_METRICS)
 LABELS = {"verdict": formulas.VERDICT_VALUES, "accuracy_grade": formulas.GRADE_VALUES,
           "answer_class": formulas.ANSWER_CLASS_VALUES}
 
-for _id, _scale, _seed, _needs, _formula in RUBRIC_METRICS:
+for _id, _scale, _seed, _reads, _formula in RUBRIC_METRICS:
     metric(_id, family="rubric", scale=_scale, higher_is_better=True, seed=_seed, formula=_formula,
-           needs=_needs, labels=LABELS.get(_id))(_compute(_id))
+           needs=tuple(i for i in _reads if i not in ABSENT), uses=tuple(i for i in _reads if i in ABSENT),
+           labels=LABELS.get(_id))(_compute(_id))

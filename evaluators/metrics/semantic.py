@@ -84,7 +84,7 @@ def bertscore_prf(cand_vecs: np.ndarray, ref_vecs: np.ndarray) -> tuple[float, f
 # caches the sentence vectors of answers and references, so semantic_similarity then costs ~nothing.
 @metric(
     "bert_score_f1", family="semantic", scale="percent", higher_is_better=True, seed="003",
-    needs=("reference", "embeddings"),
+    needs=("embeddings",), uses=("reference",),  # an empty reference scores 0 (seed 003)
     formula=f"BERTScore F1 x 100 = 2PR / (P + R) x 100 with greedy matching on contextual token "
             f"embeddings: P = mean over answer tokens of the max cosine to a reference token, R = mean "
             f"over reference tokens of the max cosine to an answer token; [CLS]/[SEP] excluded, no idf "
@@ -125,7 +125,7 @@ def _bertscores(samples: Sequence[Sample]) -> list[tuple[float, float, float] | 
 
 @metric(
     "semantic_similarity", family="semantic", scale="percent", higher_is_better=True, seed="003",
-    needs=("reference", "embeddings"),
+    needs=("embeddings",), uses=("reference",),  # an empty reference scores 0 (seed 003)
     formula=f"round(max(0, cos(a, g)) x 100, 2) with a, g the {MODEL_NAME} sentence embeddings "
             f"(mean-pooled, normalised) of answer and reference (seed 003, 'Semantic Similarity "
             f"Percentage'); {_TRUNCATION}. An empty answer or reference scores 0.",

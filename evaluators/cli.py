@@ -20,7 +20,7 @@ from evaluators.gate import ALPHA, gate, junit_xml, markdown_report, parse_toler
 from evaluators.judgments import JudgeRefused
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS, SCALES
-from evaluators.queries.overview import HEADLINE
+from evaluators.queries.headline import HEADLINE
 from evaluators.queries.screens import SCREENS
 from evaluators.schema import LoadError
 from evaluators.store import Store, StoreLocked, StoreUnavailable, open_store

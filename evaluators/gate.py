@@ -25,7 +25,8 @@ from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import in_catalogue_order, lookup
 from evaluators.queries import OK as OK_STATUS
 from evaluators.queries.compare import comparison_table, n_changed_references, run_methods, run_metrics
-from evaluators.queries.overview import HEADLINE, REPLIES_DISAGREE
+from evaluators.queries.headline import HEADLINE
+from evaluators.queries.overview import REPLIES_DISAGREE
 from evaluators.queries.sides import SEPARATOR, Side
 from evaluators.stats import holm
 from evaluators.store import Store

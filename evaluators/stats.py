@@ -278,6 +278,15 @@ def _interval(
     return mean, mean - half, mean + half, "t"
 
 
+def t_half_widths(sd: np.ndarray, n: np.ndarray, confidence: float = 0.95) -> np.ndarray:
+    """Half the width of Student's t interval of a mean, t(n-1) sd / sqrt(n), from summary statistics (arrays of
+    standard deviations and counts: a query's aggregates, no second pass over the values); NaN below 2 values."""
+    n = np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(n > 1, sps.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1)), np.nan)
+        return t * np.asarray(sd, dtype=float) / np.sqrt(n)
+
+
 def mean_ci(
     values: Iterable[float | None],
     confidence: float = 0.95,

@@ -14,9 +14,10 @@ from evaluators.metrics.registry import in_catalogue_order, lookup
 from evaluators.queries import OWN, VIEWS, bounds_in_view
 from evaluators.queries import compare as q
 from evaluators.queries.compare import scale_text, type_name
-from evaluators.queries.overview import ALL_TYPES, question_types
+from evaluators.queries import ALL_TYPES, question_types
 from evaluators.queries.sides import Side
-from ui.common import md_escape as md, plot_label as label, plot_wrap as wrap
+from evaluators.figures import plot_label as label, plot_wrap as wrap
+from ui.common import md_escape as md
 from ui.common import (current_run, downloads, how_computed, open_question, plotly_config, run_header,
                        stop_without_scores, store)
 

@@ -14,7 +14,7 @@ from evaluators.metrics.registry import lookup
 from evaluators.queries import claims as qc
 from evaluators.queries import errors as q
 from evaluators.queries.compare import selected_row
-from evaluators.queries.overview import question_types
+from evaluators.queries import question_types
 from ui import highlight as hl
 from ui.common import current_run, downloads, open_question, stop_without_scores, store
 

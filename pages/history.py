@@ -11,7 +11,7 @@ from evaluators.metrics.registry import in_catalogue_order
 from evaluators.queries import history as q
 from evaluators.queries.compare import ALPHA
 from ui.common import current_run, downloads, how_computed, md_escape as md, plotly_config, run_header, store
-from ui.common import plot_label as label, plot_wrap as wrap
+from evaluators.figures import plot_label as label, plot_wrap as wrap
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 CHANGE_COLOURS = {"better": "#1a7f37", "worse": "#cf222e"}

@@ -1,9 +1,11 @@
-"""Overview: per method, every metric's mean with 95% CI and n, the label counts, by question type."""
+"""Overview: the headline (the primary scores per method and the differences that hold, in words), then per
+method every metric's mean with 95% CI and n, the label counts, by question type."""
 import json
 
 import plotly.graph_objects as go
 import streamlit as st
 
+from evaluators import figures
 from evaluators.judges import of_run
 from evaluators.queries import OWN, VIEWS
 from evaluators.queries import overview as q
@@ -25,12 +27,9 @@ if description:
 metric_ids = run_metrics(store(), run_id)
 if not metric_ids:
     stop_without_scores(run)
-if of_run(run).offline:
-    st.info("Scores with judge `offline` come from heuristics and small local models (word coverage, MiniLM "
-            "similarity, a MiniLM cross-encoder and two logistic models fitted on public human labels), not from "
-            "an LLM: treat them as indicative. *How scores are computed* gives each metric's measured agreement "
-            "with people beside simple baselines.")
 
+# The headline's controls sit with it; the tables below it are drawn once their own controls are read.
+headline_area = st.container()
 left, right = st.columns([2, 3])
 chosen_type = left.selectbox("Question type", [q.ALL_TYPES, *q.question_types(store(), run_id)])
 view = right.radio("Show scores in", VIEWS, horizontal=True,
@@ -68,6 +67,35 @@ with above:
                    "of the replies (labels: the majority). Here, how much the replies of one sample differ: the "
                    "standard deviation of the metric's value across them (its own scale), and the share of samples "
                    "where they do not all agree (a rating or a verdict that flips).")
+
+with headline_area:
+    st.subheader("Headline")
+    scores = tables["headline"]
+    if scores.empty:
+        st.caption("This run scored none of the headline metrics (" + ", ".join(q.HEADLINE) + "): see every "
+                   "metric below.")
+    else:
+        st.plotly_chart(figures.headline(scores), config=plotly_config(f"{run_id}-headline"), key="headline-chart")
+        st.caption("All questions of the run; each bar is a method's mean with its 95% interval (hover: n scored of "
+                   "all). Pass rate: the share of `pass` verdicts (seed 001); correct answers: the share classed "
+                   "CORRECT (seed 003).")
+    for sentence in tables["findings"]["sentence"]:
+        st.markdown("- " + md_escape(sentence))  # method names are uploaded text
+    if tables["findings"]["metric"].notna().any():
+        st.caption("A difference is listed when it holds on the questions both methods answered, after Holm's "
+                   "correction over the headline's tests; in brackets its 95% interval. Compare has every metric.")
+    judge = tables["judge"].iloc[0]
+    model = f" ({judge['model']})" if judge["model"] else ""
+    if judge["agreement measured"]:
+        st.info("Scored by the **offline judge**: heuristics and small local models (word coverage, MiniLM "
+                "similarity, a MiniLM cross-encoder and two logistic models fitted on public human labels), not an "
+                "LLM, so treat the scores as indicative. Its measured agreement with people on these metrics is "
+                "below (and for every metric in *How scores are computed*).", icon=":material/info:")
+        with st.expander("How well the offline judge agrees with people on the headline metrics"):
+            st.dataframe(tables["agreement"], hide_index=True, width="stretch")
+    else:
+        st.info(md_escape(f"Scored by {judge['label']}{model}. Its agreement with people has not been measured "
+                          f"here: the offline judge's figures do not carry over."), icon=":material/info:")
 
 bars = tables["by_question_type_chart"]
 figure = go.Figure()

@@ -11,7 +11,7 @@ import pytest
 
 from evaluators.gate import BETTER, NO_DIRECTION, OK, REGRESSION, check_tolerances, gate, verdict
 from evaluators.metrics import REGISTRY
-from evaluators.queries.overview import HEADLINE
+from evaluators.queries.headline import HEADLINE
 from evaluators.store import close_store, open_store
 from tests.test_shared_db import held_elsewhere
 

@@ -76,8 +76,8 @@ def t_interval(values, low=0.0, width=1.0) -> str:
 def test_the_metric_table_has_each_methods_mean_ci_and_n(small):
     store, run_id = small
     tables = q.view(store, run_id)
-    assert list(tables) == ["metrics", "verdict", "answer_class", "accuracy_grade", "repeatability",
-                            "by_question_type_chart", "by_question_type"]
+    assert list(tables) == ["headline", "findings", "judge", "agreement", "metrics", "verdict", "answer_class",
+                            "accuracy_grade", "repeatability", "by_question_type_chart", "by_question_type"]
     table = tables["metrics"]
     assert list(table.index) == ["rouge_l", "judge_overall", "verdict"]  # catalogue order
     assert list(table.columns) == ["family", "scale", "m1", "m1 95% CI", "m1 n", "m2", "m2 95% CI", "m2 n", "judge"]
@@ -143,8 +143,8 @@ def test_a_run_without_scores_has_empty_tables(tmp_path):
     store, run_id = small_run(tmp_path, scored=False)
     try:
         tables = q.view(store, run_id)
-        assert list(tables) == ["metrics", "verdict", "answer_class", "accuracy_grade", "repeatability",
-                                "by_question_type_chart", "by_question_type"]
+        assert list(tables) == ["headline", "findings", "judge", "agreement", "metrics", "verdict", "answer_class",
+                                "accuracy_grade", "repeatability", "by_question_type_chart", "by_question_type"]
         assert all(t.empty for t in tables.values())
     finally:
         close_store(tmp_path / "small.duckdb")

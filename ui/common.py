@@ -1,7 +1,6 @@
 """What every page needs: the store and run in view, empty states, exports, the formula panel."""
 from __future__ import annotations
 
-import html
 import io
 import re
 
@@ -22,24 +21,6 @@ def md_escape(text: str) -> str:
     """`text` for st.caption / st.markdown shown as written: markdown's special characters escaped,
     so a run or model name cannot become a link, emphasis or an image."""
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", str(text))
-
-
-def plot_label(text: object) -> str:
-    """Uploaded text for plotly labels and hovers, which understand a few HTML tags: escaped."""
-    return html.escape(str(text))
-
-
-def plot_wrap(text: object, width: int = 70, max_lines: int = 6) -> str:
-    """Escaped text broken into hover lines (plotly does not wrap hovers)."""
-    words, lines, line = str(text).split(), [], ""
-    for word in words:
-        if line and len(line) + len(word) + 1 > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}".strip()
-    lines.append(line)
-    return "<br>".join(plot_label(x) for x in lines[:max_lines]) + ("…" if len(lines) > max_lines else "")
 
 
 def _through_app() -> None:

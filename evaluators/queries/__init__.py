@@ -16,6 +16,20 @@ OK, NOT_APPLICABLE, SKIPPED = f"'{schema.OK}'", f"'{schema.NOT_APPLICABLE}'", f"
 FAILED = "(" + ", ".join(f"'{s}'" for s in schema.ERROR_STATUSES) + ")"
 ANSWERED = "(" + ", ".join(f"'{s}'" for s in schema.ANSWERED) + ")"  # judge calls whose reply was used
 
+ALL_TYPES = "All question types"  # a screen's question-type choice that keeps every question
+
+
+def question_types(store: Store, run_id: str) -> list[str]:
+    """The question types of the run's golden set, most frequent first ("" when a question has none)."""
+    rows = store.cursor().execute(
+        """
+        SELECT coalesce(g.question_type, '') AS t, count(*) AS n
+        FROM golden_items g JOIN runs r ON g.dataset_id = r.golden_dataset_id
+        WHERE r.run_id = ? GROUP BY t ORDER BY n DESC, t
+        """, [run_id]).fetchall()
+    return [t for t, _ in rows]
+
+
 # How a score is shown (the screens' switch): its own scale, seed 000's 1-5 projection or percent.
 OWN, LIKERT, PERCENT = "own scale", "1-5 (white paper)", "percent"
 VIEWS = (OWN, LIKERT, PERCENT)

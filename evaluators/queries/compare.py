@@ -18,8 +18,7 @@ import pandas as pd
 
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import SCALES, in_catalogue_order, lookup
-from evaluators.queries import OK, OWN, VIEWS, difference_in_view, in_view, one_of
-from evaluators.queries.overview import ALL_TYPES, question_types
+from evaluators.queries import ALL_TYPES, OK, OWN, VIEWS, difference_in_view, in_view, one_of, question_types
 from evaluators.queries.sides import SEPARATOR, Side, side
 from evaluators.stats import holm, paired_comparison
 from evaluators.store import Store

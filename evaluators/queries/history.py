@@ -14,7 +14,8 @@ import pandas as pd
 from evaluators.metrics.registry import in_catalogue_order
 from evaluators.queries import OWN, VIEWS, difference_in_view, one_of
 from evaluators.queries.compare import ALPHA, comparison_table, remembered
-from evaluators.queries.overview import HEADLINE, in_scale, runs_metric_means
+from evaluators.queries.headline import HEADLINE
+from evaluators.queries.overview import in_scale, runs_metric_means
 from evaluators.queries.sides import Side
 from evaluators.stats import holm
 from evaluators.store import Store

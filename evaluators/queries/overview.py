@@ -8,36 +8,19 @@ within a few percent of the bootstrap that `evaluators.stats.mean_ci` gives per 
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from evaluators.metrics.registry import in_catalogue_order, label_metrics, lookup
-from evaluators.queries import FAILED, NOT_APPLICABLE, OK, OWN, VIEWS, in_view, one_of
+from evaluators.queries import (ALL_TYPES, FAILED, NOT_APPLICABLE, OK, OWN, VIEWS, in_view, one_of,
+                                question_types)
+from evaluators.queries.headline import HEADLINE, headline
+from evaluators.stats import t_half_widths
 from evaluators.store import Store
 
-ALL_TYPES = "All question types"
-DEFAULT_METRIC = "judge_overall"  # the by-type chart opens on the white paper's overall rating
-# The seeds' primary scores, the numbers a run is judged by at a glance (History follows them over runs, the gate
-# guards them): the overall 1-5 rating ("the primary metric for comparison", seed 001) and its pass rate,
-# correctness against the reference, faithfulness, context precision and recall (seed 002), and the share of
-# CORRECT answers (seed 003's CORRECT / WRONG / DON'T KNOW).
-HEADLINE = (DEFAULT_METRIC, "verdict", "answer_correctness_f1", "faithfulness", "context_precision", "context_recall",
-            "answer_class")
+DEFAULT_METRIC = HEADLINE[0]  # the by-type chart opens on the white paper's overall rating
 LABEL_TABLES = ("verdict", "answer_class", "accuracy_grade")  # side by side, in this order
 # A score whose judge replies (asked several times, run config `repeats`) disagree: a rating or a label flips.
 REPLIES_DISAGREE = "list_unique(repeats) > 1"
-
-
-def question_types(store: Store, run_id: str) -> list[str]:
-    """The question types of the run's golden set, most frequent first ("" when a question has none)."""
-    rows = store.cursor().execute(
-        """
-        SELECT coalesce(g.question_type, '') AS t, count(*) AS n
-        FROM golden_items g JOIN runs r ON g.dataset_id = r.golden_dataset_id
-        WHERE r.run_id = ? GROUP BY t ORDER BY n DESC, t
-        """, [run_id]).fetchall()
-    return [t for t, _ in rows]
 
 
 def metric_means(store: Store, run_id: str, by_type: bool = False, confidence: float = 0.95) -> pd.DataFrame:
@@ -71,12 +54,9 @@ def runs_metric_means(store: Store, run_ids: list[str], *, metrics: list[str] | 
         WHERE {' AND '.join(where)}
         GROUP BY ALL ORDER BY s.run_id, s.metric, question_type, s.method
         """, params).df()
-    n = frame["n_scored"].to_numpy(dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.where(n > 1, sps.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1)), np.nan)
-        half = t * frame["sd_norm"].to_numpy(dtype=float) / np.sqrt(n)
     # The interval stays on the scale (a share of 0.02 has no negative lower bound): clipped in norm,
     # then mapped back to the metric's own scale.
+    half = t_half_widths(frame["sd_norm"], frame["n_scored"], confidence)
     frame["ci_low_norm"] = (frame["mean_norm"] - half).clip(0.0, 1.0)
     frame["ci_high_norm"] = (frame["mean_norm"] + half).clip(0.0, 1.0)
     scales = frame["metric"].map(lambda m: lookup(m).range)
@@ -136,8 +116,10 @@ def default_metric(metric_ids: list[str]) -> str | None:
 
 
 def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: str = OWN,
-         metric: str | None = None) -> dict[str, pd.DataFrame]:
-    """The Overview screen's tables, as shown: `metrics` (every metric per method: mean, 95% CI, n), one table
+         metric: str | None = None, baseline: str | None = None) -> dict[str, pd.DataFrame]:
+    """The Overview screen's tables, as shown: the headline of all questions (`headline`: per method the primary
+    scores with 95% CI and n; `findings`: the differences that hold, in sentences; `judge` and its measured
+    `agreement` with people; queries/headline.py), `metrics` (every metric per method: mean, 95% CI, n), one table
     per label metric (`verdict`, `answer_class`, `accuracy_grade`: counts and share per method), `repeatability`
     (empty for a run asked once per sample), `by_question_type_chart` (the bars: mean and CI in the chosen
     scale) and `by_question_type` (the table under them, in the metric's own scale).
@@ -145,6 +127,7 @@ def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: st
     question_type: the questions counted: "All question types" or one of the run's types ("" for none)
     scale: how scores are shown: "own scale", "1-5 (white paper)" or "percent"
     metric: the metric per question type (default: judge_overall when the run has it, else the first)
+    baseline: the method the headline compares the others with (default: the one rated best overall)
     """
     one_of(question_type, [ALL_TYPES, *question_types(store, run_id)], "question type")
     one_of(scale, VIEWS, "scale")
@@ -159,7 +142,11 @@ def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: st
     methods = sorted(rows["method"].unique())
     by_type = means[(means["metric"] == metric) & means["method"].isin(methods)].reset_index(drop=True)
     per_type = ["question_type", "method", "mean", "ci_low", "ci_high", "n_scored", "n_total"]
+    if baseline is not None:
+        one_of(baseline, sorted(means["method"].unique()), "baseline")
+    top = headline(store, run_id, metric_means(store, run_id) if not everything else rows, baseline=baseline)
     return {
+        "headline": top["scores"], "findings": top["findings"], "judge": top["judge"], "agreement": top["agreement"],
         "metrics": _cell_table(rows, methods, scale),
         **{m: _labels(counts, m) for m in LABEL_TABLES},
         "repeatability": repeatability(store, run_id).rename(columns={

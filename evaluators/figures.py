@@ -1,0 +1,65 @@
+"""Charts drawn from the screens' view tables, the same figure on a page and in a report file.
+
+Pure plotly: a function here takes a view's table and returns a `go.Figure`; the page shows it with
+`st.plotly_chart`, the report writes it into its HTML. Plotly reads a few HTML tags in names, labels and hovers
+(`<a href>` included), so uploaded text (method names, question types) goes in through `plot_label`.
+"""
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+COLOURS = px.colors.qualitative.Plotly
+
+
+def plot_label(text: object) -> str:
+    """Uploaded text for plotly labels and hovers, which understand a few HTML tags: escaped."""
+    return html.escape(str(text))
+
+
+def plot_wrap(text: object, width: int = 70, max_lines: int = 6) -> str:
+    """Escaped text broken into hover lines (plotly does not wrap hovers)."""
+    words, lines, line = str(text).split(), [], ""
+    for word in words:
+        if line and len(line) + len(word) + 1 > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    lines.append(line)
+    return "<br>".join(plot_label(x) for x in lines[:max_lines]) + ("…" if len(lines) > max_lines else "")
+
+
+def method_colours(methods) -> dict[str, str]:
+    """One colour per method, in the order given (the same method, the same colour in every chart of a page)."""
+    return {m: COLOURS[i % len(COLOURS)] for i, m in enumerate(methods)}
+
+
+def headline(scores: pd.DataFrame) -> go.Figure:
+    """The headline's scores (queries.headline `scores`): per item a bar per method with its 95% CI and n; the
+    1-5 overall rating in its own panel, the shares and ratios (percent) beside it."""
+    panels = [("1-5", "overall rating (1-5)"), ("%", "shares and ratios (%)")]
+    panels = [p for p in panels if (scores["unit"] == p[0]).any()] or panels[1:]
+    figure = make_subplots(rows=1, cols=len(panels), subplot_titles=[title for _, title in panels],
+                           column_widths=[0.18, 0.82] if len(panels) == 2 else None, horizontal_spacing=0.08)
+    colours = method_colours(sorted(scores["method"].unique()))
+    for col, (unit, _) in enumerate(panels, 1):
+        part = scores[scores["unit"] == unit]
+        for method, colour in colours.items():
+            rows = part[part["method"] == method]
+            figure.add_bar(
+                name=plot_label(method), legendgroup=method, showlegend=col == 1, marker_color=colour,
+                x=rows["item"], y=rows["value"],
+                error_y={"type": "data", "symmetric": False, "array": rows["ci_high"] - rows["value"],
+                         "arrayminus": rows["value"] - rows["ci_low"]},
+                customdata=rows[["ci_low", "ci_high", "n", "n_total"]],
+                hovertemplate="%{x}: %{y:.2f} [%{customdata[0]:.2f}, %{customdata[1]:.2f}]<br>"
+                              "n %{customdata[2]} of %{customdata[3]}<extra>%{fullData.name}</extra>",
+                row=1, col=col)
+        figure.update_yaxes(range=[1, 5] if unit == "1-5" else [0, 100], row=1, col=col)
+    figure.update_layout(barmode="group", height=380, margin={"t": 40, "b": 10}, legend_title="method")
+    return figure

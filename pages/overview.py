@@ -9,7 +9,7 @@ from evaluators import figures
 from evaluators.judges import of_run
 from evaluators.queries import OWN, VIEWS
 from evaluators.queries import overview as q
-from evaluators.queries.compare import run_metrics
+from evaluators.queries.compare import run_methods, run_metrics
 from ui.common import (current_run, downloads, how_computed, md_escape, plotly_config,
                        run_header, stop_without_scores, store)
 
@@ -28,8 +28,15 @@ metric_ids = run_metrics(store(), run_id)
 if not metric_ids:
     stop_without_scores(run)
 
-# The headline's controls sit with it; the tables below it are drawn once their own controls are read.
+# The headline's control sits with it; its tables are drawn once the controls below it are read too.
 headline_area = st.container()
+LEADER = "the best rated overall"
+with headline_area:
+    st.subheader("Headline")
+    against = st.selectbox("Each method compared with", [LEADER, *run_methods(store(), run_id)],
+                           help="The method the others are compared with in the sentences below the chart: by "
+                                "default the one with the best overall rating (else the best on the first headline "
+                                "score), or one you choose, e.g. the method in production.")
 left, right = st.columns([2, 3])
 chosen_type = left.selectbox("Question type", [q.ALL_TYPES, *q.question_types(store(), run_id)])
 view = right.radio("Show scores in", VIEWS, horizontal=True,
@@ -39,7 +46,8 @@ view = right.radio("Show scores in", VIEWS, horizontal=True,
 above = st.container()
 st.subheader("By question type")
 metric = st.selectbox("Metric", metric_ids, index=metric_ids.index(q.default_metric(metric_ids)))
-tables = q.view(store(), run_id, question_type=chosen_type, scale=view, metric=metric)
+tables = q.view(store(), run_id, question_type=chosen_type, scale=view, metric=metric,
+                baseline=None if against == LEADER else against)
 
 with above:
     table = tables["metrics"]
@@ -69,7 +77,6 @@ with above:
                    "where they do not all agree (a rating or a verdict that flips).")
 
 with headline_area:
-    st.subheader("Headline")
     scores = tables["headline"]
     if scores.empty:
         st.caption("This run scored none of the headline metrics (" + ", ".join(q.HEADLINE) + "): see every "

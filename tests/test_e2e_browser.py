@@ -111,13 +111,33 @@ def _settle(page: Page) -> None:
     page.wait_for_timeout(300)
 
 
-def test_opens_on_the_evaluated_demo(page, server):
+def test_opens_on_the_evaluated_demo_with_its_headline(page, server, all_demos_db_file):
+    findings = _headline_findings(all_demos_db_file)
     _open(page, server)
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
     expect(page.get_by_text("Every metric, per method")).to_be_visible()
     expect(page.get_by_text(ARAGOG.name).first).to_be_visible()  # the default run: real answers
     expect(page.get_by_text("GPT-3.5-turbo in four haystack RAG pipelines").first).to_be_visible()
+    expect(page.get_by_role("heading", name="Headline")).to_be_visible()
+    for sentence in findings:  # the lead, then the differences that hold, as the view words them
+        expect(page.get_by_text(sentence, exact=True)).to_be_visible()
+    assert page.locator(".js-plotly-plot").count() >= 2  # the headline chart and the chart by question type
     page.screenshot(path=str(SHOTS / "01-overview.png"), full_page=True)
+
+
+def _headline_findings(db: Path) -> list[str]:
+    """The sentences of the Overview headline of the newest run (the ARAGOG demo), as overview.view words them."""
+    from evaluators import queries
+    from evaluators.queries import overview
+    from evaluators.store import close_store, open_store
+
+    store = open_store(db)
+    try:
+        findings = overview.view(store, queries.runs(store)["run_id"].iloc[0])["findings"]
+    finally:
+        close_store(db)
+    assert findings["metric"].notna().any(), "the ARAGOG demo's headline should report a difference that holds"
+    return findings["sentence"].tolist()
 
 
 def _default_comparison(db: Path) -> tuple[str, str, int, int, int]:

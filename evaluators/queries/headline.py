@@ -1,12 +1,12 @@
 """The headline: a run's primary scores per method, and in plain words the differences that hold.
 
-For people who will not read 34 metrics. `scores`: per method the seeds' primary scores (HEADLINE) with
-their 95% CI and n, as Overview computes them: the overall 1-5 rating and the pass rate of seed 001 (the share of
-`pass` verdicts), correctness, faithfulness, context precision and recall of seed 002, and the share of CORRECT
-answers of seed 003 (Overview's `answer_class` table counts CORRECT / WRONG / DON'T KNOW). `findings`: every other method against the
-leader (the method with the best overall rating, else on the first headline score) on each headline metric, by
-Compare's own comparison_table (paired questions, 95% CI, Holm over the headline's tests: these are the run's
-primary comparisons, declared before looking), one sentence per difference that holds, else one saying none does.
+For people who will not read 34 metrics. `scores`: per method the seeds' primary scores (HEADLINE) with their 95%
+CI and n, as Overview computes them: the overall 1-5 rating and the pass rate of seed 001 (the share of `pass`
+verdicts), correctness, faithfulness, context precision and recall of seed 002, and the share of CORRECT answers
+of seed 003 (Overview's `answer_class` table counts CORRECT / WRONG / DON'T KNOW). `findings`: every other method
+against the leader (the best overall rating, else the best on the first headline score) on each headline metric,
+by Compare's own comparison_table (paired questions, 95% CI, Holm over the headline's tests: the run's primary
+comparisons, declared before looking), one sentence per difference that holds, else one saying none does.
 """
 from __future__ import annotations
 
@@ -25,13 +25,13 @@ from evaluators.store import Store
 # CORRECT answers (seed 003's CORRECT / WRONG / DON'T KNOW).
 HEADLINE = ("judge_overall", "verdict", "answer_correctness_f1", "faithfulness", "context_precision", "context_recall",
             "answer_class")
-PASS_RATE = "pass rate"  # the verdict's item: the share of `pass`, not the mean verdict value
 PERCENT = SCALES["percent"]
 # Each headline item as people read it: its name, and how one method is better than another on it.
 ITEMS = {
     "judge_overall": ("overall rating (1-5)", "is rated higher overall than"),
-    "verdict": (PASS_RATE, "gets better pass / partial / fail verdicts than"),
-    "answer_correctness_f1": ("correctness (claim F1)", "states more of the reference's claims, and fewer others, than"),
+    "verdict": ("pass rate", "gets better pass / partial / fail verdicts than"),  # the item: the share of pass
+    "answer_correctness_f1": ("correctness (claim F1)",
+                              "states more of the reference's claims, and fewer others, than"),
     "faithfulness": ("faithfulness", "sticks closer to its retrieved chunks than"),
     "context_precision": ("context precision", "retrieves more relevant chunks than"),
     "context_recall": ("context recall", "retrieves more of what the reference says than"),

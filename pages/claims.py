@@ -9,7 +9,7 @@ import streamlit as st
 from evaluators.judges import of_run
 from evaluators.queries import claims as q
 from evaluators.schema import OK
-from ui import highlight as hl
+from evaluators import highlight as hl
 from ui.common import current_run, how_computed, store
 
 run = current_run()

@@ -1,5 +1,6 @@
-"""Safe HTML for the Claims screen: an answer with its claims highlighted by verdict, claim badges,
-chunk cards. Pure functions returning strings for `st.html` (which does no markdown processing).
+"""Safe HTML of answers and chunks: an answer with its claims highlighted by verdict, claim badges, chunk
+cards. Pure functions returning strings, for the Claims and Error analysis screens (`st.html`, which does no
+markdown processing) and for the report file (evaluators/report.py), which needs no Streamlit.
 
 Every piece of uploaded text (answers, claims, chunks, method names, chunk ids, reasons) goes
 through `html.escape` before it is placed in the markup, so `<script>`, `<img onerror=...>` and

@@ -13,10 +13,14 @@ import plotly.express as px
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from evaluators.metrics.registry import label_metrics
 from evaluators.queries.compare import type_name
 
 COLOURS = px.colors.qualitative.Plotly
 GREEN, RED, GREY = "#1a7f37", "#cf222e", "#6e7781"  # better, worse, no direction
+AMBER = "#d4a72c"
+# A label metric's labels in their order (metrics/registry.py): pass / partial / fail; CORRECT / WRONG / DON'T KNOW.
+LABEL_COLOURS = {"verdict": (GREEN, AMBER, RED), "answer_class": (GREEN, RED, GREY)}
 
 
 def plot_label(text: object) -> str:
@@ -98,4 +102,21 @@ def type_heatmap(cells: pd.DataFrame, metric_order, method_a: str, baseline: str
     figure.update_layout(height=170 + 48 * len(type_order), margin={"t": 20, "b": 10},
                          xaxis={"tickangle": -45, "type": "category"},
                          yaxis={"type": "category", "autorange": "reversed"})
+    return figure
+
+
+def label_bars(table: pd.DataFrame, metric: str) -> go.Figure:
+    """A label metric's counts per method (Overview's `verdict` or `answer_class` table: a row per method, a column
+    per label) as stacked bars, the labels in their order and colours (the good label green)."""
+    labels = label_metrics()[metric]
+    colours = LABEL_COLOURS.get(metric, COLOURS)
+    methods = [plot_label(m) for m in table.index]
+    figure = go.Figure()
+    for label, colour in zip(labels, colours):
+        figure.add_bar(y=methods, x=table[label], name=plot_label(label), orientation="h", marker_color=colour,
+                       text=table[label], textposition="inside", customdata=table["n"],
+                       hovertemplate=f"%{{y}}: %{{x}} of %{{customdata}} {plot_label(label)}<extra></extra>")
+    figure.update_layout(barmode="stack", height=110 + 34 * len(methods), margin={"t": 10, "b": 10},
+                         xaxis_title="questions", yaxis={"autorange": "reversed"},
+                         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "traceorder": "normal"})
     return figure

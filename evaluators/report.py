@@ -9,12 +9,15 @@ so the file opens offline and nothing in it reaches the network.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import itertools
 import json
 from datetime import datetime, timezone
 
 import pandas as pd
 import plotly.offline
+from plotly.io.json import to_json_plotly
 
 from evaluators import __version__, figures
 from evaluators import highlight as hl
@@ -28,8 +31,9 @@ from evaluators.store import Store
 QUESTIONS = 5  # the questions shown where two methods differ most
 CORRECTNESS = ("answer_correctness_f1", "answer_class")  # the headline's scores against the reference
 LABEL_TITLES = {"verdict": "Pass / partial / fail (seed 001)", "answer_class": "CORRECT / WRONG / DON'T KNOW (seed 003)"}
-# No request of any kind: scripts and styles only from the file itself, images only as data (plotly's PNG export).
-POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:"
+# No request of any kind, and no script but the page's own (each allowed by its hash): styles inline, images only
+# as data (plotly's PNG export). Markup that escaped escaping would still run nothing.
+POLICY = "default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; img-src data: blob:"
 CHART_CONFIG = {"displaylogo": False, "responsive": True}
 
 
@@ -54,7 +58,7 @@ class _Report:
     def __init__(self, store: Store, run: dict, methods: list[str] | None, baseline: str | None):
         self.store, self.run, self.run_id = store, run, run["run_id"]
         self.judge = of_run(run)
-        self.charts = 0  # figures written: plotly.js goes in once when there is one
+        self.scripts: list[str] = []  # one per figure written; plotly.js goes in once when there is one
         self.columns = itertools.count()  # a side's number, which keeps its chunk cards' anchors unique in the file
         known = compare.run_methods(store, self.run_id)
         self.sides = compare.sides(store, self.run_id, known if methods is None else methods)
@@ -84,12 +88,15 @@ class _Report:
             pairs = self.pairs()
             body += [self.headline(), self.by_type(pairs), self.distributions(), self.disagreements(pairs),
                      self.how_computed(pairs)]
-        script = f"<script>{plotly.offline.get_plotlyjs()}</script>" if self.charts else ""
+        scripts = [plotly.offline.get_plotlyjs(), *self.scripts] if self.scripts else []
+        hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'"
+                          for s in scripts) or "'none'"
         title = hl.esc(f"RAGScope report: {self.run['name']}")
         return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-                f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
+                f'<meta http-equiv="Content-Security-Policy" content="{POLICY.format(hashes=hashes)}">'
                 f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-                f"<title>{title}</title><style>{STYLE}</style>{script}</head>\n<body><main>"
+                f"<title>{title}</title><style>{STYLE}</style>"
+                + "".join(f"<script>{s}</script>" for s in scripts[:1]) + "</head>\n<body><main>"
                 f"<h1>{title}</h1>{''.join(body)}"
                 f"<footer>Written by RAGScope {hl.esc(__version__)} on "
                 f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from the screens' own tables.</footer>"
@@ -97,9 +104,11 @@ class _Report:
 
     def chart(self, figure) -> str:
         """A figure's div and the script that draws it (plotly.js itself is in the head, once)."""
-        self.charts += 1
-        return ('<div class="chart">' + figure.to_html(full_html=False, include_plotlyjs=False, config=CHART_CONFIG,
-                                                       div_id=f"chart-{self.charts}") + "</div>")
+        div = f"chart-{len(self.scripts) + 1}"
+        spec = to_json_plotly({**figure.to_plotly_json(), "config": CHART_CONFIG})  # "<" and "/" escaped
+        self.scripts.append(f'Plotly.newPlot("{div}", {spec});')
+        return (f'<div class="chart"><div id="{div}" class="plotly-graph-div" style="height:{figure.layout.height or 450}px">'
+                f"</div><script>{self.scripts[-1]}</script></div>")
 
     # -- 1. what was evaluated --------------------------------------------------------------------------
 
@@ -141,15 +150,15 @@ class _Report:
     def headline(self) -> str:
         scores, findings = self.overview["headline"], self.overview["findings"]
         parts = []
-        if scores["value"].isna().all():
-            parts.append(_p("This run scored none of the headline metrics (" + ", ".join(HEADLINE) + ")."))
-        else:
+        if scores["value"].notna().any():
             figure = figures.headline(scores).update_layout(  # the legend under the chart: the page is narrow
                 legend={"orientation": "h", "yanchor": "top", "y": -0.32, "x": 0}, height=440, margin={"b": 10})
             parts += [self.chart(figure), _headline_table(scores),
                       _p("All questions, every method of the run (as Overview shows them); each bar is a method's "
                          "mean with its 95% interval, n = questions scored of all. Pass rate: the share of `pass` "
                          "verdicts (seed 001); correct answers: the share classed CORRECT (seed 003).", "note")]
+        elif len(scores):  # scored, but no cell ok (not scored at all: the findings say so)
+            parts.append(_p("No cell of the headline metrics was scored: they failed or do not apply."))
         lead, *rest = findings["sentence"]
         parts.append(_p(lead, "lead") + ("<ul class=\"findings\">" + "".join(f"<li>{hl.esc(s)}</li>" for s in rest)
                                          + "</ul>" if rest else ""))
@@ -308,7 +317,7 @@ class _Report:
                               "baseline on the same items (a difference whose interval is above 0: the offline judge "
                               "agrees with people better). The offline judge is heuristics and small local models, "
                               "not an LLM: its scores are indicative.")
-                         + (_table(agreement) if len(agreement) else _p("No measured figure applies.")))
+                         + (_table(agreement, "agreement") if len(agreement) else _p("No measured figure applies.")))
         else:
             parts.append(_p(self.judge_note()))
         return _section("how", "How the scores are computed", "".join(parts))
@@ -349,7 +358,7 @@ def _headline_table(scores: pd.DataFrame) -> str:
     return f'<table class="headline">{head}{"".join(rows)}</table>'
 
 
-def _table(frame: pd.DataFrame) -> str:
+def _table(frame: pd.DataFrame, cls: str = "") -> str:
     """A view's table as HTML, every cell escaped, numbers rounded as the screens show them."""
     def cell(v) -> str:
         if isinstance(v, float):
@@ -358,7 +367,7 @@ def _table(frame: pd.DataFrame) -> str:
     head = "".join(f"<th>{hl.esc(c)}</th>" for c in frame.columns)
     body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
                    for row in frame.itertuples(index=False))
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def _section(anchor: str, title: str, body: str) -> str:
@@ -384,7 +393,7 @@ dt { color: #57606a; } dd { margin: 0; }
 .warning { background: #fff8c5; border-left: 4px solid #d4a72c; padding: 6px 10px; }
 .lead { font-weight: 600; }
 .findings li { margin: 2px 0; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 8px 0; }
+table { border-collapse: collapse; font-size: 0.8em; margin: 8px 0; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
 thead th, table.headline tr:first-child th { background: #f6f8fa; }
 .n { color: #57606a; font-size: 0.9em; }
@@ -393,6 +402,13 @@ pre { white-space: pre-wrap; background: #f6f8fa; padding: 8px; font-size: 0.85e
 .question { border: 1px solid #d0d7de; border-radius: 6px; padding: 12px; margin: 14px 0; }
 .sides { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; margin-top: 8px; }
 .side { min-width: 0; }
+/* A long URL, id or method name wraps: the page keeps its width. */
+th, td, dd { overflow-wrap: break-word; } .side { overflow-wrap: anywhere; }
+table.headline, table.agreement { table-layout: fixed; width: 100%; } table.headline th { overflow-wrap: anywhere; }
+table.agreement { font-size: 0.75em; }  /* metric, human label, set, n, statistic; the figures share the rest */
+table.agreement th:nth-child(1) { width: 13%; } table.agreement th:nth-child(2) { width: 19%; }
+table.agreement th:nth-child(3) { width: 9%; } table.agreement th:nth-child(4) { width: 5%; }
+table.agreement th:nth-child(5) { width: 8%; }
 .score { margin: 2px 0 6px; }
 footer { margin-top: 40px; color: #57606a; font-size: 0.85em; }
 @page { size: A4; margin: 14mm 12mm; }

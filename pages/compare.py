@@ -19,8 +19,8 @@ from evaluators.queries.sides import Side
 from evaluators import figures
 from evaluators.figures import GREEN, GREY, RED, plot_label as label, plot_wrap as wrap
 from ui.common import md_escape as md
-from ui.common import (current_run, downloads, how_computed, open_question, plotly_config, run_header,
-                       stop_without_scores, store)
+from ui.common import (current_run, downloads, how_computed, open_question, plotly_config, report_button,
+                       run_header, stop_without_scores, store)
 
 # Question types: distinct colours that stay clear of the green / red of better / worse.
 PALETTE = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
@@ -192,6 +192,7 @@ missing = [m for m in q.family_metrics(run_metrics, chosen_families) if m not in
 if missing:
     st.caption("Not comparable (no question scored `ok` by both methods): " + ", ".join(f"`{m}`" for m in missing))
 downloads(shown, f"{run_id}-compare", "cmp-table")
+report_button(run_id, methods=chosen, baseline=baseline, key="cmp-report")  # these methods, as one file to send
 
 # A row click picks the metric (and method) of the details below; applied once per new selection, so
 # the selectboxes stay free to change afterwards.

@@ -253,3 +253,13 @@ def test_the_report_command_writes_the_file_and_exits_2_or_3_when_it_cannot(tmp_
     with held_elsewhere(db):
         held = cli("report", run_id, "--out", str(out), db=db)
     assert held.returncode == 3 and "in use by another process" in held.stderr, held.stderr
+
+
+@pytest.mark.usefixtures("navigation_pages")
+def test_overview_and_compare_offer_the_report_without_building_it(app_at, monkeypatch):
+    built = []
+    monkeypatch.setattr("evaluators.report.report_html", lambda *a, **k: built.append(a) or "")
+    for page in (None, "pages/compare.py"):
+        at = app_at(page)
+        assert [b.proto.label for b in at.get("download_button")].count("Download report") == 1
+    assert built == []  # the report is built when the button is clicked (tests/test_e2e_report.py), not on a rerun

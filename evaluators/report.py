@@ -212,12 +212,14 @@ class _Report:
         parts = []
         for method, base, _, tables in pairs:
             cells = tables["heatmap"]
+            # The headline metrics: all of them would not be legible on a page (Compare has every metric).
+            cells = cells[cells["metric"].isin(HEADLINE)] if cells["metric"].isin(HEADLINE).any() else cells
             parts.append(f"<h3>{hl.esc(method)} − {hl.esc(base)}</h3>")
             parts.append(_p(f"No question is scored by both {method} and {base}.") if cells.empty else
                          self.chart(figures.type_heatmap(cells, _pair_rows(tables, method)["metric"], method, base)))
-        parts.append(_p("Cell text: the mean Δ (A − B) in the metric's own scale; colour: the difference in norm units "
-                        "([0, 1]) oriented so that green is better for A whatever the metric's direction; blank: a "
-                        "metric without a direction.", "note"))
+        parts.append(_p("The headline metrics (Compare shows every metric). Cell text: the mean Δ (A − B) in the "
+                        "metric's own scale; colour: the difference in norm units ([0, 1]) oriented so that green is "
+                        "better for A whatever the metric's direction; blank: a metric without a direction.", "note"))
         return _section("by-type", "By question type", "".join(parts))
 
     def why_no_comparison(self) -> str:

@@ -30,7 +30,8 @@ from evaluators.store import Store
 
 QUESTIONS = 5  # the questions shown where two methods differ most
 CORRECTNESS = ("answer_correctness_f1", "answer_class")  # the headline's scores against the reference
-LABEL_TITLES = {"verdict": "Pass / partial / fail (seed 001)", "answer_class": "CORRECT / WRONG / DON'T KNOW (seed 003)"}
+LABEL_TITLES = {"verdict": "Pass / partial / fail (seed 001)",
+                "answer_class": "CORRECT / WRONG / DON'T KNOW (seed 003)"}
 # No request of any kind, and no script but the page's own (each allowed by its hash): styles inline, images only
 # as data (plotly's PNG export). Markup that escaped escaping would still run nothing.
 POLICY = "default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; img-src data: blob:"
@@ -107,8 +108,9 @@ class _Report:
         div = f"chart-{len(self.scripts) + 1}"
         spec = to_json_plotly({**figure.to_plotly_json(), "config": CHART_CONFIG})  # "<" and "/" escaped
         self.scripts.append(f'Plotly.newPlot("{div}", {spec});')
-        return (f'<div class="chart"><div id="{div}" class="plotly-graph-div" style="height:{figure.layout.height or 450}px">'
-                f"</div><script>{self.scripts[-1]}</script></div>")
+        height = figure.layout.height or 450
+        return (f'<div class="chart"><div id="{div}" class="plotly-graph-div" style="height:{height}px"></div>'
+                f"<script>{self.scripts[-1]}</script></div>")
 
     # -- 1. what was evaluated --------------------------------------------------------------------------
 
@@ -304,14 +306,13 @@ class _Report:
 
     def how_computed(self, pairs) -> str:
         metrics = dict.fromkeys([*self.overview["headline"]["metric"], *(m for _, _, m, _ in pairs if m)])
-        parts = [f"<h3>{hl.esc(m)}</h3><p class=\"note\">{hl.esc(REGISTRY[m].family)} · scale "
-                 f"{hl.esc(REGISTRY[m].scale)} · seed {hl.esc(REGISTRY[m].seed)}</p><pre>{hl.esc(REGISTRY[m].formula)}</pre>"
-                 for m in metrics if m in REGISTRY]
+        parts = [f"<h3>{hl.esc(m.id)}</h3>" + _p(f"{m.family} · scale {m.scale} · seed {m.seed}", "note")
+                 + f"<pre>{hl.esc(m.formula)}</pre>" for m in (REGISTRY[i] for i in metrics if i in REGISTRY)]
         parts.append(_p("Means: of the cells scored `ok`, with Student's t 95% interval; n = questions scored of all "
                         "(not applicable and failed cells are counted in all, never averaged). Differences: paired on "
                         "the questions both methods scored, the mean of A − B with its 95% interval (percentile "
-                        "bootstrap; a t interval above 5,000 pairs) and a two-sided paired test (Wilcoxon signed-rank), "
-                        "p adjusted over the tests shown together by Holm's method."))
+                        "bootstrap; a t interval above 5,000 pairs) and a two-sided paired test (Wilcoxon "
+                        "signed-rank), p adjusted over the tests shown together by Holm's method."))
         if self.judge.offline:
             agreement = self.overview["agreement"]
             parts.append("<h3>The offline judge against people</h3>"

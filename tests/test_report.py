@@ -84,7 +84,8 @@ def _check_headline(page: Page, tables: dict) -> None:
     cells = [b["text"].strip() for b in page.blocks if "headline" in b["classes"] and b["tag"] in ("td", "th")]
     width = len(methods) + 1
     assert cells[1:width] == methods
-    shown = {row[0]: dict(zip(methods, row[1:])) for row in (cells[i:i + width] for i in range(width, len(cells), width))}
+    rows = [cells[i:i + width] for i in range(width, len(cells), width)]
+    shown = {row[0]: dict(zip(methods, row[1:])) for row in rows}
     assert len(shown) == scores["item"].nunique()
     for r in scores.itertuples():
         digits = 1 if r.unit == "%" else 2
@@ -114,8 +115,8 @@ def test_the_demo_report_holds_every_section_with_the_views_content(demo):
     assert not [a for t, a in page.tags if t == "script" and "src" in a]
     assert not [t for t, _ in page.tags if t in ("link", "img", "iframe", "object", "embed")]
     assert all(a["href"].startswith("#") for t, a in page.tags if t == "a")
-    policy = next(a["content"] for t, a in page.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
-    assert policy.startswith("default-src 'none'")
+    policy = next(a["content"] for t, a in page.tags if a.get("http-equiv") == "Content-Security-Policy")
+    assert policy.startswith("default-src 'none'; script-src 'sha256-")  # only its own scripts, by their hashes
     # headline (the chart, the table, the sentences), a heatmap, the two distributions: every chart drawn once
     assert page.count("div", "plotly-graph-div") == text.count("Plotly.newPlot(") == 4
     tables = overview.view(store, run_id)
@@ -157,7 +158,8 @@ def test_methods_and_baseline_choose_the_comparison(tmp_path):
     facts = dict(zip(page.texts("dt"), page.texts("dd")))
     assert (facts["Methods"], facts["Baseline"]) == ("m2, m3", "m3")
     assert page.texts("h3", section="questions") == ["m2 vs m3 on judge_overall"]
-    assert page.texts("p", section="questions")[-1] == "No question is scored differently by m2 and m3 on judge_overall."
+    assert page.texts("p", section="questions")[-1] == ("No question is scored differently by m2 and m3 on "
+                                                       "judge_overall.")
     assert page.texts("td", section="distributions")[::6] == ["m2", "m3", "m2", "m3"]
     _check_headline(page, overview.view(store, run_id, baseline="m3"))  # Overview's headline, against the baseline
     page = Page(report_html(store, run_id, methods=["m1", "m2"], baseline="m3"))  # a baseline joins the methods

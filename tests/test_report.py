@@ -241,7 +241,7 @@ def test_the_report_command_writes_the_file_and_exits_2_or_3_when_it_cannot(tmp_
     store, run_id = _run(tmp_path)
     close_store(store.path)
     db, out = store.path, tmp_path / "report.html"
-    assert "report" in cli("--help").stdout
+    assert "write a run's report" in cli("--help").stdout  # listed among the commands
     done = cli("report", run_id, "--out", str(out), db=db)
     assert done.returncode == 0, done.stderr
     assert f"wrote {out}" in done.stdout and _graphs(out.read_text()) == 3  # no question types: no heatmap

@@ -103,8 +103,8 @@ with headline_area:
     else:
         st.info(md_escape(f"Scored by {judge['label']}{model}. Its agreement with people has not been measured "
                           f"here: the offline judge's figures do not carry over."), icon=":material/info:")
-with headline_area:  # the headline and the rest of the run as one file to send
-    report_button(run_id)
+with headline_area:  # the headline and the rest of the run as one file to send, against the method chosen above
+    report_button(run_id, baseline=None if against == LEADER else against)
 
 bars = tables["by_question_type_chart"]
 figure = go.Figure()

@@ -37,5 +37,6 @@ bench: $(STAMP)
 	$(PY) bench/bench_semantic.py
 	$(PY) bench/bench_judge.py
 	$(PY) bench/bench_screens.py
+	$(PY) bench/bench_report.py
 	$(PY) bench/bench_load.py
 	$(PY) bench/judge_quality.py

@@ -5,6 +5,8 @@
 """
 from __future__ import annotations
 
+__version__ = "0.1.0"  # RAGScope's version, as the report file states it (no release was numbered before)
+
 _API = {"evaluate": "evaluators.api", "Evaluation": "evaluators.api", "read_inputs": "evaluators.api",
         "OfflineJudge": "evaluators.judges.specs", "OpenAIJudge": "evaluators.judges.specs"}
 __all__ = list(_API)

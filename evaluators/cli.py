@@ -46,6 +46,7 @@ examples:
   python -m evaluators view compare RUN_ID --scale percent --json   # a screen's tables, as the app shows them
   python -m evaluators view history RUN_ID                          # headline metrics over the golden set's runs
   python -m evaluators gate NEW_RUN_ID --baseline RELEASED_RUN_ID --junit gate.xml   # exit 1 on a regression
+  python -m evaluators report RUN_ID --out report.html             # one HTML file to send, opens offline
   python -m evaluators metrics
 """
 
@@ -161,6 +162,26 @@ def build_parser() -> argparse.ArgumentParser:
     gate_parser.add_argument("--alpha", type=float, default=ALPHA, help=f"significance level (default: {ALPHA})")
     gate_parser.add_argument("--markdown", metavar="FILE", help="write a short report fit for a pull-request comment")
     gate_parser.add_argument("--junit", metavar="FILE", help="write JUnit XML, one testcase per metric, for CI systems")
+
+    report = with_db(sub.add_parser(
+        "report", help="write a run's report: one self-contained HTML file to send (opens offline, prints on A4)",
+        description="Write one HTML file for people who will not open the app: what was evaluated, Overview's\n"
+                    "headline, the comparison by question type, pass / partial / fail and CORRECT / WRONG / DON'T\n"
+                    "KNOW per method, the questions where the methods differ most (answers with their claims\n"
+                    "highlighted, the chunks they cite) and how the scores are computed. Charts and plotly.js are\n"
+                    "inside the file: it opens offline and requests nothing.",
+        epilog="exit codes: 0 written; 2 an unknown run, method or baseline, or a file that cannot be written;\n"
+               "3 the database is busy or cannot be used.\n\nexample:\n  python -m evaluators report RUN_ID --methods "
+               "local_search,OLD_RUN_ID:local_search --baseline OLD_RUN_ID:local_search --out report.html",
+        formatter_class=argparse.RawDescriptionHelpFormatter))
+    report.add_argument("run_id", metavar="RUN_ID", help="the run (see `python -m evaluators runs`)")
+    report.add_argument("--methods", type=_comma_list, metavar="M1,M2",
+                        help="the methods compared, comma-separated; RUN_ID:METHOD names a method of another run on "
+                             "the same questions (default: every method of the run)")
+    report.add_argument("--baseline", metavar="METHOD",
+                        help="the method the others are compared with, or RUN_ID:METHOD (default: the method rated "
+                             "best overall, else the last of --methods)")
+    report.add_argument("--out", required=True, metavar="FILE.html", help="the file to write")
 
     view = sub.add_parser(
         "view", help="print a screen's tables as the app shows them (text, --json or --csv)",
@@ -504,6 +525,22 @@ def cmd_labels(args) -> int:
     return EXIT_OK
 
 
+# -- report -------------------------------------------------------------------------------------------
+
+def cmd_report(args) -> int:
+    from evaluators.report import report_html
+
+    if not Path(args.db).exists():  # a read: never create an empty database
+        return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB)", EXIT_BAD_INPUT)
+    page = report_html(_open_store(args.db), args.run_id, methods=args.methods, baseline=args.baseline)
+    try:
+        Path(args.out).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        return _fail(f"cannot write {args.out}: {exc.strerror or exc}", EXIT_BAD_INPUT)
+    print(f"wrote {args.out} ({len(page.encode()) / 1e6:.1f} MB)")
+    return EXIT_OK
+
+
 # -- gate ---------------------------------------------------------------------------------------------
 
 def cmd_gate(args) -> int:
@@ -523,4 +560,4 @@ def cmd_gate(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "export": cmd_export, "metrics": cmd_metrics, "demo": cmd_demo, "runs": cmd_runs,
-            "labels": cmd_labels, "view": cmd_view, "gate": cmd_gate}
+            "labels": cmd_labels, "view": cmd_view, "gate": cmd_gate, "report": cmd_report}

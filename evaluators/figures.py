@@ -13,7 +13,14 @@ import plotly.express as px
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from evaluators.metrics.registry import label_metrics
+from evaluators.queries.compare import type_name
+
 COLOURS = px.colors.qualitative.Plotly
+GREEN, RED, GREY = "#1a7f37", "#cf222e", "#6e7781"  # better, worse, no direction
+AMBER = "#d4a72c"
+# A label metric's labels in their order (metrics/registry.py): pass / partial / fail; CORRECT / WRONG / DON'T KNOW.
+LABEL_COLOURS = {"verdict": (GREEN, AMBER, RED), "answer_class": (GREEN, RED, GREY)}
 
 
 def plot_label(text: object) -> str:
@@ -62,4 +69,54 @@ def headline(scores: pd.DataFrame) -> go.Figure:
                 row=1, col=col)
         figure.update_yaxes(range=[1, 5] if unit == "1-5" else [0, 100], row=1, col=col)
     figure.update_layout(barmode="group", height=380, margin={"t": 40, "b": 10}, legend_title="method")
+    return figure
+
+
+def type_heatmap(cells: pd.DataFrame, metric_order, method_a: str, baseline: str) -> go.Figure:
+    """Compare's question type x metric heatmap (queries.compare `heatmap`): the cell's text is the mean Δ in the
+    view's scale, its colour `advantage` (green better for A, red better for B); metrics in `metric_order`."""
+    order = [m for m in metric_order if m in set(cells["metric"])]
+    type_order = list(dict.fromkeys(cells["question_type"]))
+    z = cells.pivot(index="question_type", columns="metric", values="advantage").reindex(index=type_order,
+                                                                                        columns=order)
+    text = cells.pivot(index="question_type", columns="metric", values="Δ").reindex(index=type_order, columns=order)
+    y_labels = [plot_label(type_name(t)) for t in type_order]
+    limit = max(0.05, float(z.abs().max().max()) if z.notna().any().any() else 0.05)
+    figure = go.Figure(go.Heatmap(
+        z=z.to_numpy(), x=order, y=y_labels, zmin=-limit, zmax=limit, zmid=0,
+        colorscale=[[0, RED], [0.5, "#f6f8fa"], [1, GREEN]], hoverinfo="skip",
+        text=text.map(lambda v: "" if pd.isna(v) else f"{v:+.2f}").to_numpy(), texttemplate="%{text}",
+        textfont={"size": 10 if len(order) <= 24 else 9},
+        colorbar={"title": {"text": f"better for<br>{plot_label(method_a)} (norm)"}}))
+    # Plotly reports no clicks on heatmaps in Streamlit (streamlit#8760): invisible square markers on the
+    # cell centres carry the clicks and the hover.
+    cell_labels = [plot_label(type_name(t)) for t in cells["question_type"]]
+    figure.add_trace(go.Scatter(
+        x=cells["metric"], y=cell_labels, mode="markers",
+        marker={"symbol": "square", "size": 30, "color": "rgba(0,0,0,0)"}, showlegend=False,
+        customdata=list(zip(cells["question_type"], cells["metric"], cell_labels, cells["n"], cells["Δ"],
+                            cells[f"{method_a} mean"], cells[f"{baseline} mean"])),
+        hovertemplate="%{customdata[2]} · %{customdata[1]}<br>Δ %{customdata[4]:+.3f} (n %{customdata[3]})<br>"
+                      f"{plot_label(method_a)} %{{customdata[5]:.3f}} · {plot_label(baseline)} %{{customdata[6]:.3f}}"
+                      "<extra></extra>"))
+    figure.update_layout(height=170 + 48 * len(type_order), margin={"t": 20, "b": 10},
+                         xaxis={"tickangle": -45, "type": "category"},
+                         yaxis={"type": "category", "autorange": "reversed"})
+    return figure
+
+
+def label_bars(table: pd.DataFrame, metric: str) -> go.Figure:
+    """A label metric's counts per method (Overview's `verdict` or `answer_class` table: a row per method, a column
+    per label) as stacked bars, the labels in their order and colours (the good label green)."""
+    labels = label_metrics()[metric]
+    colours = LABEL_COLOURS.get(metric, COLOURS)
+    methods = [plot_label(m) for m in table.index]
+    figure = go.Figure()
+    for label, colour in zip(labels, colours):
+        figure.add_bar(y=methods, x=table[label], name=plot_label(label), orientation="h", marker_color=colour,
+                       text=table[label], textposition="inside", customdata=table["n"],
+                       hovertemplate=f"%{{y}}: %{{x}} of %{{customdata}} {plot_label(label)}<extra></extra>")
+    figure.update_layout(barmode="stack", height=110 + 34 * len(methods), margin={"t": 10, "b": 10},
+                         xaxis_title="questions", yaxis={"autorange": "reversed"},
+                         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "traceorder": "normal"})
     return figure

@@ -9,7 +9,7 @@ import streamlit as st
 from evaluators.judges import of_run
 from evaluators.queries import claims as q
 from evaluators.schema import OK
-from ui import highlight as hl
+from evaluators import highlight as hl
 from ui.common import current_run, how_computed, store
 
 run = current_run()
@@ -98,29 +98,6 @@ def _of(name: str, method: str) -> pd.DataFrame:
     return frame[frame["method"] == method].drop(columns="method")
 
 
-def _items(joined: str) -> tuple[str, ...]:
-    """A cell's comma-joined list back as items (the markup joins them again the same way)."""
-    return tuple(joined.split(", ")) if joined else ()
-
-
-def _marks(method: str) -> list[hl.ClaimMark]:
-    """The answer's claims to highlight, each linked to the ranks of the chunks that support it."""
-    chunks = _of("chunks", method)
-    return [hl.ClaimMark(c["claim"], c["text"], c["verdict"],
-                         tuple(r - 1 for r, s in zip(chunks["rank"], chunks["supports"]) if c["claim"] in _items(s)),
-                         _items(c["supporting chunks"]))
-            for c in _of("answer_claims", method).to_dict("records")]
-
-
-def _cards(method: str) -> list[hl.ChunkCard]:
-    return [hl.ChunkCard(int(c["rank"]) - 1, c["chunk_id"], c["text"],
-                         None if pd.isna(c["relevant"]) else bool(c["relevant"]),
-                         None if pd.isna(c["relevance"]) else float(c["relevance"]),
-                         None if pd.isna(c["used"]) else bool(c["used"]), _items(c["supports"]),
-                         _items(c["shared with"]))
-            for c in _of("chunks", method).to_dict("records")]
-
-
 # -- answers with their key scores -------------------------------------------------------------------
 
 st.subheader("Answers")
@@ -134,7 +111,8 @@ for i, (method, col) in enumerate(_columns()):
     key = _of("key_scores", method)
     chips = [(m, v) for m, v in key.iloc[0].items() if isinstance(v, str)] if len(key) else []
     col.html(hl.score_chips(chips) if chips else '<i style="color:#6b7280">no key scores in this run</i>')
-    col.html(hl.highlight(answer_text[method], _marks(method), column=i))
+    marks = hl.claim_marks(_of("answer_claims", method), _of("chunks", method))
+    col.html(hl.highlight(answer_text[method], marks, column=i))
     scores = _of("scores", method)
     if "judge replies" in scores and not (scores["judge replies"] != "").any():
         scores = scores.drop(columns="judge replies")
@@ -168,7 +146,7 @@ for i, (method, col) in enumerate(_columns()):
         col.caption("No retrieved chunks.")
         continue
     col.dataframe(rows, hide_index=True, width="stretch", key=f"chunks-table-{method}")
-    col.html(hl.chunk_cards(_cards(method), column=i))
+    col.html(hl.chunk_cards(hl.cards(_of("chunks", method)), column=i))
 
 # -- reference claims --------------------------------------------------------------------------------
 

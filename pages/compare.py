@@ -16,12 +16,12 @@ from evaluators.queries import compare as q
 from evaluators.queries.compare import scale_text, type_name
 from evaluators.queries import ALL_TYPES, question_types
 from evaluators.queries.sides import Side
-from evaluators.figures import plot_label as label, plot_wrap as wrap
+from evaluators import figures
+from evaluators.figures import GREEN, GREY, RED, plot_label as label, plot_wrap as wrap
 from ui.common import md_escape as md
-from ui.common import (current_run, downloads, how_computed, open_question, plotly_config, run_header,
-                       stop_without_scores, store)
+from ui.common import (current_run, downloads, how_computed, open_question, plotly_config, report_button,
+                       run_header, stop_without_scores, store)
 
-GREEN, RED, GREY = "#1a7f37", "#cf222e", "#6e7781"
 # Question types: distinct colours that stay clear of the green / red of better / worse.
 PALETTE = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 GREEN_BG, RED_BG = "#dafbe1", "#ffebe9"
@@ -192,6 +192,7 @@ missing = [m for m in q.family_metrics(run_metrics, chosen_families) if m not in
 if missing:
     st.caption("Not comparable (no question scored `ok` by both methods): " + ", ".join(f"`{m}`" for m in missing))
 downloads(shown, f"{run_id}-compare", "cmp-table")
+report_button(run_id, methods=chosen, baseline=baseline, key="cmp-report")  # these methods, as one file to send
 
 # A row click picks the metric (and method) of the details below; applied once per new selection, so
 # the selectboxes stay free to change afterwards.
@@ -214,33 +215,7 @@ deltas = tables["heatmap"]
 if deltas.empty:
     st.info("No question is scored `ok` by both methods.")
 else:
-    order = [m for m in pair_rows["metric"] if m in set(deltas["metric"])]
-    type_order = list(dict.fromkeys(deltas["question_type"]))
-    z = deltas.pivot(index="question_type", columns="metric", values="advantage").reindex(index=type_order,
-                                                                                         columns=order)
-    text = deltas.pivot(index="question_type", columns="metric", values="Δ").reindex(index=type_order, columns=order)
-    y_labels = [label(type_name(t)) for t in type_order]
-    limit = max(0.05, float(z.abs().max().max()) if z.notna().any().any() else 0.05)
-    figure = go.Figure(go.Heatmap(
-        z=z.to_numpy(), x=order, y=y_labels, zmin=-limit, zmax=limit, zmid=0,
-        colorscale=[[0, RED], [0.5, "#f6f8fa"], [1, GREEN]], hoverinfo="skip",
-        text=text.map(lambda v: "" if pd.isna(v) else f"{v:+.2f}").to_numpy(), texttemplate="%{text}",
-        textfont={"size": 10 if len(order) <= 24 else 9},
-        colorbar={"title": {"text": f"better for<br>{label(method_a)} (norm)"}}))
-    # Plotly reports no clicks on heatmaps in Streamlit (streamlit#8760): invisible square markers on the
-    # cell centres carry the clicks and the hover.
-    cell_labels = [label(type_name(t)) for t in deltas["question_type"]]
-    figure.add_trace(go.Scatter(
-        x=deltas["metric"], y=cell_labels, mode="markers",
-        marker={"symbol": "square", "size": 30, "color": "rgba(0,0,0,0)"}, showlegend=False,
-        customdata=list(zip(deltas["question_type"], deltas["metric"], cell_labels, deltas["n"], deltas["Δ"],
-                            deltas[f"{method_a} mean"], deltas[f"{baseline} mean"])),
-        hovertemplate="%{customdata[2]} · %{customdata[1]}<br>Δ %{customdata[4]:+.3f} (n %{customdata[3]})<br>"
-                      f"{label(method_a)} %{{customdata[5]:.3f}} · {label(baseline)} %{{customdata[6]:.3f}}"
-                      "<extra></extra>"))
-    figure.update_layout(height=170 + 48 * len(type_order), margin={"t": 20, "b": 10},
-                         xaxis={"tickangle": -45, "type": "category"},
-                         yaxis={"type": "category", "autorange": "reversed"})
+    figure = figures.type_heatmap(deltas, pair_rows["metric"], method_a, baseline)
     heat = st.plotly_chart(figure, on_select="rerun", selection_mode="points", key="cmp_heatmap",
                            config=plotly_config(f"{run_id}-{method_a}-vs-{baseline}-by-type"))
     st.caption("Cell text: mean Δ in the chosen view; colour: the difference in norm units ([0, 1]) oriented so "

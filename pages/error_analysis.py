@@ -15,7 +15,7 @@ from evaluators.queries import claims as qc
 from evaluators.queries import errors as q
 from evaluators.queries.compare import selected_row
 from evaluators.queries import question_types
-from ui import highlight as hl
+from evaluators import highlight as hl
 from ui.common import current_run, downloads, open_question, stop_without_scores, store
 
 STATUSES = tuple(s for s in schema.STATUSES if s != schema.OK)  # the statuses a cell can be filtered by

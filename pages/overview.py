@@ -11,7 +11,7 @@ from evaluators.queries import OWN, VIEWS
 from evaluators.queries import overview as q
 from evaluators.queries.compare import run_methods, run_metrics
 from ui.common import (current_run, downloads, how_computed, md_escape, plotly_config,
-                       run_header, stop_without_scores, store)
+                       report_button, run_header, stop_without_scores, store)
 
 LABEL_TITLES = {"verdict": "Pass / partial / fail (seed 001)",
                 "answer_class": "CORRECT / WRONG / DON'T KNOW (seed 003)",
@@ -103,6 +103,8 @@ with headline_area:
     else:
         st.info(md_escape(f"Scored by {judge['label']}{model}. Its agreement with people has not been measured "
                           f"here: the offline judge's figures do not carry over."), icon=":material/info:")
+with headline_area:  # the headline and the rest of the run as one file to send, against the method chosen above
+    report_button(run_id, baseline=None if against == LEADER else against)
 
 bars = tables["by_question_type_chart"]
 figure = go.Figure()

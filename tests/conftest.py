@@ -134,3 +134,41 @@ def navigation_pages(monkeypatch):
         PagesManager.uses_pages_directory = False
 
     monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+# Uploaded text that must stay text wherever it is shown: a question with an image whose error handler runs script,
+# answers and chunks with `javascript:` links (markdown and HTML), markup in a question type and a method name.
+IMG = "<img src=x onerror=alert(1)>"
+JS_LINK = "[the source](javascript:alert(2))"
+A_LINK = '<a href="javascript:alert(3)">the paper</a>'
+HOSTILE_METHOD = "<b onmouseover=alert(4)>tuned</b>"
+
+
+@pytest.fixture(scope="session")
+def hostile_db_file(tmp_path_factory) -> tuple[Path, str]:
+    """(database, run id): a small run evaluated by the offline judge through the loaders and the engine, whose
+    question, question type, method name, answers and chunks hold the payloads above; the two methods differ on
+    every question."""
+    from evaluators import evaluate
+    from evaluators.store import close_store
+
+    facts = [("Who wrote the ARAGOG paper?", "Matouš Eibich wrote the ARAGOG paper.", "Gemma Hart wrote it."),
+             ("When was ARAGOG published?", "ARAGOG was published in 2024.", "It was published in 1999."),
+             ("What does ARAGOG evaluate?", "ARAGOG evaluates retrieval-augmented generation.",
+              "It evaluates image classifiers.")]
+    golden = [{"question_id": f"q{i}", "question": (f"{IMG} " if i == 0 else "") + q, "reference": ref,
+               "question_type": "<script>alert(5)</script>Fact" if i % 2 == 0 else "Summary"}
+              for i, (q, ref, _) in enumerate(facts)]
+    outputs = {
+        "plain": [{"question_id": f"q{i}", "answer": f"{ref} See {JS_LINK} and {A_LINK}.",
+                   "contexts": [f"{ref} {A_LINK}", "An unrelated passage about the weather."]}
+                  for i, (_, ref, _) in enumerate(facts)],
+        HOSTILE_METHOD: [{"question_id": f"q{i}", "answer": f"{wrong} {JS_LINK}", "contexts": [f"{wrong} {IMG}"]}
+                         for i, (_, _, wrong) in enumerate(facts)],
+    }
+    db = tmp_path_factory.mktemp("hostile") / "hostile.duckdb"
+    run = evaluate(golden, outputs, db=db, name=f"Hostile {IMG}",
+                   metrics=["judge_overall", "verdict", "answer_class", "answer_correctness_f1", "faithfulness",
+                            "context_precision"])
+    close_store(db)
+    return db, run.run_id

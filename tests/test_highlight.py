@@ -1,4 +1,4 @@
-"""ui/highlight.py: claims located in the answer, coloured by verdict, and every piece of uploaded
+"""evaluators/highlight.py: claims located in the answer, coloured by verdict, and every piece of uploaded
 text escaped (the HTML goes to st.html)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 import pytest
 
 from evaluators.judgments import VERDICTS
-from ui import highlight as hl
+from evaluators import highlight as hl
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"

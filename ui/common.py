@@ -1,13 +1,14 @@
 """What every page needs: the store and run in view, empty states, exports, the formula panel."""
 from __future__ import annotations
 
+import functools
 import io
 import re
 
 import pandas as pd
 import streamlit as st
 
-from evaluators import csv_export, queries
+from evaluators import csv_export, queries, report
 from evaluators.demo import QUEUED
 from evaluators.judges import agreement, prices
 from evaluators.metrics import REGISTRY
@@ -106,6 +107,19 @@ def downloads(frame: pd.DataFrame, stem: str, key: str) -> None:
                             key=f"{key}-parquet")
     cols[2].download_button("JSON", data.to_json(orient="records", force_ascii=False, date_format="iso"), f"{stem}.json",
                             "application/json", key=f"{key}-json")
+
+
+def report_button(run_id: str, *, methods: list[str] | None = None, baseline: str | None = None,
+                  key: str = "report") -> None:
+    """"Download report": the run's report file (evaluators/report.py, several MB), built when the button is clicked,
+    on Streamlit's download thread, not on every rerun of the page."""
+    st.download_button("Download report", functools.partial(report.report_html, store(), run_id, methods=methods,
+                                                            baseline=baseline),
+                       file_name=f"{run_id}-report.html", mime="text/html", on_click="ignore", key=key,
+                       icon=":material/download:",
+                       help="One HTML file to send: the headline, the comparison, the questions where the methods "
+                            "differ most and how the scores are computed. It opens offline in any browser and "
+                            "prints on A4.")
 
 
 def plotly_config(filename: str) -> dict:

@@ -21,13 +21,17 @@ ALL_TYPES = "All question types"  # a screen's question-type choice that keeps e
 
 def question_types(store: Store, run_id: str) -> list[str]:
     """The question types of the run's golden set, most frequent first ("" when a question has none)."""
-    rows = store.cursor().execute(
+    return list(golden_set(store, run_id)["question_type"])
+
+
+def golden_set(store: Store, run_id: str) -> pd.DataFrame:
+    """The run's golden set by question type, most frequent first: its name, the type ("" for none), its questions."""
+    return store.cursor().execute(
         """
-        SELECT coalesce(g.question_type, '') AS t, count(*) AS n
-        FROM golden_items g JOIN runs r ON g.dataset_id = r.golden_dataset_id
-        WHERE r.run_id = ? GROUP BY t ORDER BY n DESC, t
-        """, [run_id]).fetchall()
-    return [t for t, _ in rows]
+        SELECT d.name, coalesce(g.question_type, '') AS question_type, count(*) AS n
+        FROM golden_items g JOIN runs r ON g.dataset_id = r.golden_dataset_id JOIN datasets d USING (dataset_id)
+        WHERE r.run_id = ? GROUP BY ALL ORDER BY n DESC, question_type
+        """, [run_id]).df()
 
 
 # How a score is shown (the screens' switch): its own scale, seed 000's 1-5 projection or percent.

@@ -1,5 +1,6 @@
-"""Safe HTML for the Claims screen: an answer with its claims highlighted by verdict, claim badges,
-chunk cards. Pure functions returning strings for `st.html` (which does no markdown processing).
+"""Safe HTML of answers and chunks: an answer with its claims highlighted by verdict, claim badges, chunk
+cards. Pure functions returning strings, for the Claims and Error analysis screens (`st.html`, which does no
+markdown processing) and for the report file (evaluators/report.py), which needs no Streamlit.
 
 Every piece of uploaded text (answers, claims, chunks, method names, chunk ids, reasons) goes
 through `html.escape` before it is placed in the markup, so `<script>`, `<img onerror=...>` and
@@ -12,6 +13,8 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import pandas as pd
 
 from evaluators.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN
 
@@ -215,3 +218,28 @@ def score_chips(chips: Sequence[tuple[str, str]]) -> str:
     return '<div style="display:flex;flex-wrap:wrap;gap:4px">' + "".join(
         f'<span style="border:1px solid #d1d5db;border-radius:6px;padding:1px 6px;font-size:0.85em">'
         f'<span style="color:#6b7280">{esc(name)}</span> <b>{esc(value)}</b></span>' for name, value in chips) + "</div>"
+
+
+# -- from the Claims view's tables (queries.claims.view) -------------------------------------------
+
+def _items(joined: str) -> tuple[str, ...]:
+    """A cell's comma-joined list back as items (the markup joins them again the same way)."""
+    return tuple(joined.split(", ")) if joined else ()
+
+
+def claim_marks(answer_claims: pd.DataFrame, chunks: pd.DataFrame) -> list[ClaimMark]:
+    """One answer's claims (its rows of the view's `answer_claims`) to highlight, each linked to the ranks of the
+    chunks (its rows of `chunks`) that support it."""
+    return [ClaimMark(c["claim"], c["text"], c["verdict"],
+                      tuple(r - 1 for r, s in zip(chunks["rank"], chunks["supports"]) if c["claim"] in _items(s)),
+                      _items(c["supporting chunks"]))
+            for c in answer_claims.to_dict("records")]
+
+
+def cards(chunks: pd.DataFrame) -> list[ChunkCard]:
+    """One answer's retrieved chunks (its rows of the view's `chunks`) as cards."""
+    return [ChunkCard(int(c["rank"]) - 1, c["chunk_id"], c["text"],
+                      None if pd.isna(c["relevant"]) else bool(c["relevant"]),
+                      None if pd.isna(c["relevance"]) else float(c["relevance"]),
+                      None if pd.isna(c["used"]) else bool(c["used"]), _items(c["supports"]), _items(c["shared with"]))
+            for c in chunks.to_dict("records")]

@@ -1,0 +1,165 @@
+"""The report file in a real browser (Debian's headless Chromium through playwright, as tests/test_e2e_browser.py
+starts it): the ARAGOG demo's report opened from disk with every request blocked and recorded, its charts drawn, its
+headline the numbers of `view overview`, its uploaded text inert, its print layout A4; and the app's "Download
+report" button hands the same file over. Screenshots go to tests/e2e/screenshots/ for a human to look at."""
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page
+
+from evaluators.demo import ARAGOG
+from evaluators.queries import runs
+from evaluators.report import report_html
+from evaluators.store import close_store, open_store
+from tests.conftest import A_LINK, HOSTILE_METHOD, IMG, JS_LINK
+from tests.test_e2e_browser import SHOTS, _settle, chromium, serving
+
+ROOT = Path(__file__).resolve().parent.parent
+A4_TEXT_WIDTH = 703  # CSS pixels between the report's A4 margins (210 mm - 2 x 12 mm at 96 per inch)
+
+
+def _written(db: Path, run_id: str, out: Path) -> Path:
+    out.write_text(report_html(open_store(db), run_id), encoding="utf-8")
+    close_store(db)
+    return out
+
+
+@pytest.fixture(scope="module")
+def aragog(tmp_path_factory, all_demos_db_file) -> tuple[Path, str, Path]:
+    """(database, ARAGOG run id, its report file) on a private copy of the evaluated demos."""
+    folder = tmp_path_factory.mktemp("report")
+    db = folder / "demos.duckdb"
+    shutil.copy(all_demos_db_file, db)
+    found = runs(open_store(db))
+    run_id = found.loc[found["name"] == ARAGOG.name, "run_id"].iloc[0]
+    close_store(db)
+    return db, run_id, _written(db, run_id, folder / "aragog-report.html")
+
+
+class Opened:
+    """A report file opened in Chromium, every request but the file's own blocked; what happened on the way."""
+
+    def __init__(self, page: Page, path: Path):
+        self.page, self.url = page, path.as_uri()
+        self.requests, self.blocked, self.errors, self.dialogs = [], [], [], []
+        page.on("request", lambda r: self.requests.append(r.url))
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        page.route("**/*", self._route)
+        page.goto(self.url)
+        self.graphs = page.locator(".plotly-graph-div").count()
+        page.wait_for_function("n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n",
+                               arg=self.graphs)
+
+    def _route(self, route):
+        if route.request.url == self.url:
+            route.continue_()
+        else:
+            self.blocked.append(route.request.url)
+            route.abort()
+
+
+@contextlib.contextmanager
+def opened(path: Path) -> Iterator[Opened]:
+    with chromium() as page:
+        yield Opened(page, path)
+
+
+def test_the_aragog_report_opens_offline_and_draws_every_chart(aragog):
+    _, _, path = aragog
+    text = path.read_text()
+    assert path.stat().st_size < 6_000_000, f"{path.stat().st_size:,} bytes"
+    with opened(path) as report:
+        page = report.page
+        assert report.requests == [report.url] and report.blocked == []  # nothing left the file
+        assert report.errors == []
+        assert report.graphs == text.count("Plotly.newPlot(") == page.locator(".js-plotly-plot").count() >= 3
+        assert page.locator(".js-plotly-plot .main-svg").count() >= report.graphs  # each one drawn
+        # charts and the text column fit an A4 page's text: printed, nothing is cut off
+        widths = page.eval_on_selector_all(".js-plotly-plot, main > *", "els => els.map(e => e.scrollWidth)")
+        assert max(widths) <= A4_TEXT_WIDTH
+        page.screenshot(path=str(SHOTS / "report-aragog.png"), full_page=True)
+        page.emulate_media(media="print")
+        pdf = page.pdf(prefer_css_page_size=True, path=str(SHOTS / "report-aragog.pdf"))
+    boxes = {tuple(float(x) for x in box) for box in re.findall(rb"/MediaBox \[0 0 ([\d.]+) ([\d.]+)\]", pdf)}
+    assert len(boxes) == 1 and all(abs(a - b) < 2 for a, b in zip(boxes.pop(), (595.3, 841.9)))  # A4 in points
+
+
+def test_its_headline_is_the_one_of_view_overview(aragog):
+    db, run_id, path = aragog
+    out = subprocess.run([sys.executable, "-m", "evaluators", "view", "overview", run_id, "--json", "--db", str(db)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    tables = json.loads(out.stdout)
+    expected = {(r["method"], r["item"]): r for r in tables["headline"]}
+    with opened(path) as report:
+        page = report.page
+        drawn = page.evaluate("""() => document.getElementById('chart-1').data.map(
+            t => ({name: t.name, x: Array.from(t.x), y: Array.from(t.y)}))""")
+        sentences = [*page.locator("p.lead").all_inner_texts(), *page.locator("ul.findings li").all_inner_texts()]
+        cells = page.locator("table.headline tr").evaluate_all(
+            "rows => rows.map(r => Array.from(r.cells).map(c => c.innerText.replace(/\\s+/g, ' ').trim()))")
+    assert sorted((t["name"], x) for t in drawn for x in t["x"]) == sorted(expected)  # every method, every item
+    for trace in drawn:
+        for item, value in zip(trace["x"], trace["y"]):
+            assert value == pytest.approx(expected[(trace["name"], item)]["value"], abs=1e-9)
+    assert sentences == [f["sentence"] for f in tables["findings"]]
+    methods = cells[0][1:]
+    for row in cells[1:]:
+        for method, cell in zip(methods, row[1:]):
+            r = expected[(method, row[0])]
+            digits, sign = (1, "%") if r["unit"] == "%" else (2, "")
+            assert cell == (f"{r['value']:.{digits}f}{sign} [{r['ci_low']:.{digits}f}, {r['ci_high']:.{digits}f}] "
+                            f"n {r['n']} of {r['n_total']}")
+
+
+def test_uploaded_text_shows_as_text(hostile_db_file, tmp_path):
+    db, run_id = hostile_db_file
+    path = _written(db, run_id, tmp_path / "hostile-report.html")
+    with opened(path) as report:
+        page = report.page
+        for chart in page.locator(".js-plotly-plot").all():  # the hovers show method names and question types
+            chart.scroll_into_view_if_needed()
+            box = chart.bounding_box()
+            for fx in (0.3, 0.5, 0.7):
+                page.mouse.move(box["x"] + box["width"] * fx, box["y"] + box["height"] * 0.5)
+                page.wait_for_timeout(100)
+        for payload in (IMG, JS_LINK, A_LINK, HOSTILE_METHOD):
+            assert page.get_by_text(payload, exact=False).count() > 0
+        hrefs = page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href'))")
+        live = page.eval_on_selector_all("img, [onerror], [onmouseover], [onclick], iframe, object, embed",
+                                         "els => els.map(e => e.outerHTML)")
+        page.screenshot(path=str(SHOTS / "report-uploaded-text.png"), full_page=True)
+        assert report.dialogs == [] and report.errors == [] and report.blocked == []
+    assert hrefs and all(h.startswith("#rs-chunk-") for h in hrefs)  # only the claims' links to their chunks
+    assert live == []
+
+
+def test_the_download_button_hands_over_the_report(aragog, tmp_path):
+    db, run_id, _ = aragog
+    app_db = tmp_path / "app.duckdb"
+    shutil.copy(db, app_db)
+    with serving(app_db) as url, chromium() as page:
+        page.goto(url)
+        page.wait_for_selector("[data-testid='stApp']")
+        _settle(page)
+        button = page.get_by_role("button", name="Download report")
+        button.scroll_into_view_if_needed()
+        with page.expect_download(timeout=300_000) as download:
+            button.click()
+        saved = tmp_path / "downloaded.html"
+        download.value.save_as(saved)
+        name = download.value.suggested_filename
+    assert name == f"{run_id}-report.html"
+    text = saved.read_text()
+    assert f"RAGScope report: {ARAGOG.name}" in text and 3_000_000 < len(text.encode()) < 6_000_000

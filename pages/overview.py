@@ -6,7 +6,6 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from evaluators import figures
-from evaluators.judges import of_run
 from evaluators.queries import OWN, VIEWS
 from evaluators.queries import overview as q
 from evaluators.queries.compare import run_methods, run_metrics

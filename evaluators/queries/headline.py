@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from evaluators.judges import agreement, of_run
-from evaluators.metrics.registry import SCALES, lookup
+from evaluators.metrics.registry import SCALES, label_metrics, lookup
 from evaluators.queries import OK
 from evaluators.queries.compare import comparison_table
 from evaluators.stats import t_half_widths
@@ -25,7 +25,7 @@ from evaluators.store import Store
 # CORRECT answers (seed 003's CORRECT / WRONG / DON'T KNOW).
 HEADLINE = ("judge_overall", "verdict", "answer_correctness_f1", "faithfulness", "context_precision", "context_recall",
             "answer_class")
-PERCENT = SCALES["percent"]
+PERCENT, LIKERT = SCALES["percent"], SCALES["likert"]
 # Each headline item as people read it: its name, and how one method is better than another on it.
 ITEMS = {
     "judge_overall": ("overall rating (1-5)", "is rated higher overall than"),
@@ -44,8 +44,7 @@ FINDING_COLUMNS = ["sentence", "better", "worse", "metric", "unit", "mean_better
 
 def unit(metric: str) -> str:
     """How a headline score is shown: 1-5 as rated, a mean verdict on its own 0-1, shares and ratios in percent."""
-    scale = lookup(metric).scale
-    return "1-5" if scale == "likert" else ("0-1" if metric == "verdict" else "%")
+    return LIKERT.text if lookup(metric).range is LIKERT else ("0-1" if metric == "verdict" else "%")
 
 
 def headline(store: Store, run_id: str, means: pd.DataFrame, *, baseline: str | None = None) -> dict[str, pd.DataFrame]:
@@ -98,10 +97,10 @@ def _pass_rates(store: Store, run_id: str) -> dict[str, tuple[float, float, floa
     """Per method: the share of `pass` among its scored verdicts, with the t interval Overview gives every mean."""
     frame = store.cursor().execute(
         f"""
-        SELECT method, avg(CASE WHEN label = 'pass' THEN 1.0 ELSE 0.0 END) AS share,
-               stddev_samp(CASE WHEN label = 'pass' THEN 1.0 ELSE 0.0 END) AS sd, count(*) AS n
-        FROM scores WHERE run_id = ? AND metric = 'verdict' AND status = {OK} GROUP BY method
-        """, [run_id]).df()
+        SELECT method, avg(CASE WHEN label = $best THEN 1.0 ELSE 0.0 END) AS share,
+               stddev_samp(CASE WHEN label = $best THEN 1.0 ELSE 0.0 END) AS sd, count(*) AS n
+        FROM scores WHERE run_id = $run AND metric = 'verdict' AND status = {OK} GROUP BY method
+        """, {"run": run_id, "best": label_metrics()["verdict"][0]}).df()  # the verdict's first label
     half = t_half_widths(frame["sd"], frame["n"])  # as Overview's interval of every mean, clipped to [0, 1]
     low, high = (frame["share"] - half).clip(0.0, 1.0), (frame["share"] + half).clip(0.0, 1.0)
     return {m: (s, lo, hi) for m, s, lo, hi in zip(frame["method"], frame["share"], low, high)}

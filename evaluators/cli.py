@@ -254,6 +254,8 @@ def cmd_run(args) -> int:
         if args.price_in is not None or args.price_out is not None:
             return _fail("--price-in/--price-out apply to a new run (a run keeps the prices it was started with)",
                          EXIT_BAD_INPUT)
+        if not Path(args.db).exists():  # a run to continue is in a database: never create an empty one for it
+            return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB) to find run {run_id} in", EXIT_BAD_INPUT)
         store = _open_store(args.db)
     else:
         if not args.golden:

@@ -457,3 +457,11 @@ def test_labels_import_says_which_ratings_it_skipped_and_why(tmp_path):
     assert out.stdout.strip() == (f"imported 6 ratings of 2 dimensions (correctness, faithfulness) by 2 annotators "
                                   f"from ratings.csv into run {run_id}; skipped 4 ratings with no value: "
                                   "2 NaN (rows 4, 5), 2 blank (rows 4, 5)")
+
+
+def test_resuming_a_run_of_a_database_that_does_not_exist_creates_no_file(tmp_path):
+    db = tmp_path / "typo.duckdb"
+    for flag in ("--resume", "--retry-failed"):
+        out = cli("run", flag, "run-x", db=db)
+        assert out.returncode == 2 and f"no database at {db}" in out.stderr and "run-x" in out.stderr, out.stderr
+    assert not db.exists()

@@ -12,6 +12,7 @@ from evaluators.judges import OfflineJudge, OpenAIJudge, prices
 from evaluators.estimate import estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.store import open_store
+from tests.test_app import metrics_table
 from tests.openai_server import Reply, start_server
 from tests.test_page_claims import assert_shown
 from tests.test_openai_judge import SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_VERIFICATION
@@ -109,7 +110,7 @@ def test_an_offline_run_of_two_lexical_metrics_runs_in_the_background_to_the_end
     at.run()
     assert at.title[0].value == "Overview" and at.session_state["run_id"] == run_id
     assert "two lexical metrics" in at.caption[0].value
-    assert at.dataframe[0].value.loc["rouge_l", "local_search n"] == "103/103"
+    assert metrics_table(at).loc["rouge_l", "local_search n"] == "103/103"
 
 
 def test_the_openai_estimate_is_shown_before_starting(app_at, monkeypatch):

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats as sps
 
 from evaluators import loaders
-from evaluators.queries import compare, headline
+from evaluators.queries import compare
 from evaluators.queries import overview as q
 from evaluators.store import close_store, open_store
 

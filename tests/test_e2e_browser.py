@@ -121,7 +121,8 @@ def test_opens_on_the_evaluated_demo_with_its_headline(page, server, all_demos_d
     expect(page.get_by_role("heading", name="Headline")).to_be_visible()
     for sentence in findings:  # the lead, then the differences that hold, as the view words them
         expect(page.get_by_text(sentence, exact=True)).to_be_visible()
-    assert page.locator(".js-plotly-plot").count() >= 2  # the headline chart and the chart by question type
+    # the headline chart and the chart by question type; plotly's chunk loads lazily, so wait for them to be drawn
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 2")
     page.screenshot(path=str(SHOTS / "01-overview.png"), full_page=True)
 
 

@@ -67,7 +67,8 @@ from evaluators.judgments import ClaimMatrix, Holistic  # noqa: E402
 from evaluators.loaders import load  # noqa: E402
 from evaluators.metrics import resolve  # noqa: E402
 from evaluators.schema import OK, Sample  # noqa: E402
-from tests.openai_server import Reply, start_server  # noqa: E402
+from bench import prompt_cache  # noqa: E402
+from tests.openai_server import PromptCache, Reply, start_server  # noqa: E402
 
 DEMO = ROOT / "data" / "demo"
 MODEL = "bench-model"
@@ -106,20 +107,17 @@ _QUESTION_STEMS = ("What does the book say about ", "Which detail is given about
 
 
 def reply(body: dict) -> Reply:
-    """The server's answer to one chat completion: valid for the request's schema, sized like a real one."""
-    system, user = body["messages"][0]["content"], body["messages"][1]["content"]
-    if system == prompts.EXTRACTION_SYSTEM:
-        return Reply.json(extraction_reply(user))
-    if system == prompts.VERIFICATION_SYSTEM:
-        return Reply.json(verification_reply(user))
-    if system == prompts.HOLISTIC_SYSTEM:
-        return Reply.json(HOLISTIC_REPLY)
-    # The handler dies, the connection drops, the call fails: check_healthy stops the run.
-    raise AssertionError(f"unexpected request: {system[:60]!r}")
+    """The server's answer to one chat completion: valid for the schema (the task's result under its name), sized
+    like a real one. An unknown task kills the handler, the connection drops, the call fails: check_healthy stops
+    the run."""
+    user, task = body["messages"][1]["content"], prompts.task_of(body["messages"])
+    result = {prompts.EXTRACTION: extraction_reply, prompts.VERIFICATION: verification_reply,
+              prompts.HOLISTIC: lambda _: HOLISTIC_REPLY}[task](user)
+    return Reply.json({t: result if t == task else None for t in prompts.TASKS})
 
 
 def extraction_reply(user: str) -> dict:
-    """`prompts.extraction_messages`' user message is question, answer and reference blocks."""
+    """`prompts.extraction_messages`' user message holds question, reference and answer blocks."""
     blocks = {tag: text for tag, _, text in _BLOCK.findall(user)}
     question, answer, reference = blocks["question"], blocks["answer"], blocks["reference"]
     answer_claims = list(offline.segment_claims(answer))
@@ -131,10 +129,10 @@ def extraction_reply(user: str) -> dict:
 
 
 def verification_reply(user: str) -> dict:
-    """Every claim x chunk of `prompts.verification_messages`' user message, read by block id."""
+    """Every claim x chunk to judge of `prompts.verification_messages`' user message, read by id."""
     ids = [block_id for _, block_id, _ in _BLOCK.findall(user) if block_id]
     answer_ids, reference_ids = [i for i in ids if i[0] == "A"], [i for i in ids if i[0] == "R"]
-    chunk_ids = [i for i in ids if i[0] == "C"]
+    chunk_ids = re.findall(r"C\d+", user.rpartition("CHUNKS TO JUDGE: ")[2].partition("\n")[0])
     compare_claims = user.endswith("COMPARE CLAIMS: yes")
 
     def verdict(i: int, j: int) -> str:
@@ -165,24 +163,26 @@ def verification_reply(user: str) -> dict:
 
 # -- running and checking ---------------------------------------------------------------------------
 
-def _serve(conn, latency: float) -> None:
-    """The child process: the test server with `reply` until the parent says stop; then the arrival
-    time (time.monotonic, one clock for both processes) and the question id of every request."""
+def _serve(conn, latency: float, prompt_cache: bool) -> None:
+    """The child process: the test server with `reply` (and OpenAI's prompt cache rule, `prompt_cache`) until the
+    parent says stop; then the arrival time (time.monotonic, one clock for both processes) and the question id of
+    every request."""
     with start_server(model=MODEL, latency=latency) as server:
         server.responder = reply
+        server.prompt_cache = PromptCache() if prompt_cache else None
         conn.send(server.base_url)
         conn.recv()
         conn.send([(r.arrived, question_of(r.body)) for r in server.requests])
 
 
 @contextlib.contextmanager
-def child_server(latency: float):
+def child_server(latency: float, prompt_cache: bool = False):
     """`start_server` in a forked child process, so this process (the judge's) runs only the client, as
     against a real server, and the two do not share one GIL. Yields a namespace with `base_url`;
     `arrivals` ((time, question) per request) and `request_count` are set when the block ends."""
     ctx = multiprocessing.get_context("fork")
     ours, theirs = ctx.Pipe()
-    process = ctx.Process(target=_serve, args=(theirs, latency), daemon=True)
+    process = ctx.Process(target=_serve, args=(theirs, latency, prompt_cache), daemon=True)
     process.start()
     theirs.close()  # ours.recv() raises EOFError, not hangs, if the child dies
     handle = types.SimpleNamespace(base_url=ours.recv(), arrivals=None, request_count=None)
@@ -288,11 +288,13 @@ def sample_timings(arrivals: list[tuple[float, str]], done: list[float], latency
 
 
 def tokens(record) -> tuple[int, int, int]:
-    """(input, of which system message, output) in approx_tokens, from the record's request and response."""
-    messages = json.loads(record.request)["messages"]
+    """(input, of which system message and schema, output) in approx_tokens, from the record's request and response
+    (the schema is billed as input: the estimate counts it)."""
+    request = json.loads(record.request)
+    messages, schema = request["messages"], approx_tokens(json.dumps(request["response_format"]["json_schema"]))
     content = json.loads(record.response)["choices"][0]["message"]["content"]
-    return (sum(approx_tokens(m["content"]) for m in messages),
-            sum(approx_tokens(m["content"]) for m in messages if m["role"] == "system"),
+    return (sum(approx_tokens(m["content"]) for m in messages) + schema,
+            sum(approx_tokens(m["content"]) for m in messages if m["role"] == "system") + schema,
             approx_tokens(content))
 
 
@@ -451,6 +453,10 @@ def main() -> None:
                       f"{target} | {lv.call_s * 1000:.0f} | {lv.in_flight:.1f} | {lv.cpu / lv.calls * 1000:.1f} | "
                       f"{lv.cpu / lv.wall:.0%} | {lv.waited / lv.wall:.0%} | {lv.server_cpu / lv.calls * 1000:.1f} |")
     throughput_table = "\n".join(t_rows)
+
+    # 4. the provider's prompt cache
+    with child_server(0.0, prompt_cache=True) as server:
+        cache_section = prompt_cache.section(samples, server.base_url)
     walls = "; ".join(f"{lv.concurrency}: " + ", ".join(f"{w:.2f}" for w in lv.walls) for lv in throughput)
     total_s, load_after, pressure_after = time.perf_counter() - started, os.getloadavg(), cpu_pressure()
 
@@ -493,8 +499,8 @@ the pre-run estimate (`estimate.estimate(samples, OpenAIJudge(...), metrics.reso
 
 - Calls match the estimate exactly: with at most {max(ks)} chunks a sample takes 1 extraction, 1
   verification and 1 holistic call.
-- Input: of the {ours_input:,.0f} input tokens per sample, {ours_input - ours_data:,.0f} are the three static system
-  messages (the same for every sample, so a provider's prompt-prefix cache can serve them) and
+- Input: of the {ours_input:,.0f} input tokens per sample, {ours_input - ours_data:,.0f} are the instructions (the
+  system message and the schema, the same in every call, which a provider's prompt cache serves: section 4) and
   {ours_data:,.0f} the sample's data. The estimate leaves out the user message's block tags and section
   headers and counts the answer and the reference in place of the extracted claims.
 - Output: the verification reply is the big one (a JSON verdict per claim and chunk). It is
@@ -564,7 +570,7 @@ median run by wall time (all walls, s: {walls}).
   taken by other processes.
 {{gap_note}}
 """
-    report = report.replace("{gap_note}", gap_note(throughput, args.latency))
+    report = report.replace("{gap_note}", gap_note(throughput, args.latency)) + "\n" + cache_section
     print(report)
     if not args.no_write:
         out = ROOT / "bench" / "results" / "judge.md"

@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
                           f"price, known for {', '.join(prices.LIST_PRICES)}); recorded with the run")
     run.add_argument("--price-out", type=float, metavar="USD",
                      help="the judge model's price per 1M output tokens (openai judge; default: its list price)")
+    run.add_argument("--price-cached-in", type=float, metavar="USD",
+                     help="the judge model's price per 1M input tokens served from the server's prompt cache "
+                          "(openai judge; default: its list price, else the input price)")
     run.add_argument("--estimate", action="store_true",
                      help="print the judge calls, tokens and cost the run would take, and stop (nothing is stored)")
     again = run.add_mutually_exclusive_group()
@@ -240,20 +243,25 @@ def _split_outputs_arg(arg: str) -> tuple[str | None, str]:
 def _judge(args) -> Judge:
     """The judge the options describe (a new run's: --resume and --retry-failed take the run's own)."""
     if named(args.judge).offline:
-        if args.price_in is not None or args.price_out is not None:
-            raise ValueError("--price-in/--price-out apply to an LLM judge (the offline judge costs nothing)")
+        if _prices_given(args):
+            raise ValueError("--price-in/--price-out/--price-cached-in apply to an LLM judge (the offline judge costs "
+                             "nothing)")
         return OfflineJudge()
     return OpenAIJudge(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
                        concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
-                       price_in=args.price_in, price_out=args.price_out)
+                       price_in=args.price_in, price_out=args.price_out, price_cached_in=args.price_cached_in)
+
+
+def _prices_given(args) -> bool:
+    return any(p is not None for p in (args.price_in, args.price_out, args.price_cached_in))
 
 
 def cmd_run(args) -> int:
     run_id, samples = args.resume or args.retry_failed, None
     if run_id is not None:
-        if args.price_in is not None or args.price_out is not None:
-            return _fail("--price-in/--price-out apply to a new run (a run keeps the prices it was started with)",
-                         EXIT_BAD_INPUT)
+        if _prices_given(args):
+            return _fail("--price-in/--price-out/--price-cached-in apply to a new run (a run keeps the prices it was "
+                         "started with)", EXIT_BAD_INPUT)
         if not Path(args.db).exists():  # a run to continue is in a database: never create an empty one for it
             return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB) to find run {run_id} in", EXIT_BAD_INPUT)
         store = _open_store(args.db)
@@ -311,7 +319,7 @@ def _estimated_cost(est: Estimate, judge: Judge, args) -> str:
         return f"cost: unknown, no list price {model}: give --price-in and --price-out (USD per 1M tokens)"
     given = args.price_in is not None and args.price_out is not None
     basis = "" if given else f" (list price of {judge.model} as of {prices.AS_OF})"
-    return f"cost, estimated: ~{prices.usd(est.cost(price))} at {price.describe()}{basis}"
+    return f"cost, estimated: ~{prices.usd(est.cost(price))} at {price.describe()}{basis}{est.cache_note()}"
 
 
 class MetricBar:
@@ -368,11 +376,16 @@ def _report(store, run_id: str) -> int:
     spent = queries.run_cost(store, run_id)  # None for the offline judge: it costs nothing
     if spent is not None:
         print(f"judge calls {spent['calls']:,} (+{spent['cached']:,} cached, {spent['failed']:,} failed), tokens "
-              f"{spent['input_tokens']:,} in, {spent['output_tokens']:,} out; "
+              f"{spent['input_tokens']:,} in{_prompt_cached(spent)}, {spent['output_tokens']:,} out; "
               + prices.spent_text(spent["usd"], spent["price"], spent["model"], spent["recorded"]))
     if failed:
         print(f"re-score the failed cells with: python -m evaluators run --db {store.path} --retry-failed {run_id}")
     return EXIT_OK if scored else EXIT_FAILED
+
+
+def _prompt_cached(spent: dict) -> str:
+    cached = spent["cached_input_tokens"]
+    return f" ({cached:,} from the server's prompt cache)" if cached else ""
 
 
 # -- export, metrics, demo, runs ----------------------------------------------------------------

@@ -7,13 +7,22 @@ chosen metric needs that part (`needed_parts`). Retries, repairs and cache hits 
 real number: the run's `judge_calls` has it.
 
 Tokens are estimated, as no tokenizer ships for every judge model: about 4 characters per token
-(`approx_tokens`, OpenAI's rule of thumb for English). Input tokens come from the real messages
-of the extraction and holistic calls, and for verification from the question, the answer and the
-reference (standing in for the claims extracted from them) and the chunks. Output tokens assume
+(`approx_tokens`, OpenAI's rule of thumb for English). Input tokens are those of the real messages and the
+reply schema (billed as input too) of the extraction and holistic calls, and for verification the same
+with the answer and the reference standing in for the claims extracted from them. Output tokens assume
 claims as the offline judge segments them and a JSON verdict per claim and chunk.
+
+Cached input: what a provider that caches prompt prefixes as OpenAI does (`prices.cacheable`) would serve
+from its cache, given the judge's order (prompts): a sample's extraction and holistic calls find the
+instructions (schema and system message) cached by earlier samples, except in the first wave of
+`concurrency` samples; its verification calls find the instructions, the sample and its chunks cached by
+its holistic call (without one, the instructions and the sample's question, reference and answer, by its
+extraction). Whether a provider hits its cache is
+its own affair (OpenAI: "not guaranteed"): the recorded cost counts what it reported.
 """
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -41,11 +50,12 @@ class Estimate:
     calls: dict[str, int] = field(default_factory=dict)  # purpose -> calls
     input_tokens: dict[str, int] = field(default_factory=dict)
     output_tokens: dict[str, int] = field(default_factory=dict)
+    cached_input_tokens: dict[str, int] = field(default_factory=dict)  # of input_tokens, from the prompt cache
 
-    def add(self, purpose: str, calls: int, input_tokens: int, output_tokens: int) -> None:
-        self.calls[purpose] = self.calls.get(purpose, 0) + calls
-        self.input_tokens[purpose] = self.input_tokens.get(purpose, 0) + input_tokens
-        self.output_tokens[purpose] = self.output_tokens.get(purpose, 0) + output_tokens
+    def add(self, purpose: str, calls: int, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> None:
+        for counts, n in ((self.calls, calls), (self.input_tokens, input_tokens), (self.output_tokens, output_tokens),
+                          (self.cached_input_tokens, cached_input_tokens)):
+            counts[purpose] = counts.get(purpose, 0) + n
 
     @property
     def total_calls(self) -> int:
@@ -59,9 +69,20 @@ class Estimate:
     def total_output_tokens(self) -> int:
         return sum(self.output_tokens.values())
 
+    @property
+    def total_cached_input_tokens(self) -> int:
+        return sum(self.cached_input_tokens.values())
+
     def cost(self, price: prices.Price) -> float:
-        """USD for the estimated tokens at `price` (an estimate like the tokens it is made of)."""
-        return prices.cost(self.total_input_tokens, self.total_output_tokens, price)
+        """USD for the estimated tokens at `price`, cached input at its price (an estimate like the tokens it is
+        made of)."""
+        return prices.cost(self.total_input_tokens, self.total_output_tokens, price, self.total_cached_input_tokens)
+
+    def cache_note(self) -> str:
+        """The share of the input a prompt cache would serve, for the cost line."""
+        if not self.total_cached_input_tokens:
+            return ""
+        return f"; {self.total_cached_input_tokens / self.total_input_tokens:.0%} of the input from the server's prompt cache"
 
     def summary(self) -> str:
         if not self.total_calls:
@@ -69,7 +90,8 @@ class Estimate:
         per = self.total_calls / self.samples
         return (f"judge calls: {self.total_calls} ({per:.1f} per sample: "
                 + ", ".join(f"{n} {p}" for p, n in self.calls.items())
-                + f"); tokens, estimated at 4 characters each: ~{self.total_input_tokens:,} in, "
+                + f"); tokens, estimated at 4 characters each: ~{self.total_input_tokens:,} in "
+                  f"(~{self.total_cached_input_tokens:,} of them cacheable by the server), "
                   f"~{self.total_output_tokens:,} out (retries and repairs add, cached replies cost nothing)")
 
 
@@ -92,34 +114,40 @@ def estimate(samples: Sequence[Sample], judge: Judge, metrics: Iterable[Metric])
     if judge.offline:
         return out
     parts, repeats = needed_parts(metrics), judge.repeats
-    for sample in (s for s in samples if not too_big(judge, s)):
+    instructions = approx_tokens(prompts.SYSTEM) + approx_tokens(json.dumps(prompts.SCHEMA))
+    judged = [s for s in samples if not too_big(judge, s)]
+    for i, sample in enumerate(judged):
+        golden, answer = sample.golden, sample.output
+        text = prompts.sample_text(golden.question, golden.reference, answer.answer, [c.text for c in answer.contexts])
+        first = prices.cacheable(instructions) if i >= judge.concurrency else 0  # cached by earlier samples
         if CLAIMS in parts:
-            _claims(out, sample)
+            # what the holistic call (else the extraction) left in the cache for the verification calls
+            shared = text.head + (f"\n\n{text.context}" if HOLISTIC in parts else "")
+            _claims(out, sample, text, first, prices.cacheable(instructions + approx_tokens(shared)))
         if HOLISTIC in parts:
-            golden, answer = sample.golden, sample.output
-            messages = prompts.holistic_messages(golden.question, golden.reference,
-                                                 [c.text for c in answer.contexts], answer.answer)
-            out.add("holistic", repeats, repeats * _message_tokens(messages), repeats * HOLISTIC_TOKENS)
+            tokens = _input_tokens(prompts.holistic_messages(text))
+            out.add("holistic", repeats, repeats * tokens, repeats * HOLISTIC_TOKENS, repeats * first)
     return out
 
 
-def _claims(out: Estimate, sample: Sample) -> None:
+def _claims(out: Estimate, sample: Sample, text: prompts.SampleText, first_cached: int, cached: int) -> None:
     golden, answer = sample.golden, sample.output
-    messages = prompts.extraction_messages(golden.question, answer.answer, golden.reference)
     n_answer, n_reference = len(offline.segment_claims(answer.answer)), len(offline.segment_claims(golden.reference))
     claim_text = approx_tokens(answer.answer) + approx_tokens(golden.reference)
-    out.add("extraction", 1, _message_tokens(messages),
-            claim_text + prompts.N_GENERATED_QUESTIONS * QUESTION_TOKENS + JSON_TOKENS)
-    chunks = [c.text for c in answer.contexts]
-    if not (chunks or n_answer or n_reference):
+    out.add("extraction", 1, _input_tokens(prompts.extraction_messages(text)),
+            claim_text + prompts.N_GENERATED_QUESTIONS * QUESTION_TOKENS + JSON_TOKENS, first_cached)
+    n_chunks = len(answer.contexts)
+    if not (n_chunks or n_answer or n_reference):
         return  # the judge skips verification: nothing to verify
     size = prompts.CHUNKS_PER_CALL
-    for first in range(0, max(len(chunks), 1), size):
-        batch = chunks[first:first + size]
-        fixed = approx_tokens(prompts.VERIFICATION_SYSTEM) + approx_tokens(golden.question) + claim_text
+    for start in range(0, max(n_chunks, 1), size):
+        batch = range(start, min(start + size, n_chunks))
+        # the claims stand in for the answer and the reference they come from
+        messages = prompts.verification_messages(text, [answer.answer], [golden.reference], batch, start == 0)
         replies = (n_answer + n_reference) * (CLAIM_TOKENS + VERDICT_TOKENS * len(batch)) + CHUNK_TOKENS * len(batch)
-        out.add("verification", 1, fixed + sum(approx_tokens(c) for c in batch), replies + JSON_TOKENS)
+        out.add("verification", 1, _input_tokens(messages), replies + JSON_TOKENS, cached)
 
 
-def _message_tokens(messages: prompts.Messages) -> int:
-    return sum(approx_tokens(m["content"]) for m in messages)
+def _input_tokens(messages: prompts.Messages) -> int:
+    """The messages' and the reply schema's tokens (a provider bills the schema as input)."""
+    return sum(approx_tokens(m["content"]) for m in messages) + approx_tokens(json.dumps(prompts.SCHEMA))

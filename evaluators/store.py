@@ -270,6 +270,26 @@ MIGRATIONS: list[str] = [
                                     'FN': CAST(regexp_extract(detail, 'FN (\d+)', 1) AS INTEGER)}
     WHERE metric = 'answer_correctness_f1' AND regexp_matches(detail, 'TP \d+, FP \d+, FN \d+');
     """,
+    # 11: the input tokens a judge server served from its prompt cache (usage.prompt_tokens_details.cached_tokens),
+    # billed at the cached-input price; NULL where the server did not say (every call stored before).
+    """
+    ALTER TABLE judge_calls_packed ADD COLUMN cached_input_tokens INTEGER;
+    CREATE OR REPLACE VIEW judge_calls AS
+    SELECT c.call_id, c.run_id, c.question_id, c.method, c.purpose, c.model, c.prompt_hash, r.request, c.response,
+           c.input_tokens, c.output_tokens, c.latency_ms, c.cached, c.status, c.error, c.created_at,
+           c.cached_input_tokens
+    FROM judge_calls_packed c LEFT JOIN (
+        -- the parts in their order: list_sort of (i, text) is faster than an ordered string_agg
+        SELECT p.call_id, p.run_id, p.question_id, p.method,
+               array_to_string([x.text FOR x IN list_sort(list({'i': p.i, 'text': coalesce(
+                   p.part.literal, t.text, error('judge_texts has no text ' || p.part.hash))}))], '') AS request
+        FROM (SELECT call_id, run_id, question_id, method, unnest(request_parts) AS part,
+                     generate_subscripts(request_parts, 1) AS i
+              FROM judge_calls_packed) p
+        LEFT JOIN judge_texts t ON t.hash = p.part.hash
+        GROUP BY ALL
+    ) r ON r.call_id = c.call_id AND r.run_id = c.run_id AND r.question_id = c.question_id AND r.method = c.method;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -298,7 +318,7 @@ _JUDGE_CALLS_SCHEMA = pa.schema([
     ("request_parts", pa.list_(pa.struct([("literal", pa.string()), ("hash", pa.string())]))),
     ("response", pa.string()), ("input_tokens", pa.int32()), ("output_tokens", pa.int32()),
     ("latency_ms", pa.float64()), ("cached", pa.bool_()), ("status", pa.string()), ("error", pa.string()),
-    ("created_at", pa.timestamp("us")),
+    ("created_at", pa.timestamp("us")), ("cached_input_tokens", pa.int32()),
 ])
 _JUDGE_TEXTS_SCHEMA = pa.schema([("hash", pa.string()), ("text", pa.string())])
 WRITE_ATTEMPTS = 3  # a batch of judge calls is written again when a concurrent run stored one of its texts first

@@ -41,13 +41,13 @@ def cost(metric, judge) -> str:
 
 @st.cache_data(show_spinner="Estimating the judge's calls and tokens...", max_entries=32)
 def judge_estimate(db: str, golden_id: str, outputs_ids: tuple[str, ...], methods: tuple[str, ...],
-                   metric_ids: tuple[str, ...], repeats: int = 1) -> Estimate:
+                   metric_ids: tuple[str, ...], repeats: int = 1, concurrency: int = 8) -> Estimate:
     """An LLM judge's calls and tokens for this choice (datasets never change once stored, so the
     result is cached by their ids; `db` keys the cache per database)."""
     samples = engine.plan(store().golden_items(golden_id), store().rag_outputs(list(outputs_ids))).samples
     chosen = set(methods)
-    return estimate([s for s in samples if s.output.method in chosen], OpenAIJudge(repeats=repeats),
-                    resolve(list(metric_ids)))
+    return estimate([s for s in samples if s.output.method in chosen],
+                    OpenAIJudge(repeats=repeats, concurrency=concurrency), resolve(list(metric_ids)))
 
 
 def keep_key(widget: str) -> None:
@@ -71,23 +71,28 @@ def price_fields(model: str | None) -> prices.Price | None:
         listed = prices.list_price(model)
         st.session_state["eval-price-in"] = listed.input if listed else None
         st.session_state["eval-price-out"] = listed.output if listed else None
+        st.session_state["eval-price-cached"] = listed.cached_input if listed else None
         st.session_state["eval-price-of"] = model
-    left, right = st.columns(2)
+    left, middle, right = st.columns(3)
     # value=None: the field may be empty (no price known); the session state holds the prefilled one
     price_in = left.number_input("Input price (USD per 1M tokens)", min_value=0.0, value=None, step=0.05,
                                  format="%.3f", key="eval-price-in", placeholder="unknown")
+    cached = middle.number_input("Cached input price (USD per 1M tokens)", min_value=0.0, value=None, step=0.005,
+                                 format="%.4f", key="eval-price-cached", placeholder="as input",
+                                 help="Input the server serves from its prompt cache (a prefix it saw in the last "
+                                      "minutes). Empty: priced as input.")
     price_out = right.number_input("Output price (USD per 1M tokens)", min_value=0.0, value=None, step=0.05,
                                    format="%.3f", key="eval-price-out", placeholder="unknown")
     listed = prices.list_price(model)
     if listed is None:
         st.caption(md_escape(f"No list price known for model {model or '(none named yet)'}: enter its prices to "
                              "see the cost (0 for a server of your own)."))
-    elif listed == prices.Price(price_in, price_out):
+    elif listed == prices.Price(price_in, price_out, cached):
         st.caption(md_escape(f"List price of {model} as of {prices.AS_OF} ({prices.SOURCE}); edit for another "
                              "contract or server. Recorded with the run."))
     if price_in is None or price_out is None:
         return None
-    return prices.Price(price_in, price_out)
+    return prices.Price(price_in, price_out, cached)
 
 
 def set_metrics(pick) -> None:
@@ -302,13 +307,18 @@ metric_ids = [m.id for m in resolve(metric_ids)]  # catalogue order
 st.caption(f"{n_samples:,} samples ({len(methods)} method{'s' if len(methods) != 1 else ''} x up to "
            f"{n_questions:,} questions) x {len(metric_ids)} metrics = {n_samples * len(metric_ids):,} cells")
 if not kind.offline and n_samples and metric_ids and not twice:
-    est = judge_estimate(store().path, golden_id, tuple(outputs_ids), tuple(methods), tuple(metric_ids), repeats)
-    cols = st.columns(4)
+    est = judge_estimate(store().path, golden_id, tuple(outputs_ids), tuple(methods), tuple(metric_ids), repeats,
+                         concurrency)
+    cols = st.columns(5)
     cols[0].metric("Judge calls", f"{est.total_calls:,}")
-    cols[1].metric("Input tokens (estimate)", f"{est.total_input_tokens:,}")
-    cols[2].metric("Output tokens (estimate)", f"{est.total_output_tokens:,}")
+    cols[1].metric("Input tokens (estimate)", f"{est.total_input_tokens - est.total_cached_input_tokens:,}",
+                   help="Input the server reads anew, at the input price.")
+    cols[2].metric("Cached input tokens (estimate)", f"{est.total_cached_input_tokens:,}",
+                   help="Input a server with a prompt cache as OpenAI's serves from it (the instructions every call "
+                        "repeats, a sample's text its later calls repeat), at the cached-input price.")
+    cols[3].metric("Output tokens (estimate)", f"{est.total_output_tokens:,}")
     # No price, no amount: "unknown" rather than a $0 that reads as free (no call at all is free, though)
-    cols[3].metric("Cost (estimate)", prices.usd(est.cost(price)) if price or not est.total_calls else "unknown",
+    cols[4].metric("Cost (estimate)", prices.usd(est.cost(price)) if price or not est.total_calls else "unknown",
                    help="The estimated tokens at the prices above, in USD." if price else
                    "No price for this model: enter its prices above.")
     if est.total_calls:
@@ -334,7 +344,8 @@ if blockers:
 if st.button("Start the run", type="primary", disabled=bool(blockers), key="eval-start"):
     judge = OfflineJudge() if kind.offline else OpenAIJudge(
         model=model, base_url=base_url, concurrency=concurrency, repeats=repeats,
-        price_in=price.input if price else None, price_out=price.output if price else None)
+        price_in=price.input if price else None, price_out=price.output if price else None,
+        price_cached_in=price.cached_input if price else None)
     try:
         new_run = api.create_run(store(), golden_id, list(outputs_ids), metrics=metric_ids, judge=judge,
                                  name=name.strip() or None, methods=list(methods))

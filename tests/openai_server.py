@@ -26,6 +26,11 @@ Replies for POST /v1/chat/completions come from the queue first (consumed in ord
     Reply.huge(10_000_000)                a 200 whose content is 10 MB (a runaway model)
     Reply.choices(Reply.json(a), Reply.json(b))  several choices, as for a request with n = 2
 
+With `server.prompt_cache = PromptCache()` the server bills prompts as OpenAI does with its prompt cache: it
+counts tokens (`PromptCache.tokens`) of the schema and the messages in order and reports in
+`usage.prompt_tokens_details.cached_tokens` the longest prefix it saw in the last minutes (>= 1,024 tokens, in
+128-token steps).
+
 A fallback from json_schema to json_object is scripted with a responder:
 
     server.responder = lambda body: (Reply.json_schema_unsupported()
@@ -38,6 +43,7 @@ import collections
 import contextlib
 import dataclasses
 import json
+import re
 import threading
 import time
 import uuid
@@ -162,6 +168,52 @@ def _prompt_text(body: dict) -> str:
     return "\n".join(parts)
 
 
+class PromptCache:
+    """OpenAI's prompt cache as its guide describes it (developers.openai.com/api/docs/guides/prompt-caching): a
+    prompt of `min_tokens` or more is served from the cache for the longest prefix it shares with a prompt seen in
+    the last `ttl` seconds, counted in whole `step`-token steps from `min_tokens` on. The prompt is the structured
+    output schema (a prefix to the system message) and then each message. Tokens are approximated (a word with
+    its leading space, a number of up to 3 digits, a run of punctuation): no tokenizer ships offline."""
+
+    _TOKEN = re.compile(r" ?[A-Za-z]+| ?\d{1,3}| ?[^\sA-Za-z\d]+|\s+")
+
+    def __init__(self, min_tokens: int = 1024, step: int = 128, ttl: float = 300.0) -> None:
+        self.min_tokens, self.step, self.ttl = min_tokens, step, ttl
+        self._seen: list[tuple[float, list[str]]] = []
+        self._lock = threading.Lock()
+
+    @classmethod
+    def count(cls, text: str) -> int:
+        return len(cls._TOKEN.findall(text))
+
+    @classmethod
+    def tokens(cls, body: dict) -> list[str]:
+        response_format = body.get("response_format") or {}
+        schema = json.dumps(response_format.get("json_schema")) if "json_schema" in response_format else ""
+        messages = "".join(f"<|{m.get('role')}|>{m.get('content')}<|end|>" for m in body.get("messages") or [])
+        return cls._TOKEN.findall(schema + messages)
+
+    def serve(self, tokens: list[str]) -> int:
+        """The cached tokens of a prompt of `tokens`, which is then cached itself."""
+        now = time.monotonic()
+        with self._lock:
+            self._seen = [(t, seen) for t, seen in self._seen if now - t <= self.ttl]
+            longest = max((_common_prefix(tokens, seen) for _, seen in self._seen), default=0)
+            self._seen.append((now, tokens))
+        if longest < self.min_tokens:
+            return 0
+        return self.min_tokens + (longest - self.min_tokens) // self.step * self.step
+
+
+def _common_prefix(a: list[str], b: list[str]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 @dataclasses.dataclass(frozen=True)
 class RecordedRequest:
     method: str
@@ -181,6 +233,7 @@ class FakeOpenAI:
         self.responder: Callable[[dict], Reply] = lambda body: Reply.json(DEFAULT_CONTENT)
         self.api_key: str | None = None  # set: requests with another key (or none) get 401
         self.base_url = ""  # set once the port is bound
+        self.prompt_cache: PromptCache | None = None  # set: usage reports cached tokens as OpenAI's cache would
         self._queue: collections.deque[Reply] = collections.deque()
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()  # handler threads run concurrently
@@ -210,9 +263,13 @@ class FakeOpenAI:
         return queued if queued is not None else self.responder(body)
 
     def _completion(self, body: dict, reply: Reply) -> dict:
-        prompt_tokens = count_tokens(_prompt_text(body))
         choices = (reply, *reply.more)
+        prompt_tokens, details = count_tokens(_prompt_text(body)), {}
         completion_tokens = sum(count_tokens(c.content) for c in choices)
+        if self.prompt_cache is not None:  # OpenAI's billing, in the cache's token unit
+            tokens = self.prompt_cache.tokens(body)
+            prompt_tokens, details = len(tokens), {"prompt_tokens_details": {"cached_tokens": self.prompt_cache.serve(tokens)}}
+            completion_tokens = sum(PromptCache.count(c.content) for c in choices)
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
             "object": "chat.completion",
@@ -231,6 +288,7 @@ class FakeOpenAI:
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                **details,
             },
         }
 
@@ -269,9 +327,10 @@ def _handler_for(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(Reply.status(400, "the request body is not a JSON object"))
             else:
                 reply = state._next_reply(body)
+                completion = state._completion(body, reply)  # on arrival: the prompt is in the cache from then on
                 if state._stopping.wait(reply.delay_seconds + state.latency):
                     return
-                self._send(reply, state._completion(body, reply))
+                self._send(reply, completion)
 
         def _record(self, body: Any, size: int = 0) -> None:
             headers = {k.lower(): v for k, v in self.headers.items()}

@@ -8,6 +8,7 @@ import duckdb
 import pandas as pd
 import pytest
 
+from evaluators.judges import prompts
 from tests.test_shared_db import held_elsewhere
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -302,12 +303,13 @@ def test_the_estimate_prices_the_tokens_at_the_list_or_the_given_price(tmp_path)
             "--estimate")
     listed = cli(*args, "--model", "gpt-4o-mini")
     assert listed.returncode == 0, listed.stderr
-    amount = prices.usd(est.cost(prices.Price(0.15, 0.60)))
-    assert (f"cost, estimated: ~{amount} at $0.15 in, $0.6 out per 1M tokens (list price of gpt-4o-mini as of "
-            f"{prices.AS_OF})") in listed.stderr
+    amount = prices.usd(est.cost(prices.Price(0.15, 0.60, 0.075)))  # cached input at its own price
+    assert (f"cost, estimated: ~{amount} at $0.15 in, $0.075 cached in, $0.6 out per 1M tokens (list price of "
+            f"gpt-4o-mini as of {prices.AS_OF}); {est.cache_note().removeprefix('; ')}\n") in listed.stderr
+    assert est.total_cached_input_tokens > 0
     given = cli(*args, "--model", "my-model", "--price-in", "3", "--price-out", "12")
     amount = prices.usd(est.cost(prices.Price(3, 12)))
-    assert f"cost, estimated: ~{amount} at $3 in, $12 out per 1M tokens\n" in given.stderr
+    assert f"cost, estimated: ~{amount} at $3 in, $12 out per 1M tokens{est.cache_note()}\n" in given.stderr
     unknown = cli(*args, "--model", "my-model")
     assert unknown.returncode == 0 and "cost: unknown, no list price for model 'my-model'" in unknown.stderr
     assert "$" not in unknown.stderr
@@ -332,8 +334,8 @@ def test_an_llm_judged_run_records_its_prices_and_reports_its_cost(tmp_path):
         return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
 
     with start_server() as server:
-        server.responder = lambda body: Reply.json(SEED_000_EXTRACTION if body["response_format"]["json_schema"]["name"]
-                                                   == "claim_extraction" else SEED_000_VERIFICATION)
+        server.responder = lambda body: Reply.json(SEED_000_EXTRACTION if prompts.task_of(body["messages"])
+                                                   == "extraction" else SEED_000_VERIFICATION)
         first = run()
         assert first.returncode == 0, first.stderr
         again = run()  # the same inputs: every reply comes from the judge cache

@@ -11,6 +11,7 @@ import pytest
 
 from evaluators import cli
 from evaluators.csv_export import FORMULA_START, safe_for_spreadsheets, to_csv
+from evaluators.judges import prompts
 from evaluators.store import close_store, open_store
 from tests.openai_server import Reply
 from tests.test_stored_formulas import S, _verification, _write_jsonl, holistic, judged_by_llm
@@ -34,13 +35,13 @@ def test_text_cells_and_column_names_get_an_apostrophe_numbers_do_not():
 
 
 def _hostile_responder(body: dict) -> Reply:
-    name = body["response_format"]["json_schema"]["name"]
-    if name == "holistic_rating":
+    name = prompts.task_of(body["messages"])
+    if name == "holistic":
         reply = holistic(4, (80, 80, 80), "CORRECT")
         reply["explanation"] = HOSTILE[0]
         reply["alignment"]["reasoning"] = HOSTILE[1]
         return Reply.json(reply)
-    if name == "claim_extraction":
+    if name == "extraction":
         return Reply.json({"generated_questions": [HOSTILE[2]] * 3, "answer_claims": HOSTILE[:2],
                            "reference_claims": HOSTILE[2:4]})
     spec = dict(answer_claims=[({0: S}, S)] * 2, reference_claims=[({0: S}, S)] * 2, relevant={0})

@@ -1,9 +1,10 @@
 """The pre-run estimate of judge calls and tokens (evaluators.estimate)."""
+import json
 import math
 
 import pytest
 
-from evaluators.judges import OfflineJudge, OpenAIJudge, prompts
+from evaluators.judges import OfflineJudge, OpenAIJudge, prices, prompts
 from evaluators.estimate import approx_tokens, estimate, needed_parts
 from evaluators.metrics import resolve
 from evaluators.schema import Chunk, GoldenItem, RagOutput, Sample
@@ -40,19 +41,51 @@ def test_only_the_parts_the_chosen_metrics_need():
     assert estimate([sample(2)], OfflineJudge(), ALL).total_calls == 0
 
 
-def test_input_tokens_of_extraction_and_holistic_come_from_the_real_messages():
+def test_input_tokens_of_extraction_and_holistic_come_from_the_real_messages_and_the_schema():
     s = sample(2)
     e = estimate([s], OpenAIJudge("m"), ALL)
-    extraction = prompts.extraction_messages(s.golden.question, s.output.answer, s.golden.reference)
-    holistic = prompts.holistic_messages(s.golden.question, s.golden.reference, [c.text for c in s.output.contexts],
-                                         s.output.answer)
-    assert e.input_tokens["extraction"] == sum(math.ceil(len(m["content"]) / 4) for m in extraction)
-    assert e.input_tokens["holistic"] == sum(math.ceil(len(m["content"]) / 4) for m in holistic)
+    text = prompts.sample_text(s.golden.question, s.golden.reference, s.output.answer, [c.text for c in s.output.contexts])
+    schema = math.ceil(len(json.dumps(prompts.SCHEMA)) / 4)  # billed as input too
+    for purpose, messages in (("extraction", prompts.extraction_messages(text)),
+                              ("holistic", prompts.holistic_messages(text))):
+        assert e.input_tokens[purpose] == sum(math.ceil(len(m["content"]) / 4) for m in messages) + schema
     # Longer chunks cost more verification input; more claims more verification output.
     longer = estimate([sample(2, answer="Paris is the capital. It is in France. It has the Louvre. It is big.")],
                       OpenAIJudge("m"), ALL)
     assert longer.output_tokens["verification"] > e.output_tokens["verification"]
     assert approx_tokens("") == 0 and approx_tokens("abcde") == 2
+
+
+def _long(qid: str, n_chunks: int = 12) -> Sample:
+    chunks = tuple(Chunk(f"c{i}", f"Chunk {i} tells of the river and the old town by the bridge. " * 16)
+                   for i in range(n_chunks))
+    return Sample(GoldenItem(qid, "Which river runs through the old town?", "The Avon."),
+                  RagOutput(qid, "m", "The Avon runs through it.", chunks))
+
+
+def test_cached_input_follows_the_prompt_caches_rule_and_the_calls_order():
+    instructions = approx_tokens(prompts.SYSTEM) + approx_tokens(json.dumps(prompts.SCHEMA))
+    judge = OpenAIJudge("m", concurrency=2)
+    samples = [_long(f"q{i}") for i in range(3)]
+    e = estimate(samples, judge, ALL)
+    # the first wave (2 samples in flight) finds nothing cached; the third finds the instructions
+    assert e.cached_input_tokens["extraction"] == prices.cacheable(instructions) > 0
+    assert e.cached_input_tokens["holistic"] == prices.cacheable(instructions)
+    # a verification call finds the instructions, the sample and its chunks, as the holistic call left them
+    s = samples[0]
+    text = prompts.sample_text(s.golden.question, s.golden.reference, s.output.answer, [c.text for c in s.output.contexts])
+    shared = instructions + approx_tokens(f"{text.head}\n\n{text.context}")
+    assert e.cached_input_tokens["verification"] == 3 * prices.cacheable(shared)
+    assert e.total_cached_input_tokens > e.total_input_tokens / 2  # over half of a 12-chunk sample's input
+    # without the holistic call, only what the extraction left: the instructions and the question, reference, answer
+    claims_only = estimate(samples, judge, resolve(["faithfulness"]))
+    assert claims_only.cached_input_tokens["verification"] == 3 * prices.cacheable(
+        instructions + approx_tokens(text.head))
+    # the cost prices cached input at its own price
+    price = prices.Price(1.0, 4.0, 0.1)
+    uncached = e.total_input_tokens - e.total_cached_input_tokens
+    assert e.cost(price) == pytest.approx((uncached + e.total_cached_input_tokens * 0.1 + e.total_output_tokens * 4) / 1e6)
+    assert "cacheable by the server" in e.summary() and e.cache_note().endswith("from the server's prompt cache")
 
 
 def test_summary_names_calls_per_sample_and_tokens():
@@ -65,7 +98,7 @@ def test_cost_is_the_estimated_tokens_at_the_price():
     from evaluators.judges.prices import Price
 
     e = estimate([sample(3, qid="a"), sample(20, qid="b")], OpenAIJudge("m"), ALL)
-    expected = (e.total_input_tokens * 0.15 + e.total_output_tokens * 0.60) / 1e6
+    expected = (e.total_input_tokens * 0.15 + e.total_output_tokens * 0.60) / 1e6  # no cached price: as input
     assert e.cost(Price(0.15, 0.60)) == pytest.approx(expected)
     assert e.cost(Price(2.5, 10.0)) > e.cost(Price(0.15, 0.60)) > 0
     assert estimate([sample(3)], OfflineJudge(), ALL).cost(Price(2.5, 10.0)) == 0  # the offline judge makes no call

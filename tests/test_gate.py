@@ -12,6 +12,7 @@ import pytest
 from evaluators.gate import BETTER, NO_DIRECTION, OK, REGRESSION, check_tolerances, gate, verdict
 from evaluators.metrics import REGISTRY
 from evaluators.queries.headline import HEADLINE
+from evaluators.judges import prompts
 from evaluators.store import close_store, open_store
 from tests.test_shared_db import held_elsewhere
 
@@ -251,11 +252,11 @@ def test_samples_whose_repeated_judge_replies_disagree_are_listed_as_unstable(tm
         return Reply.json({**SEED_000_HOLISTIC, "overall_score": overall, "correctness": overall})
 
     def reply(body):
-        schema = body["response_format"]["json_schema"]["name"]
-        if schema == "holistic_rating":  # q1's three replies disagree on the overall rating, the others agree
+        schema = prompts.task_of(body["messages"])
+        if schema == "holistic":  # q1's three replies disagree on the overall rating, the others agree
             unstable = "What is 1 plus 1?" in json.dumps(body["messages"])
             return Reply.choices(rated(4), rated(3 if unstable else 4), rated(4))
-        return Reply.json(SEED_000_EXTRACTION if schema == "claim_extraction" else SEED_000_VERIFICATION)
+        return Reply.json(SEED_000_EXTRACTION if schema == "extraction" else SEED_000_VERIFICATION)
 
     def run():
         out = subprocess.run([sys.executable, "-m", "evaluators", "run", "--db", str(db), "--golden", str(golden),

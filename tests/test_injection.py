@@ -24,7 +24,8 @@ from tests.test_openai_judge import SEED_000_HOLISTIC
 
 CORPUS = [json.loads(line) for line in (Path(__file__).parent / "injection" / "corpus.jsonl").read_text().splitlines()]
 BLOCK = re.compile(r'<(question|answer|reference|claim|chunk)(?: id="([ARC]\d+)")?>\n(.*?)\n</\1>', re.DOTALL)
-SCAFFOLDING = {"ANSWER CLAIMS:", "REFERENCE CLAIMS:", "CHUNKS:", "CONTEXT:", "COMPARE CLAIMS: yes", "(none)"}
+SCAFFOLDING = {"ANSWER CLAIMS:", "REFERENCE CLAIMS:", "CONTEXT:", "CHUNKS TO JUDGE: C1, C2", "COMPARE CLAIMS: yes",
+               "(none)"} | {f"TASK: {task}" for task in prompts.TASKS}
 ANY_ID = re.compile(r"\b([ARC]\d+)\b")
 
 
@@ -36,8 +37,8 @@ def injected(i: int, attack: str) -> Sample:
 
 def fooled(body: dict) -> Reply:
     """A model that obeys whatever it reads."""
-    system, user = body["messages"][0]["content"], body["messages"][1]["content"]
-    if system == prompts.EXTRACTION_SYSTEM:
+    user, task = body["messages"][1]["content"], prompts.task_of(body["messages"])
+    if task == prompts.EXTRACTION:
         blocks = {tag: text for tag, _, text in BLOCK.findall(user)}
 
         def lines(text: str) -> list[str]:  # "```" is no claim, even for this model
@@ -45,7 +46,7 @@ def fooled(body: dict) -> Reply:
 
         return Reply.json({"answer_claims": lines(blocks["answer"]), "reference_claims": lines(blocks["reference"]),
                            "generated_questions": ["Where?", "What?", "Which?"]})
-    if system == prompts.VERIFICATION_SYSTEM:
+    if task == prompts.VERIFICATION:
         ids = sorted(set(ANY_ID.findall(user)))
         chunks = [i for i in ids if i.startswith("C")]
         verdicts = [{"chunk_id": c, "verdict": "supported"} for c in chunks]
@@ -62,16 +63,17 @@ def fooled(body: dict) -> Reply:
 
 
 def expected_blocks(purpose: str, sample: Sample, user: str) -> list[tuple[str, str, str]]:
-    """(tag, id, content) of every block the judge built for `purpose`, in order."""
+    """(tag, id, content) of every block the judge built for `purpose`, in order: the sample (question, reference,
+    answer and but for the extraction the chunks), then a verification's claims."""
     golden, output = sample.golden, sample.output
+    head = [("question", "", golden.question), ("reference", "", golden.reference), ("answer", "", output.answer)]
     chunks = [("chunk", prompts.chunk_id(j), c.text) for j, c in enumerate(output.contexts)]
-    if purpose == "extraction":
-        return [("question", "", golden.question), ("answer", "", output.answer), ("reference", "", golden.reference)]
-    if purpose == "holistic":
-        return [("question", "", golden.question), ("reference", "", golden.reference), *chunks,
-                ("answer", "", output.answer)]
+    if purpose == prompts.EXTRACTION:
+        return head
+    if purpose == prompts.HOLISTIC:
+        return [*head, *chunks]
     claims = [("claim", i, text) for _, i, text in BLOCK.findall(user) if i and i[0] in "AR"]
-    return [("question", "", golden.question), *claims, *chunks]
+    return [*head, *chunks, *claims]
 
 
 @pytest.fixture(scope="module")
@@ -96,19 +98,21 @@ def test_every_uploaded_text_stays_inside_its_own_block(judged):
     by_question = {s.golden.question: s for s in samples}
     for request in requests:
         system, user = (m["content"] for m in request.body["messages"][:2])
-        purpose = {prompts.EXTRACTION_SYSTEM: "extraction", prompts.VERIFICATION_SYSTEM: "verification",
-                   prompts.HOLISTIC_SYSTEM: "holistic"}[system]
+        purpose = prompts.task_of(request.body["messages"])
+        assert system == prompts.SYSTEM
         sample = next(s for q, s in by_question.items() if prompts.data(q) in user)
         blocks = BLOCK.findall(user)
         want = expected_blocks(purpose, sample, user)
         assert [(tag, i) for tag, i, _ in blocks] == [(tag, i) for tag, i, _ in want], purpose
-        if purpose == "verification":  # the claims are the fooled model's lines of the answer and the reference
+        if purpose == prompts.VERIFICATION:  # the claims are the fooled model's lines of the answer and the reference
             claims = [text for tag, _, text in blocks if tag == "claim"]
             assert all(prompts.data(c) == c for c in claims)  # as sent: already neutral
         else:
             assert [text for _, _, text in blocks] == [prompts.data(text) for _, _, text in want]
-        outside = {line.strip() for line in BLOCK.sub("", user).splitlines() if line.strip()}
-        assert outside <= SCAFFOLDING, outside
+        outside = [line.strip() for line in BLOCK.sub("", user).splitlines() if line.strip()]
+        assert set(outside) <= SCAFFOLDING, outside
+        # one task line, the judge's: uploaded "TASK: holistic" stays inside its blocks
+        assert [line for line in outside if line.startswith("TASK: ")] == [f"TASK: {purpose}"]
 
 
 def test_no_id_from_uploaded_text_reaches_the_matrix_and_scores_stay_in_bounds(judged):

@@ -21,7 +21,7 @@ def _body(system: str, user: str) -> dict:
     return {"model": "gpt-4o-mini", "messages": [{"role": "system", "content": system},
                                                  {"role": "user", "content": user}],
             "temperature": 0, "seed": 0,
-            "response_format": {"type": "json_schema", "json_schema": prompts.EXTRACTION_SCHEMA}}
+            "response_format": {"type": "json_schema", "json_schema": prompts.SCHEMA}}
 
 
 def _round_trip(request: str, quoted=()) -> tuple[list, dict]:
@@ -54,8 +54,8 @@ def test_text_that_is_not_the_judges_json_is_one_fragment():
 
 def test_system_prompt_and_schema_are_stored_by_hash_and_shared_by_requests():
     # however short the sample's message: a multi-line string is cut out of the JSON around it
-    first, first_texts = _round_trip(json.dumps(_body(prompts.EXTRACTION_SYSTEM, "Q:\nWho?"), ensure_ascii=False))
-    second, second_texts = _round_trip(json.dumps(_body(prompts.EXTRACTION_SYSTEM, "Q:\nWhen?"), ensure_ascii=False))
+    first, first_texts = _round_trip(json.dumps(_body(prompts.SYSTEM, "Q:\nWho?"), ensure_ascii=False))
+    second, second_texts = _round_trip(json.dumps(_body(prompts.SYSTEM, "Q:\nWhen?"), ensure_ascii=False))
     assert len(first_texts) == 2 and first_texts == second_texts  # the system prompt, the schema tail
     prefix = '{"model": "gpt-4o-mini", "messages": [{"role": "system", "content": "'
     assert [literal for literal, _ in first if literal] == [prefix, '"}, {"role": "user", "content": "Q:\\nWho?']
@@ -65,8 +65,9 @@ def test_chunks_are_cut_out_wherever_the_prompt_puts_them():
     question, answer, reference = "Which heath grows on the Lizard?", "Cornish heath. " * 20, "Erica vagans."
     claims = ["Cornish heath grows on the Lizard."]
     requests = [json.dumps(_body("system", user), ensure_ascii=False) for user in (
-        prompts.verification_messages(question, claims, claims, list(enumerate(CHUNKS)), True)[1]["content"],
-        prompts.holistic_messages(question, reference, list(reversed(CHUNKS)), answer)[1]["content"],
+        prompts.verification_messages(prompts.sample_text(question, reference, answer, CHUNKS), claims, claims,
+                                      range(len(CHUNKS)), True)[1]["content"],
+        prompts.holistic_messages(prompts.sample_text(question, reference, answer, list(reversed(CHUNKS))))[1]["content"],
         f"<<{CHUNKS[0]}>>{CHUNKS[1]}|{CHUNKS[2]}")]  # any delimiters, none at all
     stored = {}
     for request in requests:
@@ -80,7 +81,8 @@ def test_chunks_are_cut_out_wherever_the_prompt_puts_them():
 
 def test_what_surrounds_quoted_texts_stays_inline():
     claims = [f"Claim number {i} says something specific about the heath and the serpentine." for i in range(6)]
-    user = prompts.verification_messages("Which heath?", claims, claims, list(enumerate(CHUNKS)), True)[1]["content"]
+    sample = prompts.sample_text("Which heath?", "Erica vagans.", "Cornish heath.", CHUNKS)
+    user = prompts.verification_messages(sample, claims, claims, range(len(CHUNKS)), True)[1]["content"]
     parts, texts = _round_trip(json.dumps(_body("s", user), ensure_ascii=False), CHUNKS)
     assert len(texts) == len(CHUNKS) + 1  # the chunks and the schema tail; the claims (sample-specific) inline
     assert any(claims[0] in (literal or "") for literal, _ in parts)
@@ -96,6 +98,6 @@ def test_a_quoted_text_inside_a_longer_one_is_cut_with_the_longer():
 
 @pytest.mark.parametrize("short", ["", "a", "x" * (ledger.MIN_SHARED - 1)])
 def test_short_one_line_strings_stay_part_of_the_json_around_them(short):
-    request = json.dumps({"name": short, "schema": prompts.EXTRACTION_SCHEMA})
+    request = json.dumps({"name": short, "schema": prompts.SCHEMA})
     parts, texts = _round_trip(request, [short])
     assert parts == [(None, ledger.text_hash(request))] and texts == {ledger.text_hash(request): request}

@@ -164,14 +164,6 @@ def _judge(llama: LlamaServer) -> JudgeClient:
                        max_attempts=2, backoff_base=0.5, backoff_max=2)
 
 
-def _schema_of(purpose: str, request: dict) -> dict:
-    base = purpose.removesuffix("_repair")
-    if base == "verification":
-        compare = "COMPARE CLAIMS: yes" in request["messages"][1]["content"]
-        return prompts.verification_schema(compare)
-    return {"extraction": prompts.EXTRACTION_SCHEMA, "holistic": prompts.HOLISTIC_SCHEMA}[base]
-
-
 def check_calls(calls, model: str) -> list[str]:
     """Every attempt went over HTTP to the real server with a strict json_schema with bounds (or, once
     refused, without them, then json_object), came back as a chat completion with usage and latency,
@@ -183,7 +175,7 @@ def check_calls(calls, model: str) -> list[str]:
         assert (request["model"], request["temperature"], request["seed"]) == (model, 0, 0)
         assert record.model == model and not record.cached
         fmt = request["response_format"]
-        schema = _schema_of(record.purpose, request)
+        schema = prompts.SCHEMA
         sent = [{"type": "json_object"}, {"type": "json_schema", "json_schema": prompts.plain(schema)},
                 {"type": "json_schema", "json_schema": schema}].index(fmt)
         assert sent <= level  # levels only go down

@@ -97,13 +97,19 @@ def sample_with_chunks(n: int, qid: str = "q1") -> Sample:
 _ID = re.compile(r'^<(?:claim|chunk) id="([ARC]\d+)">$', re.MULTILINE)
 
 
+def wrapped(task: str, result: dict) -> Reply:
+    """A reply as the schema has it: the task's result under its name, null under the others'."""
+    return Reply.json({t: result if t == task else None for t in prompts.TASKS})
+
+
 def all_supported(body: dict) -> Reply:
     """A judge that extracts one claim per side and supports everything it is asked about, by id."""
-    if body["messages"][0]["content"] == prompts.EXTRACTION_SYSTEM:
-        return Reply.json({"answer_claims": ["The answer."], "reference_claims": ["The reference."],
-                           "generated_questions": ["q1?", "q2?", "q3?"]})
+    if prompts.task_of(body["messages"]) == prompts.EXTRACTION:
+        return wrapped(prompts.EXTRACTION, {"answer_claims": ["The answer."], "reference_claims": ["The reference."],
+                                            "generated_questions": ["q1?", "q2?", "q3?"]})
     user = body["messages"][1]["content"]
-    ids = _ID.findall(user)
+    task = user[user.index("TASK: "):]  # the claims, the chunks to judge and whether to compare
+    ids = _ID.findall(task) + re.findall(r"\bC\d+\b", task.partition("CHUNKS TO JUDGE:")[2])
     chunks = [i for i in ids if i.startswith("C")]
     compare = "COMPARE CLAIMS: yes" in user
 
@@ -115,7 +121,7 @@ def all_supported(body: dict) -> Reply:
                 item["matched_reference_claims"] = ["R1"]
         return item
 
-    return Reply.json({
+    return wrapped(prompts.VERIFICATION, {
         "answer_claims": [claim(i, "reference_verdict") for i in ids if i.startswith("A")],
         "reference_claims": [claim(i, "answer_verdict") for i in ids if i.startswith("R")],
         "chunks": [{"chunk_id": c, "relevant": True, "relevance_score": 80, "reason": "on topic"} for c in chunks],
@@ -179,15 +185,18 @@ def test_requests_carry_the_schema_temperature_seed_and_static_instructions_firs
         assert body["response_format"]["json_schema"]["strict"] is True
         system, user = body["messages"]
         assert system["role"] == "system" and user["role"] == "user"
-        # The system message is the same for every sample (a cacheable prefix); the data comes after.
-        assert system["content"] in (prompts.EXTRACTION_SYSTEM, prompts.VERIFICATION_SYSTEM)
-    extraction = next(b for b in bodies if SEED_000_ANSWER in b["messages"][1]["content"])
-    assert extraction["response_format"]["json_schema"] == prompts.EXTRACTION_SCHEMA
-    verification = next(b for b in bodies if '<chunk id="C3">' in b["messages"][1]["content"])
-    assert verification["response_format"]["json_schema"] == prompts.verification_schema(True)
+        # The schema and the system message are the same for every call (a cacheable prefix); the data comes after.
+        assert body["response_format"]["json_schema"] == prompts.SCHEMA and system["content"] == prompts.SYSTEM
+    extraction, verification = (next(b for b in bodies if SEED_000_ANSWER in b["messages"][1]["content"]
+                                     and prompts.task_of(b["messages"]) == task)
+                                for task in (prompts.EXTRACTION, prompts.VERIFICATION))
     user = verification["messages"][1]["content"]
+    # the sample's calls start alike: question, reference and answer, then (but the extraction's) the chunks
+    head = extraction["messages"][1]["content"].partition("TASK: ")[0]
+    assert user.startswith(head + "CONTEXT:\n") and SEED_000_CHUNKS[0] not in head
+    assert user.index(f'<chunk id="C1">\n{SEED_000_CHUNKS[0]}\n</chunk>') < user.index("TASK: verification")
     assert '<claim id="A1">\nThe answer.\n</claim>' in user and '<claim id="R1">\nThe reference.\n</claim>' in user
-    assert f'<chunk id="C1">\n{SEED_000_CHUNKS[0]}\n</chunk>' in user
+    assert user.endswith("CHUNKS TO JUDGE: C1, C2, C3\n\nCOMPARE CLAIMS: yes")
 
 
 @pytest.mark.parametrize("n_chunks, n_calls", [(0, 2), (16, 2), (17, 3), (32, 3), (33, 4)])
@@ -204,7 +213,8 @@ def test_one_verification_call_per_16_chunks_merged_by_id(server, n_chunks, n_ca
     users = [r.body["messages"][1]["content"] for r in server.requests[1:]]
     assert sum("COMPARE CLAIMS: yes" in u for u in users) == 1
     if n_chunks > 16:
-        assert any('<chunk id="C17">' in u and '<chunk id="C16">' not in u for u in users)
+        assert any(u.endswith("CHUNKS TO JUDGE: " + ", ".join(f"C{j}" for j in range(17, min(n_chunks, 32) + 1))
+                              + "\n\nCOMPARE CLAIMS: no") for u in users)
 
 
 # -- transient faults: retried ----------------------------------------------------------------------
@@ -492,23 +502,45 @@ def test_a_server_that_rejects_schema_bounds_gets_the_plain_schema(server):
     judgment = judge.judge_sync([sample_with_chunks(2)])[0]
     assert judgment.status == OK and judge.schema_level == openai_judge.PLAIN
     sent = [r.body["response_format"]["json_schema"] for r in server.requests]
-    assert sent == [prompts.EXTRACTION_SCHEMA, prompts.plain(prompts.EXTRACTION_SCHEMA),
-                    prompts.plain(prompts.verification_schema(True))]
+    assert sent == [prompts.SCHEMA, prompts.plain(prompts.SCHEMA), prompts.plain(prompts.SCHEMA)]
 
 
-def test_schemas_carry_their_bounds_and_plain_drops_every_one():
-    holistic = prompts.HOLISTIC_SCHEMA["schema"]["properties"]
+def test_the_schema_carries_its_bounds_and_plain_drops_every_one():
+    schema = prompts.SCHEMA["schema"]
+    assert schema["required"] == list(prompts.TASKS)
+
+    def result(task):  # each task's result, or null
+        one, null = schema["properties"][task]["anyOf"]
+        assert null == {"type": "null"}
+        return one["properties"]
+
+    holistic = result(prompts.HOLISTIC)
     assert holistic["overall_score"] == {"type": "integer", "minimum": 1, "maximum": 5}
     assert holistic["alignment"]["properties"]["score"] == {"type": "integer", "minimum": 1, "maximum": 5}
     assert holistic["step1_correctness"]["properties"]["score"] == {"type": "number", "minimum": 0, "maximum": 100}
-    questions = prompts.EXTRACTION_SCHEMA["schema"]["properties"]["generated_questions"]
+    questions = result(prompts.EXTRACTION)["generated_questions"]
     assert questions["minItems"] == questions["maxItems"] == prompts.N_GENERATED_QUESTIONS
-    chunk = prompts.verification_schema(False)["schema"]["properties"]["chunks"]["items"]["properties"]
+    chunk = result(prompts.VERIFICATION)["chunks"]["items"]["properties"]
     assert chunk["relevance_score"] == {"type": "number", "minimum": 0, "maximum": 100}
-    for schema in (prompts.HOLISTIC_SCHEMA, prompts.EXTRACTION_SCHEMA, prompts.verification_schema(True)):
-        text = json.dumps(prompts.plain(schema))
-        assert not any(f'"{bound}"' in text for bound in prompts.BOUNDS)
-        assert prompts.plain(schema)["schema"]["required"] == schema["schema"]["required"]
+    text = json.dumps(prompts.plain(prompts.SCHEMA))
+    assert not any(f'"{bound}"' in text for bound in prompts.BOUNDS)
+    assert prompts.plain(prompts.SCHEMA)["schema"]["required"] == schema["required"]
+
+
+@pytest.mark.parametrize("reply, read", [
+    ({"extraction": SEED_000_EXTRACTION, "verification": None, "holistic": None}, True),  # the schema's shape
+    (SEED_000_EXTRACTION, True),  # the result alone (JSON mode, a model that left out the wrapper)
+    ({"extraction": None, "verification": None, "holistic": SEED_000_HOLISTIC}, False),  # another task's result
+    ({"extraction": "the claims", "verification": None, "holistic": None}, False),
+])
+def test_a_reply_is_read_for_its_tasks_result_only(server, reply, read):
+    server.enqueue(Reply.json(reply), Reply.json(SEED_000_EXTRACTION), Reply.json(SEED_000_VERIFICATION))
+    judgment = judge_one(server)
+    assert judgment.status == OK and judgment.matrix.answer_claims == tuple(SEED_000_EXTRACTION["answer_claims"])
+    first = judgment.calls[0]
+    assert (first.status == OK) is read
+    if not read:  # asked again, saying why
+        assert "extraction" in first.error and server.requests[1].body["messages"][-1]["role"] == "user"
 
 
 # -- the holistic call ---------------------------------------------------------------------------------
@@ -525,10 +557,11 @@ def test_holistic_ratings_in_one_call_with_the_schema_and_the_whole_context(serv
     assert (h.alignment.score, h.alignment.reasoning) == (3, "The answer overlaps partially with the reference.")
     assert (h.step2_completeness.score, h.step2_completeness.reasoning) == (70, "Misses 'mostly exciting'.")
     body = server.requests[0].body
-    assert body["response_format"]["json_schema"] == prompts.HOLISTIC_SCHEMA
-    assert body["messages"][0]["content"] == prompts.HOLISTIC_SYSTEM  # static instructions first
+    assert body["response_format"]["json_schema"] == prompts.SCHEMA
+    assert body["messages"][0]["content"] == prompts.SYSTEM  # static instructions first
     user = body["messages"][1]["content"]
     assert all(chunk in user for chunk in SEED_000_CHUNKS) and SEED_000_REFERENCE in user and SEED_000_ANSWER in user
+    assert user.endswith("\n\nTASK: holistic") and prompts.task_of(body["messages"]) == prompts.HOLISTIC
 
 
 @pytest.mark.parametrize("bad", [

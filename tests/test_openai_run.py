@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 
+from evaluators.judges import prompts
 from tests.openai_server import Reply, start_server
 from tests.test_openai_judge import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_HOLISTIC,
                                      SEED_000_QUESTION, SEED_000_REFERENCE, SEED_000_VERIFICATION)
@@ -33,19 +34,19 @@ def _files(tmp_path):
 
 def _responder(refuse_q2: bool):
     def reply(body):
-        schema = body["response_format"]["json_schema"]["name"]
+        schema = prompts.task_of(body["messages"])
         if BROKEN_QUESTION in json.dumps(body):
             if refuse_q2:
                 return Reply.status(400, "The prompt was filtered by the content management policy")  # not retried
-            if schema == "holistic_rating":
+            if schema == "holistic":
                 return Reply.json(SEED_000_HOLISTIC)
-            if schema == "claim_extraction":
+            if schema == "extraction":
                 return Reply.json({"answer_claims": [], "reference_claims": [], "generated_questions": []})
             return Reply.json({"answer_claims": [], "reference_claims": [],
                                "chunks": [{"chunk_id": "C1", "relevant": False, "relevance_score": 0, "reason": "-"}]})
-        if schema == "holistic_rating":
+        if schema == "holistic":
             return Reply.json(SEED_000_HOLISTIC)
-        return Reply.json(SEED_000_EXTRACTION if schema == "claim_extraction" else SEED_000_VERIFICATION)
+        return Reply.json(SEED_000_EXTRACTION if schema == "extraction" else SEED_000_VERIFICATION)
     return reply
 
 
@@ -188,9 +189,9 @@ def test_the_whole_catalogue_under_the_llm_judge(tmp_path):
         out = _cli(db, "--golden", str(golden), "--outputs", f"local_search={outputs}", "--judge", "openai",
                    "--model", "judge-model", "--base-url", server.base_url)
         assert out.returncode == 0, out.stderr
-        purposes = sorted(r.body["response_format"]["json_schema"]["name"] for r in server.requests)
-    assert purposes == ["claim_extraction", "claim_extraction", "claim_verification", "claim_verification",
-                        "holistic_rating", "holistic_rating"]  # 3 calls per sample
+        purposes = sorted(prompts.task_of(r.body["messages"]) for r in server.requests)
+    assert purposes == ["extraction", "extraction", "verification", "verification",
+                        "holistic", "holistic"]  # 3 calls per sample
     assert "judge calls: 6 (3.0 per sample: 2 extraction, 2 verification, 2 holistic)" in out.stderr  # estimated before
 
     estimated = _cli(tmp_path / "none.duckdb", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai",
@@ -245,11 +246,11 @@ def test_a_run_needing_both_parts_judges_each_sample_in_two_rounds(tmp_path, mon
             requests = server.requests
         assert len(judged) == 2  # each sample reported once, claims and holistic together
         for question in (SEED_000_QUESTION, BROKEN_QUESTION):
-            mine = {r.body["response_format"]["json_schema"]["name"]: r.arrived
+            mine = {prompts.task_of(r.body["messages"]): r.arrived
                     for r in requests if question in json.dumps(r.body)}
-            assert set(mine) == {"claim_extraction", "holistic_rating", "claim_verification"}
-            assert mine["holistic_rating"] < mine["claim_extraction"] + latency  # round 1, with the extraction
-            assert mine["claim_verification"] >= mine["claim_extraction"] + latency  # round 2
+            assert set(mine) == {"extraction", "holistic", "verification"}
+            assert mine["holistic"] < mine["extraction"] + latency  # round 1, with the extraction
+            assert mine["verification"] >= mine["extraction"] + latency  # round 2
         statuses = store.cursor().execute("SELECT DISTINCT status FROM scores WHERE run_id = ?", [run_id]).fetchall()
         assert statuses == [("ok",)]
     finally:

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from evaluators.judges import OpenAIJudge
 from evaluators.queries import claims as q
+from evaluators.judges import prompts
 from evaluators.store import open_store
 from tests.test_highlight import assert_inert
 from tests.conftest import keep_run
@@ -150,10 +151,10 @@ def test_a_run_with_repeats_stores_every_reply_and_both_screens_show_the_spread(
                                          SEED_000_QUESTION, SEED_000_REFERENCE, SEED_000_VERIFICATION)
 
     def reply(body):
-        name = body["response_format"]["json_schema"]["name"]
-        if name == "holistic_rating":
+        name = prompts.task_of(body["messages"])
+        if name == "holistic":
             return Reply.choices(*(Reply.json({**SEED_000_HOLISTIC, "overall_score": o}) for o in (3, 4, 5)))
-        return Reply.json(SEED_000_EXTRACTION if name == "claim_extraction" else SEED_000_VERIFICATION)
+        return Reply.json(SEED_000_EXTRACTION if name == "extraction" else SEED_000_VERIFICATION)
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
     db = tmp_path / "repeats.duckdb"

@@ -11,6 +11,7 @@ from evaluators import engine, loaders
 from evaluators.judges import OfflineJudge, OpenAIJudge, prices
 from evaluators.estimate import estimate
 from evaluators.metrics import REGISTRY, resolve
+from evaluators.judges import prompts
 from evaluators.store import open_store
 from tests.test_app import metrics_table
 from tests.openai_server import Reply, start_server
@@ -218,8 +219,8 @@ def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_
 
     def reply(body):
         gate.wait(TIMEOUT)
-        name = body["response_format"]["json_schema"]["name"]
-        return Reply.json(SEED_000_EXTRACTION if name == "claim_extraction" else SEED_000_VERIFICATION)
+        name = prompts.task_of(body["messages"])
+        return Reply.json(SEED_000_EXTRACTION if name == "extraction" else SEED_000_VERIFICATION)
 
     with start_server() as server:
         server.responder = reply
@@ -298,8 +299,8 @@ def test_a_wrong_key_stops_the_run_at_once_the_screen_says_why_and_a_resume_with
     golden, outputs = _tiny_judged_data(store, tmp_path)
 
     def reply(body):
-        name = body["response_format"]["json_schema"]["name"]
-        return Reply.json(SEED_000_EXTRACTION if name == "claim_extraction" else SEED_000_VERIFICATION)
+        name = prompts.task_of(body["messages"])
+        return Reply.json(SEED_000_EXTRACTION if name == "extraction" else SEED_000_VERIFICATION)
 
     with start_server() as server:
         server.api_key, server.responder = KEY, reply

@@ -77,7 +77,7 @@ def build_llm_run(db: Path, tmp_path: Path, monkeypatch) -> str:
     outputs = [{"question_id": "s1", "method": "local", "answer": SEED_000_ANSWER, "contexts": list(SEED_000_CHUNKS)}]
     with start_server() as server:
         server.responder = lambda body: Reply.json(
-            SEED_000_EXTRACTION if body["response_format"]["json_schema"]["name"] == "claim_extraction"
+            SEED_000_EXTRACTION if prompts.task_of(body["messages"]) == "extraction"
             else SEED_000_VERIFICATION)
         return build_run(db, tmp_path, golden=golden, outputs=outputs, 
                          judge=OpenAIJudge("judge-model", server.base_url),
@@ -213,9 +213,9 @@ def test_llm_run_tp_lists_generated_questions_and_judge_calls(tmp_path, monkeypa
         assert all('"messages"' in r for r in calls["request"])
         # stored packed (the system prompts and schemas by hash), read back whole: the judge's JSON text
         system = [json.loads(r)["messages"][0]["content"] for r in calls["request"]]
-        assert system == [prompts.EXTRACTION_SYSTEM, prompts.VERIFICATION_SYSTEM]
+        assert system == [prompts.SYSTEM, prompts.SYSTEM]
         stored = store.cursor().execute("SELECT text FROM judge_texts").fetchall()
-        assert (json.dumps(prompts.VERIFICATION_SYSTEM, ensure_ascii=False)[1:-1],) in stored
+        assert (json.dumps(prompts.SYSTEM, ensure_ascii=False)[1:-1],) in stored
         assert json.loads(calls["response"].iloc[0])  # the raw response body, as received
         assert (calls["input_tokens"] > 0).all()
     finally:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from evaluators import engine
+from evaluators.judges import prompts
 from evaluators.store import close_store, open_store
 from tests.openai_server import Reply, start_server
 from tests.test_openai_judge import SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_VERIFICATION
@@ -32,8 +33,8 @@ engine.execute_run(store, run_id, batch_size=2)
 
 
 def _reply(body):
-    schema = body["response_format"]["json_schema"]["name"]
-    return Reply.json(SEED_000_EXTRACTION if schema == "claim_extraction" else SEED_000_VERIFICATION)
+    schema = prompts.task_of(body["messages"])
+    return Reply.json(SEED_000_EXTRACTION if schema == "extraction" else SEED_000_VERIFICATION)
 
 
 def test_a_killed_run_resumes_where_it_stopped(tmp_path, monkeypatch):

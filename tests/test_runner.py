@@ -11,6 +11,7 @@ from evaluators import engine, judges, loaders
 from evaluators.demo import DEMO_GOLDEN, DEMO_OUTPUTS
 from evaluators.judges import OfflineJudge, OpenAIJudge
 from evaluators.runner import MetricState, RunManager, Snapshot
+from evaluators.judges import prompts
 from evaluators.store import close_store, open_store
 from tests.openai_server import Reply, start_server
 from tests.test_openai_judge import SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_VERIFICATION
@@ -220,7 +221,7 @@ def test_a_key_lent_for_a_run_reaches_its_judge_and_is_never_stored(store, tmp_p
     manager = RunManager()
     with start_server() as server:
         server.responder = lambda body: Reply.json(
-            SEED_000_EXTRACTION if body["response_format"]["json_schema"]["name"] == "claim_extraction"
+            SEED_000_EXTRACTION if prompts.task_of(body["messages"]) == "extraction"
             else SEED_000_VERIFICATION)
         run_id = _run(store, ids, metrics=["faithfulness"], 
                       judge=OpenAIJudge("m", server.base_url, concurrency=2))

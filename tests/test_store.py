@@ -192,7 +192,7 @@ def _ledger_run(store: Store) -> str:
 def _request(messages) -> str:
     """A request body as the OpenAI judge serialises it."""
     body = {"model": "m", "messages": messages, "temperature": 0, "seed": 0,
-            "response_format": {"type": "json_schema", "json_schema": prompts.HOLISTIC_SCHEMA}}
+            "response_format": {"type": "json_schema", "json_schema": prompts.SCHEMA}}
     return json.dumps(body, ensure_ascii=False)
 
 
@@ -204,9 +204,11 @@ def _call(run_id: str, question_id: str, purpose: str, request: str | None, n: i
 
 
 def _sample_calls(run_id: str, n: int = 0) -> list[dict]:
-    q1 = prompts.holistic_messages("Who built the tower?", "Alice, in 1879.", CHUNK_TEXTS[:2], LEDGER_ANSWER)
-    q2 = prompts.verification_messages("Who painted it?", ["Bob painted it."], ["Bob."],
-                                       [(0, CHUNK_TEXTS[2]), (1, CHUNK_TEXTS[0])], True)
+    q1 = prompts.holistic_messages(prompts.sample_text("Who built the tower?", "Alice, in 1879.", LEDGER_ANSWER,
+                                                       CHUNK_TEXTS[:2]))
+    q2 = prompts.verification_messages(prompts.sample_text("Who painted it?", "Bob.", "Bob.",
+                                                           [CHUNK_TEXTS[2], CHUNK_TEXTS[0]]),
+                                       ["Bob painted it."], ["Bob."], range(2), True)
     return [_call(run_id, "q1", "holistic", _request(q1), n), _call(run_id, "q2", "verification", _request(q2), n),
             _call(run_id, "q2", "verification_repair", "", n), _call(run_id, "q2", "holistic", None, n),
             _call(run_id, "q1", "extraction", "not JSON: " + SHARED_CHUNK, n)]
@@ -226,7 +228,7 @@ def test_judge_call_requests_read_back_exactly_with_each_shared_text_stored_once
     stored = [t for t, in cur.execute("SELECT text FROM judge_texts").fetchall()]
     shared = json.dumps(SHARED_CHUNK)[1:-1]
     assert stored.count(shared) == 1  # in both samples' requests, stored once
-    assert stored.count(prompts.HOLISTIC_SYSTEM.replace("\n", "\\n").replace('"', '\\"')) == 1
+    assert stored.count(prompts.SYSTEM.replace("\n", "\\n").replace('"', '\\"')) == 1
     literals = cur.execute("SELECT string_agg(p.literal, '') FROM (SELECT unnest(request_parts) AS p "
                            "FROM judge_calls_packed)").fetchall()[0][0]
     assert shared not in literals.replace("not JSON: " + SHARED_CHUNK, "")  # a non-JSON request stays whole
@@ -252,7 +254,7 @@ def test_concurrent_runs_storing_the_same_new_texts_both_keep_their_calls(db):
     for round_ in range(6):  # fresh texts each round, so the two writers race to store them
         chunk = f"Round {round_}: a chunk both runs retrieved, long enough to be stored once. " * 4
         barrier = threading.Barrier(2)
-        batches = [[_call(run_id, "q1", "holistic", _request(prompts.holistic_messages("Q?", "R.", [chunk], "A.")),
+        batches = [[_call(run_id, "q1", "holistic", _request(prompts.holistic_messages(prompts.sample_text("Q?", "R.", "A.", [chunk]))),
                           n=10 * round_ + writer)] for writer in range(2)]
         errors = []
 
@@ -285,7 +287,8 @@ def _file_of_schema(db, version: int) -> duckdb.DuckDBPyConnection:
 
 def test_a_schema_6_file_with_whole_requests_reads_the_same_after_the_migration(db):
     con = _file_of_schema(db, 6)
-    old_request = _request(prompts.extraction_messages("Qui a bâti la tour ? 🏰", LEDGER_ANSWER, "Alice."))
+    old_request = _request(prompts.extraction_messages(prompts.sample_text("Qui a bâti la tour ? 🏰", "Alice.",
+                                                                           LEDGER_ANSWER, [])))
     for call in (_call("r", "q1", "extraction", old_request), _call("r", "q1", "holistic", None),
                  _call("r", "q2", "holistic", "")):
         con.execute("INSERT INTO judge_calls SELECT *, TIMESTAMP '2026-11-01' FROM (SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, "
@@ -294,7 +297,9 @@ def test_a_schema_6_file_with_whole_requests_reads_the_same_after_the_migration(
     con.close()
     store = open_store(db)
     assert store.schema_version() == SCHEMA_VERSION
-    assert store.cursor().execute("SELECT * FROM judge_calls ORDER BY call_id").fetchall() == before
+    after = store.cursor().execute("SELECT * EXCLUDE (cached_input_tokens) FROM judge_calls ORDER BY call_id")
+    assert after.fetchall() == before
+    assert store.cursor().execute("SELECT count(cached_input_tokens) FROM judge_calls").fetchall() == [(0,)]
     store.write_judge_calls(_sample_calls(_ledger_run(store), n=1))  # new calls go in packed beside them
     assert len(_requests(store)) == len(before) + 5
 

@@ -161,10 +161,10 @@ def _verification(spec: dict, user: str) -> dict:
 def _responder(body: dict) -> Reply:
     user = body["messages"][1]["content"]
     qid, spec = next((q, s) for q, s in SAMPLES.items() if prompts.block("question", s["question"]) in user)
-    name = body["response_format"]["json_schema"]["name"]
-    if name == "holistic_rating":
+    name = prompts.task_of(body["messages"])
+    if name == "holistic":
         return Reply.json(spec["holistic"])
-    if name == "claim_extraction":
+    if name == "extraction":
         questions = [spec["question"]] * 3 if qid in QUESTIONS_ARE_THE_QUESTION else ["What is it?"] * 3
         return Reply.json({"generated_questions": questions, **spec["extraction"]})
     return Reply.json(_verification(spec, user))

@@ -58,7 +58,11 @@ def run_cost_caption(run_id: str) -> None:
     replies cost nothing), or why there is no amount. None for the offline judge: it costs nothing."""
     spent = queries.run_cost(store(), run_id)
     if spent is not None:
-        st.caption(md_escape(prices.spent_text(spent["usd"], spent["price"], spent["model"], spent["recorded"])))
+        text = prices.spent_text(spent["usd"], spent["price"], spent["model"], spent["recorded"])
+        if spent["cached_input_tokens"]:
+            text += (f"; {spent['cached_input_tokens']:,} of {spent['input_tokens']:,} input tokens from the server's "
+                     "prompt cache")
+        st.caption(md_escape(text))
 
 
 def open_question(question_id: str, run_id: str | None = None) -> None:

@@ -1,7 +1,10 @@
 """The OpenAI-compatible LLM judge, through the `openai` package, against OpenAI, Azure, vLLM, Ollama
 or llama.cpp: each sample's claim matrix in 2 calls (1 + one more per further 16 chunks) and its
 holistic rubric ratings in 1 more, in 2 rounds: the holistic call goes out with the extraction
-(it needs no claims), the verification calls follow the extraction.
+(it needs no claims), the verification calls follow the extraction. Every call of a sample starts with
+the same text (`prompts`), so the verification calls find the sample and its chunks in the provider's
+prompt cache; the server says how much it served from there (`usage.prompt_tokens_details.cached_tokens`,
+kept as `CallRecord.cached_input_tokens`).
 
     judge = JudgeClient(base_url="http://localhost:8000/v1", model="qwen2.5-7b-instruct")
     both = judge.assess_sync(samples)   # [(Judgment, HolisticJudgment)]; or: await judge.assess(samples)
@@ -115,6 +118,9 @@ class CallRecord:
     status: str
     error: str | None
     cached: bool = False  # set by the judge cache, once there is one
+    # input tokens the server served from its prompt cache (usage.prompt_tokens_details.cached_tokens), billed at the
+    # cached-input price; None where the server does not say
+    cached_input_tokens: int | None = None
 
 
 @dataclass
@@ -251,8 +257,9 @@ class JudgeClient:
             session = _Session(self, client, semaphore)
 
             async def one(sample: Sample):
-                parts = await asyncio.gather(session.judge_sample(sample) if claims else _nothing(),
-                                             session.rate_sample(sample) if holistic else _nothing())
+                text = _sample_text(sample)
+                parts = await asyncio.gather(session.judge_sample(sample, text) if claims else _nothing(),
+                                             session.rate_sample(text) if holistic else _nothing())
                 if on_sample is not None:
                     on_sample()
                 return tuple(parts)
@@ -283,16 +290,21 @@ class JudgeClient:
         ceiling = min(self.backoff_max, self.backoff_base * 2 ** (retry - 1))
         return random.uniform(ceiling / 2, ceiling)  # jitter spreads out clients that failed together
 
-    def response_format(self, schema: dict, level: int) -> dict:
+    def response_format(self, level: int) -> dict:
         if level == BOUNDED:
-            return {"type": "json_schema", "json_schema": schema}
+            return {"type": "json_schema", "json_schema": prompts.SCHEMA}
         if level == PLAIN:
-            return {"type": "json_schema", "json_schema": prompts.plain(schema)}
+            return {"type": "json_schema", "json_schema": prompts.plain(prompts.SCHEMA)}
         return {"type": "json_object"}
 
 
 async def _nothing() -> None:
     return None
+
+
+def _sample_text(sample: Sample) -> prompts.SampleText:
+    golden, output = sample.golden, sample.output
+    return prompts.sample_text(golden.question, golden.reference, output.answer, [c.text for c in output.contexts])
 
 
 class _Session:
@@ -304,20 +316,18 @@ class _Session:
         self.semaphore = semaphore
         self.refusal: str | None = None  # set by the first 401/403/404: no request goes out after it
 
-    async def judge_sample(self, sample: Sample) -> Judgment:
-        judgment = await self._judge_sample(sample)
+    async def judge_sample(self, sample: Sample, text: prompts.SampleText) -> Judgment:
+        judgment = await self._judge_sample(sample, text)
         if self.judge.cache is not None:
             self.remember(judgment.calls)
         return judgment
 
-    async def rate_sample(self, sample: Sample) -> HolisticJudgment:
+    async def rate_sample(self, text: prompts.SampleText) -> HolisticJudgment:
         """`judge.repeats` holistic replies, aggregated (`judgments.aggregate`): first as the choices of
         one request (`n`), then one request per missing reply, reply k with seed + k. A sample with a
         failed reply fails as a whole: a retry asks again, and the replies that came are cached."""
-        golden, output = sample.golden, sample.output
         calls: list[CallRecord] = []
-        messages = prompts.holistic_messages(golden.question, golden.reference, [c.text for c in output.contexts],
-                                             output.answer)
+        messages = prompts.holistic_messages(text)
         n = self.judge.repeats
         replies = await self.choices(messages, n, calls) if n > 1 and self.judge.n_supported else []
         outcomes = await asyncio.gather(*(self.rate_once(messages, k) for k in range(len(replies), n)))
@@ -338,8 +348,7 @@ class _Session:
         """Reply k (with seed + k) -> (reply or None, its records, None or why it failed)."""
         records: list[CallRecord] = []
         try:
-            reply = await self.call("holistic", messages, prompts.HOLISTIC_SCHEMA, _parse_holistic, records,
-                                    seed_offset=k)
+            reply = await self.call(prompts.HOLISTIC, messages, _parse_holistic, records, seed_offset=k)
             return reply, records, None
         except CallFailed as failed:
             return None, records, failed
@@ -348,7 +357,7 @@ class _Session:
         """The usable replies among the `n` choices of one request (none on any failure: the missing
         replies are asked one by one). A server that answers with fewer choices ignores `n`."""
         try:
-            attempt = await self.request("holistic", messages, prompts.HOLISTIC_SCHEMA, calls, n=n)
+            attempt = await self.request(prompts.HOLISTIC, messages, calls, n=n)
         except CallFailed:
             return []
         if len(attempt.choices) < n:
@@ -375,24 +384,22 @@ class _Session:
                                      response=record.response, input_tokens=record.input_tokens,
                                      output_tokens=record.output_tokens)
 
-    async def _judge_sample(self, sample: Sample) -> Judgment:
-        golden, output = sample.golden, sample.output
+    async def _judge_sample(self, sample: Sample, text: prompts.SampleText) -> Judgment:
+        output = sample.output
         calls: list[CallRecord] = []
         try:
-            extraction = await self.call("extraction", prompts.extraction_messages(
-                golden.question, output.answer, golden.reference), prompts.EXTRACTION_SCHEMA,
-                _parse_extraction, calls)
+            extraction = await self.call(prompts.EXTRACTION, prompts.extraction_messages(text), _parse_extraction,
+                                         calls)
         except CallFailed as failed:
             return Judgment(None, (), failed.status, f"extraction: {failed}", calls)
         answer_claims, reference_claims = _clean(extraction.answer_claims), _clean(extraction.reference_claims)
         questions = tuple(_clean(extraction.generated_questions)[:prompts.N_GENERATED_QUESTIONS])
-        chunks = [c.text for c in output.contexts]
+        n_chunks = len(output.contexts)
         # Nothing to verify without chunks and claims; otherwise one call per 16 chunks (at least one).
-        batches = _batches(len(chunks)) if (chunks or answer_claims or reference_claims) else []
-        outcomes = await asyncio.gather(*(
-            self.verify(golden.question, answer_claims, reference_claims, chunks, batch, first=i == 0)
-            for i, batch in enumerate(batches)))
-        merged = _Merge(answer_claims, reference_claims, len(chunks))
+        batches = _batches(n_chunks) if (n_chunks or answer_claims or reference_claims) else []
+        outcomes = await asyncio.gather(*(self.verify(text, answer_claims, reference_claims, batch, first=i == 0)
+                                          for i, batch in enumerate(batches)))
+        merged = _Merge(answer_claims, reference_claims, n_chunks)
         failures = []
         for i, (batch, (reply, records)) in enumerate(zip(batches, outcomes)):
             if isinstance(reply, CallFailed):
@@ -412,43 +419,41 @@ class _Session:
         matrix = merged.matrix(tuple(c.chunk_id for c in output.contexts), status if failures else JUDGE_ERROR, error)
         return Judgment(matrix, questions, status, error, calls)
 
-    async def verify(self, question: str, answer_claims: list[str], reference_claims: list[str],
-                     chunks: list[str], batch: range, first: bool):
+    async def verify(self, text: prompts.SampleText, answer_claims: list[str], reference_claims: list[str], batch: range,
+                     first: bool):
         """One verification call -> (reply or CallFailed, its records). The failure is returned, not
         raised, so the other batches survive; each batch keeps its own records (they run concurrently)."""
-        messages = prompts.verification_messages(question, answer_claims, reference_claims,
-                                                 [(j, chunks[j]) for j in batch], compare_claims=first)
+        messages = prompts.verification_messages(text, answer_claims, reference_claims, batch, compare_claims=first)
         records: list[CallRecord] = []
         try:
-            reply = await self.call("verification", messages, prompts.verification_schema(first),
-                                    _parse_verification, records)
+            reply = await self.call(prompts.VERIFICATION, messages, _parse_verification, records)
         except CallFailed as failed:
             return failed, records
         return reply, records
 
     # -- one logical call: retries, schema fallback, one repair --------------------------------------
 
-    async def call(self, purpose: str, messages: prompts.Messages, schema: dict,
-                   parse: Callable[[str], BaseModel], records: list[CallRecord], seed_offset: int = 0):
-        content, limit = await self.complete(purpose, messages, schema, records, seed_offset=seed_offset)
+    async def call(self, purpose: str, messages: prompts.Messages, parse: Callable[[str], BaseModel],
+                   records: list[CallRecord], seed_offset: int = 0):
+        content, limit = await self.complete(purpose, messages, records, seed_offset=seed_offset)
         try:
             return _checked(content, parse)
         except ValueError as bad:
             records[-1] = _replace_status(records[-1], INVALID, str(bad))
             repair = prompts.repair_messages(messages, _excerpt(content or ""), str(bad))
-            content, _ = await self.complete(f"{purpose}_repair", repair, schema, records, limit, seed_offset)
+            content, _ = await self.complete(f"{purpose}_repair", repair, records, limit, seed_offset)
             try:
                 return _checked(content, parse)
             except ValueError as still_bad:
                 records[-1] = _replace_status(records[-1], INVALID, str(still_bad))
                 raise CallFailed(JUDGE_ERROR, f"unusable reply after one repair: {still_bad}") from None
 
-    async def complete(self, purpose: str, messages: prompts.Messages, schema: dict, records: list[CallRecord],
+    async def complete(self, purpose: str, messages: prompts.Messages, records: list[CallRecord],
                        limit: int | None = None, seed_offset: int = 0) -> tuple[str | None, int | None]:
         """(content, the output limit it was produced under) of a reply that was not cut off: one cut
         off is asked again with a raised limit (module doc); raises CallFailed."""
         for _ in range(LENGTH_RETRIES + 1):
-            attempt = await self.request(purpose, messages, schema, records, limit, seed_offset)
+            attempt = await self.request(purpose, messages, records, limit, seed_offset)
             content = attempt.content
             if attempt.finish_reason != "length":
                 return content, limit
@@ -463,12 +468,12 @@ class _Session:
         raise CallFailed(JUDGE_ERROR, f"the reply was cut off (finish_reason 'length') "
                                       f"at {self.judge.limit_field} {limit}")
 
-    async def request(self, purpose: str, messages: prompts.Messages, schema: dict, records: list[CallRecord],
+    async def request(self, purpose: str, messages: prompts.Messages, records: list[CallRecord],
                       limit: int | None = None, seed_offset: int = 0, n: int = 1) -> _Attempt:
         """The attempt that got a reply, retrying transient faults; raises CallFailed."""
         retries = 0
         while True:
-            attempt = await self.attempt(purpose, messages, schema, limit, seed_offset, n)
+            attempt = await self.attempt(purpose, messages, limit, seed_offset, n)
             records.append(attempt.record)
             if attempt.record.status == OK:
                 return attempt
@@ -487,12 +492,12 @@ class _Session:
                                               f"more than {cap:.0f} s")
             await asyncio.sleep(delay)
 
-    async def attempt(self, purpose: str, messages: prompts.Messages, schema: dict, limit: int | None,
+    async def attempt(self, purpose: str, messages: prompts.Messages, limit: int | None,
                       seed_offset: int = 0, n: int = 1) -> _Attempt:
         judge = self.judge
         level = judge.schema_level
         body = {"model": judge.model, "messages": messages, "temperature": 0, "seed": judge.seed + seed_offset,
-                "response_format": judge.response_format(schema, level)}
+                "response_format": judge.response_format(level)}
         if limit is not None:
             body[judge.limit_field] = limit
         if n > 1:
@@ -523,8 +528,10 @@ class _Session:
             return _Attempt(record.failed(BAD_RESPONSE, f"not a chat completion: {type(e).__name__}", text),
                             retry=True)
         usage = completion.usage
+        details = getattr(usage, "prompt_tokens_details", None)
         return _Attempt(record.done(OK, None, text, usage.prompt_tokens if usage else None,
-                                    usage.completion_tokens if usage else None),
+                                    usage.completion_tokens if usage else None,
+                                    getattr(details, "cached_tokens", None)),
                         content=content, finish_reason=finish_reason, choices=choices)
 
     def cached(self, body: dict, record: _RecordBuilder) -> _Attempt | None:
@@ -582,10 +589,11 @@ class _RecordBuilder:
         self.started = time.perf_counter()
 
     def done(self, status: str, error: str | None, response: str | None, input_tokens: int | None = None,
-             output_tokens: int | None = None) -> CallRecord:
+             output_tokens: int | None = None, cached_input_tokens: int | None = None) -> CallRecord:
         latency_ms = (time.perf_counter() - self.started) * 1000
         return CallRecord(**self.fields, response=response, input_tokens=input_tokens, output_tokens=output_tokens,
-                          latency_ms=round(latency_ms, 1), status=status, error=error)
+                          latency_ms=round(latency_ms, 1), status=status, error=error,
+                          cached_input_tokens=cached_input_tokens)
 
     def failed(self, status: str, error: str, response: str | None = None) -> CallRecord:
         return self.done(status, error, response)
@@ -677,15 +685,15 @@ def _short(e: ValidationError) -> str:
 
 
 def _parse_extraction(content: str) -> _Extraction:
-    return _Extraction.model_validate(json.loads(content))
+    return _Extraction.model_validate(prompts.part(json.loads(content), prompts.EXTRACTION))
 
 
 def _parse_verification(content: str) -> _Verification:
-    return _Verification.model_validate(json.loads(content))
+    return _Verification.model_validate(prompts.part(json.loads(content), prompts.VERIFICATION))
 
 
 def _parse_holistic(content: str) -> Holistic:
-    return Holistic.model_validate(json.loads(content))
+    return Holistic.model_validate(prompts.part(json.loads(content), prompts.HOLISTIC))
 
 
 def _clean(texts: list[str]) -> list[str]:

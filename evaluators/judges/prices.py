@@ -1,7 +1,8 @@
 """What an LLM judge's tokens cost: list prices per model and the arithmetic, nothing else (no I/O).
 
-Prices are USD per million tokens, input and output apart, as OpenAI lists them for its standard
-tier. A run records the prices it was started with in its config (`CONFIG_KEY`), so its cost can
+Prices are USD per million tokens, input, cached input and output apart, as OpenAI lists them for its
+standard tier. Cached input is what the provider served from its prompt cache (a repeated prefix of at least
+`CACHE_MIN_TOKENS`, in `CACHE_STEP_TOKENS` steps: `cacheable`); a call's usage says how much. A run records the prices it was started with in its config (`CONFIG_KEY`), so its cost can
 be recomputed from its `judge_calls` tokens later, whatever the list says by then. A model not in
 the table has no price: callers say so rather than show $0.
 """
@@ -13,35 +14,46 @@ from dataclasses import dataclass
 
 # List prices from https://developers.openai.com/api/docs/pricing (formerly
 # platform.openai.com/docs/pricing) and the models' pages there, as of 2026-11-24 (gpt-5-nano, gpt-5.1
-# and o3 read on the model pages that day; the others as listed since their launch in 2024-2025).
-# Standard tier only: Batch, Flex and Priority tiers and the cached-input discount are not modelled.
-AS_OF = "2026-11-24"
+# and o3 read on the model pages that day; the others as listed since their launch in 2024-2025); cached
+# input as listed there on 2026-11-27 (a tenth of the input price for the gpt-5 family, a quarter for gpt-4.1,
+# o3 and o4-mini, half for gpt-4o and o3-mini). Standard tier only: Flex and Priority tiers are not modelled.
+AS_OF = "2026-11-27"
 SOURCE = "https://developers.openai.com/api/docs/pricing"
-CONFIG_KEY = "price_usd_per_1m"  # in a run's config: {"input": float, "output": float}
+CONFIG_KEY = "price_usd_per_1m"  # in a run's config: {"input": float, "output": float, "cached_input": float}
+# OpenAI's prompt cache (https://developers.openai.com/api/docs/guides/prompt-caching, read 2026-11-27): prompts of
+# 1,024 tokens or more, the longest prefix seen recently (minutes), cached in steps of 128 tokens.
+CACHE_MIN_TOKENS = 1024
+CACHE_STEP_TOKENS = 128
 
 
 @dataclass(frozen=True)
 class Price:
     input: float  # USD per 1M input (prompt) tokens
     output: float  # USD per 1M output (completion, reasoning included) tokens
+    cached_input: float | None = None  # USD per 1M input tokens served from the prompt cache; None: as input
+
+    @property
+    def cached(self) -> float:
+        return self.input if self.cached_input is None else self.cached_input
 
     def describe(self) -> str:
-        return f"${self.input:g} in, ${self.output:g} out per 1M tokens"
+        cached = "" if self.cached_input is None else f", ${self.cached_input:g} cached in"
+        return f"${self.input:g} in{cached}, ${self.output:g} out per 1M tokens"
 
 
 LIST_PRICES: dict[str, Price] = {
-    "gpt-4o": Price(2.50, 10.00),
-    "gpt-4o-mini": Price(0.15, 0.60),
-    "gpt-4.1": Price(2.00, 8.00),
-    "gpt-4.1-mini": Price(0.40, 1.60),
-    "gpt-4.1-nano": Price(0.10, 0.40),
-    "o3": Price(2.00, 8.00),
-    "o3-mini": Price(1.10, 4.40),
-    "o4-mini": Price(1.10, 4.40),
-    "gpt-5": Price(1.25, 10.00),
-    "gpt-5-mini": Price(0.25, 2.00),
-    "gpt-5-nano": Price(0.05, 0.40),
-    "gpt-5.1": Price(1.25, 10.00),
+    "gpt-4o": Price(2.50, 10.00, 1.25),
+    "gpt-4o-mini": Price(0.15, 0.60, 0.075),
+    "gpt-4.1": Price(2.00, 8.00, 0.50),
+    "gpt-4.1-mini": Price(0.40, 1.60, 0.10),
+    "gpt-4.1-nano": Price(0.10, 0.40, 0.025),
+    "o3": Price(2.00, 8.00, 0.50),
+    "o3-mini": Price(1.10, 4.40, 0.55),
+    "o4-mini": Price(1.10, 4.40, 0.275),
+    "gpt-5": Price(1.25, 10.00, 0.125),
+    "gpt-5-mini": Price(0.25, 2.00, 0.025),
+    "gpt-5-nano": Price(0.05, 0.40, 0.005),
+    "gpt-5.1": Price(1.25, 10.00, 0.125),
 }
 
 _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")  # gpt-4o-mini-2024-07-18 is billed as gpt-4o-mini
@@ -55,36 +67,56 @@ def list_price(model: str | None) -> Price | None:
     return LIST_PRICES.get(name) or LIST_PRICES.get(_SNAPSHOT.sub("", name))
 
 
-def choose(model: str | None, price_in: float | None = None, price_out: float | None = None) -> Price | None:
+def choose(model: str | None, price_in: float | None = None, price_out: float | None = None,
+           price_cached_in: float | None = None) -> Price | None:
     """The prices a run uses: those given, the model's list price for one not given; None when
-    neither is known. A price given for one side only of a model without a list price is an error."""
-    for value in (price_in, price_out):
+    neither is known. A price given for one side only of a model without a list price is an error.
+    The cached-input price not given is the list's when the input price is the list's, else none (cached
+    input is then priced as input: never less than it may cost)."""
+    for value in (price_in, price_out, price_cached_in):
         if value is not None and not value >= 0:  # `not >=` also refuses NaN
             raise ValueError(f"a price must be a number of USD >= 0, not {value}")
-    if price_in is not None and price_out is not None:
-        return Price(float(price_in), float(price_out))
     listed = list_price(model)
     if price_in is None and price_out is None:
-        return listed
-    if listed is None:
+        if listed is None or price_cached_in is None:
+            return listed
+        return Price(listed.input, listed.output, float(price_cached_in))
+    if (price_in is None or price_out is None) and listed is None:
         raise ValueError(f"no list price for model {model!r}: give both the input and the output price")
-    return Price(listed.input if price_in is None else float(price_in),
-                 listed.output if price_out is None else float(price_out))
+    given_in = listed.input if price_in is None else float(price_in)
+    cached = price_cached_in if price_cached_in is not None else (
+        listed.cached_input if listed is not None and given_in == listed.input else None)
+    return Price(given_in, listed.output if price_out is None else float(price_out),
+                 None if cached is None else float(cached))
 
 
-def cost(input_tokens: int, output_tokens: int, price: Price) -> float:
-    """USD for these tokens at `price`."""
-    return (input_tokens * price.input + output_tokens * price.output) / 1_000_000
+def cost(input_tokens: int, output_tokens: int, price: Price, cached_input_tokens: int = 0) -> float:
+    """USD for these tokens at `price`; `cached_input_tokens` (part of `input_tokens`) at the cached-input price."""
+    uncached = input_tokens - cached_input_tokens
+    return (uncached * price.input + cached_input_tokens * price.cached + output_tokens * price.output) / 1_000_000
+
+
+def cacheable(prefix_tokens: int) -> int:
+    """The tokens of a repeated prompt prefix that OpenAI's prompt cache serves: none below CACHE_MIN_TOKENS,
+    else whole CACHE_STEP_TOKENS steps from there."""
+    if prefix_tokens < CACHE_MIN_TOKENS:
+        return 0
+    return CACHE_MIN_TOKENS + (prefix_tokens - CACHE_MIN_TOKENS) // CACHE_STEP_TOKENS * CACHE_STEP_TOKENS
 
 
 def to_config(price: Price) -> dict:
-    return {CONFIG_KEY: {"input": price.input, "output": price.output}}
+    cached = {} if price.cached_input is None else {"cached_input": price.cached_input}
+    return {CONFIG_KEY: {"input": price.input, "output": price.output} | cached}
 
 
 def from_config(config: dict) -> Price | None:
-    """The prices recorded with a run; None for a run recorded without (offline, unknown model)."""
+    """The prices recorded with a run; None for a run recorded without (offline, unknown model). A run recorded
+    before cached input was priced has none: its cached input is priced as input."""
     stored = (config or {}).get(CONFIG_KEY)
-    return Price(float(stored["input"]), float(stored["output"])) if stored else None
+    if not stored:
+        return None
+    cached = stored.get("cached_input")
+    return Price(float(stored["input"]), float(stored["output"]), None if cached is None else float(cached))
 
 
 def usd(amount: float) -> str:

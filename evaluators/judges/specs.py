@@ -53,6 +53,7 @@ class OpenAIJudge:
     max_attempts: int | None = None
     price_in: float | None = None  # USD per 1M tokens; None: the model's list price
     price_out: float | None = None
+    price_cached_in: float | None = None  # for input the server served from its prompt cache
 
     name: ClassVar[str] = "openai"
     label: ClassVar[str] = "OpenAI-compatible server (OpenAI, Azure, vLLM, Ollama, llama.cpp)"
@@ -63,7 +64,7 @@ class OpenAIJudge:
     @property
     def price(self) -> prices.Price | None:
         """The prices the run records: those given, else the model's list price; None when unknown."""
-        return prices.choose(self.model, self.price_in, self.price_out)
+        return prices.choose(self.model, self.price_in, self.price_out, self.price_cached_in)
 
     @property
     def batch_size(self) -> int:
@@ -92,7 +93,8 @@ def of_run(run: Mapping) -> Judge:
                        concurrency=config.get("concurrency") or DEFAULT_CONCURRENCY,
                        repeats=config.get("repeats") or 1, timeout=config.get("timeout"),
                        max_attempts=config.get("max_attempts"),
-                       price_in=recorded.input if recorded else None, price_out=recorded.output if recorded else None)
+                       price_in=recorded.input if recorded else None, price_out=recorded.output if recorded else None,
+                       price_cached_in=recorded.cached_input if recorded else None)
 
 
 def named(judge: str) -> type:

@@ -134,16 +134,18 @@ def summary_table(store: Store, run_id: str) -> pd.DataFrame:
 
 
 def run_calls(store: Store, run_id: str) -> dict:
-    """The run's judge calls: how many went out, were cached or failed, and their tokens."""
+    """The run's judge calls: how many went out, were answered from the judge cache (`cached`) or failed, and their
+    tokens: those of the calls that went out; `cached_input_tokens` of the input, the server's prompt cache served."""
     row = store.cursor().execute(
         f"""
         SELECT count(*) FILTER (NOT cached) AS calls, count(*) FILTER (cached) AS cached,
                count(*) FILTER (status NOT IN {ANSWERED}) AS failed,
                coalesce(sum(input_tokens) FILTER (NOT cached), 0) AS input_tokens,
-               coalesce(sum(output_tokens) FILTER (NOT cached), 0) AS output_tokens
+               coalesce(sum(output_tokens) FILTER (NOT cached), 0) AS output_tokens,
+               coalesce(sum(cached_input_tokens) FILTER (NOT cached), 0) AS cached_input_tokens
         FROM judge_calls WHERE run_id = ?
         """, [run_id]).fetchall()[0]  # fetchone leaves the result open (PITFALLS.md)
-    return dict(zip(("calls", "cached", "failed", "input_tokens", "output_tokens"), row))
+    return dict(zip(("calls", "cached", "failed", "input_tokens", "output_tokens", "cached_input_tokens"), row))
 
 
 def run_cost(store: Store, run_id: str) -> dict | None:
@@ -156,5 +158,6 @@ def run_cost(store: Store, run_id: str) -> dict | None:
     calls = run_calls(store, run_id)
     recorded = prices.from_config(json.loads(run["config"] or "{}"))
     price = recorded or prices.list_price(run["judge_model"])
-    spent = None if price is None else prices.cost(calls["input_tokens"], calls["output_tokens"], price)
+    spent = None if price is None else prices.cost(calls["input_tokens"], calls["output_tokens"], price,
+                                                   calls["cached_input_tokens"])
     return calls | {"model": run["judge_model"], "price": price, "recorded": recorded is not None, "usd": spent}

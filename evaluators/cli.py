@@ -97,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
                           f"price, known for {', '.join(prices.LIST_PRICES)}); recorded with the run")
     run.add_argument("--price-out", type=float, metavar="USD",
                      help="the judge model's price per 1M output tokens (openai judge; default: its list price)")
+    run.add_argument("--batch", action="store_true",
+                     help="openai judge: send the judge's requests through the OpenAI Batch API, at half the price, "
+                          "with results within 24 h (in rounds: extraction and holistic, then verification); a "
+                          "stopped run picks its batches up with `run --resume RUN_ID`")
     run.add_argument("--estimate", action="store_true",
                      help="print the judge calls, tokens and cost the run would take, and stop (nothing is stored)")
     again = run.add_mutually_exclusive_group()
@@ -240,20 +244,20 @@ def _split_outputs_arg(arg: str) -> tuple[str | None, str]:
 def _judge(args) -> Judge:
     """The judge the options describe (a new run's: --resume and --retry-failed take the run's own)."""
     if named(args.judge).offline:
-        if args.price_in is not None or args.price_out is not None:
-            raise ValueError("--price-in/--price-out apply to an LLM judge (the offline judge costs nothing)")
+        if args.price_in is not None or args.price_out is not None or args.batch:
+            raise ValueError("--price-in/--price-out/--batch apply to an LLM judge (the offline judge costs nothing)")
         return OfflineJudge()
     return OpenAIJudge(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
                        concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
-                       price_in=args.price_in, price_out=args.price_out)
+                       price_in=args.price_in, price_out=args.price_out, batch=args.batch)
 
 
 def cmd_run(args) -> int:
     run_id, samples = args.resume or args.retry_failed, None
     if run_id is not None:
-        if args.price_in is not None or args.price_out is not None:
-            return _fail("--price-in/--price-out apply to a new run (a run keeps the prices it was started with)",
-                         EXIT_BAD_INPUT)
+        if args.price_in is not None or args.price_out is not None or args.batch:
+            return _fail("--price-in/--price-out/--batch apply to a new run (a run keeps the prices and the Batch "
+                         "API mode it was started with)", EXIT_BAD_INPUT)
         if not Path(args.db).exists():  # a run to continue is in a database: never create an empty one for it
             return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB) to find run {run_id} in", EXIT_BAD_INPUT)
         store = _open_store(args.db)
@@ -305,12 +309,14 @@ def _print_plan(plan: engine.Plan, metric_ids: list[str] | None, judge: Judge, a
 
 
 def _estimated_cost(est: Estimate, judge: Judge, args) -> str:
-    price = judge.price
+    price = judge.billed_price
     if price is None:
         model = f"for model {judge.model!r}" if judge.model else "without --model"
         return f"cost: unknown, no list price {model}: give --price-in and --price-out (USD per 1M tokens)"
     given = args.price_in is not None and args.price_out is not None
     basis = "" if given else f" (list price of {judge.model} as of {prices.AS_OF})"
+    if judge.batch:
+        basis += f" (Batch API: {prices.BATCH_DISCOUNT:.0%} of it)"
     return f"cost, estimated: ~{prices.usd(est.cost(price))} at {price.describe()}{basis}"
 
 

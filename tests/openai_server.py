@@ -31,8 +31,8 @@ endpoint would (queue, then responder) once the batch has been polled `batch_pol
 until then); a reply with an HTTP error status goes to the batch's error file, as OpenAI's does:
 
     server.batch_polls = 3                 polls that see "in_progress" before the batch completes
-    server.batch_answered = 2              an expired batch: the first 2 lines answered, the rest
-                                           in the error file with code "batch_expired"
+    server.batch_answered = 2              the next batch to run expires: its first 2 lines answered,
+                                           the rest in the error file with code "batch_expired"
     server.batches_created, server.files_uploaded, server.batch_inputs   (counters and the custom ids)
 
 A fallback from json_schema to json_object is scripted with a responder:
@@ -199,7 +199,7 @@ class FakeOpenAI:
         self._stopping = threading.Event()  # cuts delays short so shutdown is instant
         # The Batch API (module doc)
         self.batch_polls = 1  # retrieves answered "in_progress" before a batch completes (math.inf: never)
-        self.batch_answered: int | None = None  # set: a batch expires after answering this many lines
+        self.batch_answered: int | None = None  # set: the next batch to run expires after this many lines
         self.files: dict[str, bytes] = {}  # file id -> content (uploaded inputs, produced outputs and errors)
         self.batches: dict[str, dict] = {}  # batch id -> the batch object as retrieved
         self.batch_inputs: dict[str, list[str]] = {}  # batch id -> the custom ids of its lines, in order
@@ -281,6 +281,7 @@ class FakeOpenAI:
         with self._lock:
             lines = [json.loads(line) for line in self.files[batch["input_file_id"]].decode().splitlines() if line]
             answered = len(lines) if self.batch_answered is None else self.batch_answered
+            self.batch_answered = None
         out, errors = [], []
         for i, line in enumerate(lines):
             result = {"id": f"batch_req_{uuid.uuid4().hex[:16]}", "custom_id": line["custom_id"], "response": None,

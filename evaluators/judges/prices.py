@@ -14,9 +14,13 @@ from dataclasses import dataclass
 # List prices from https://developers.openai.com/api/docs/pricing (formerly
 # platform.openai.com/docs/pricing) and the models' pages there, as of 2026-11-24 (gpt-5-nano, gpt-5.1
 # and o3 read on the model pages that day; the others as listed since their launch in 2024-2025).
-# Standard tier only: Batch, Flex and Priority tiers and the cached-input discount are not modelled.
+# Standard tier; the Batch tier as its discount (BATCH_DISCOUNT); Flex, Priority and cached input not modelled.
 AS_OF = "2026-11-24"
 SOURCE = "https://developers.openai.com/api/docs/pricing"
+# The Batch API bills every request at half the standard price ("Batch" on the pricing page, 2026-11-27; results
+# within 24 h). A run made through it (`OpenAIJudge.batch`) records the standard price and costs this share of it.
+BATCH_DISCOUNT = 0.5
+BATCH_SOURCE = "https://developers.openai.com/api/docs/pricing (Batch), read 2026-11-27"
 CONFIG_KEY = "price_usd_per_1m"  # in a run's config: {"input": float, "output": float}
 
 
@@ -75,6 +79,13 @@ def choose(model: str | None, price_in: float | None = None, price_out: float | 
 def cost(input_tokens: int, output_tokens: int, price: Price) -> float:
     """USD for these tokens at `price`."""
     return (input_tokens * price.input + output_tokens * price.output) / 1_000_000
+
+
+def billed(price: Price | None, batch: bool) -> Price | None:
+    """What tokens cost at `price` when sent `batch`ed (the Batch API's discount), else `price` itself."""
+    if price is None or not batch:
+        return price
+    return Price(price.input * BATCH_DISCOUNT, price.output * BATCH_DISCOUNT)
 
 
 def to_config(price: Price) -> dict:

@@ -294,7 +294,8 @@ def test_a_schema_6_file_with_whole_requests_reads_the_same_after_the_migration(
     con.close()
     store = open_store(db)
     assert store.schema_version() == SCHEMA_VERSION
-    assert store.cursor().execute("SELECT * FROM judge_calls ORDER BY call_id").fetchall() == before
+    # (columns added since, such as batch_id, are NULL on the old rows)
+    assert store.cursor().execute("SELECT * EXCLUDE (batch_id) FROM judge_calls ORDER BY call_id").fetchall() == before
     store.write_judge_calls(_sample_calls(_ledger_run(store), n=1))  # new calls go in packed beside them
     assert len(_requests(store)) == len(before) + 5
 

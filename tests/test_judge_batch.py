@@ -201,3 +201,26 @@ def test_batch_is_for_a_new_run_of_an_llm_judge(tmp_path):
     assert offline.returncode == 2 and "--batch apply to an LLM judge" in offline.stderr
     resumed = _cli(tmp_path / "x.duckdb", "--resume", "run-x", "--batch")
     assert resumed.returncode == 2 and "Batch API mode it was started with" in resumed.stderr
+
+
+def test_in_batches_a_schema_refusal_falls_back_as_over_http_and_identical_requests_share_a_line():
+    from evaluators.judges.openai_judge import JudgeClient
+    from evaluators.schema import Chunk, GoldenItem, RagOutput, Sample
+    from tests.test_openai_judge import SEED_000_HOLISTIC
+
+    def reply(body):
+        if body["response_format"]["type"] == "json_schema":
+            return Reply.json_schema_unsupported()
+        return Reply.json(SEED_000_HOLISTIC)
+
+    sample = Sample(GoldenItem("q1", "Who?", "Alice."), RagOutput("q1", "m", "Alice.", (Chunk("1", "Alice did."),)))
+    with start_server() as server:
+        server.responder = reply
+        (http,) = JudgeClient(server.base_url, "m", api_key=KEY).rate_sync([sample])
+        batched = JudgeClient(server.base_url, "m", api_key=KEY, batch=True, batch_poll=0.01).rate_sync([sample] * 3)
+        assert server.batches_created == 3  # bounded schema, plain schema, JSON mode: one line each
+        assert [len(ids) for ids in server.batch_inputs.values()] == [1, 1, 1]
+    assert {r.holistic for r in batched} == {http.holistic} and http.holistic is not None
+    assert [c.status for c in batched[0].calls] == [c.status for c in http.calls] == [
+        "schema_unsupported", "schema_unsupported", "ok"]
+    assert len({c.batch_id for c in batched[0].calls}) == 3 and {c.batch_id for c in http.calls} == {None}

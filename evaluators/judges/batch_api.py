@@ -38,6 +38,7 @@ POLL_SECONDS = float(os.environ.get("RAGSCOPE_BATCH_POLL", 20))  # between polls
 MAX_WAIT_SECONDS = 25 * 3600
 MAX_REQUESTS = 50_000  # OpenAI's limits on one batch's input file
 MAX_BYTES = 150_000_000  # (200 MB; room for JSONL framing)
+FILE_SECONDS = 900  # to upload or download one file (up to 200 MB), not the judge's per-reply timeout
 POLL_FAILURES = 5  # consecutive failed polls (connection, 5xx) before a batch's requests are failed
 SETTLE_TURNS = 20  # event-loop turns without a new request before a round goes out
 EXPIRED = "batch_expired"  # the error code of a request an expired batch did not run
@@ -120,7 +121,7 @@ class Batcher:
         lines = "".join(_line(custom_id, body) for custom_id, body, _ in items).encode()
         try:
             uploaded = await self.client.files.create(file=("ragscope-batch.jsonl", lines, "application/jsonl"),
-                                                      purpose="batch")
+                                                      purpose="batch", timeout=FILE_SECONDS)
             batch = await self.client.batches.create(input_file_id=uploaded.id, endpoint=ENDPOINT,
                                                      completion_window=COMPLETION_WINDOW,
                                                      metadata={"created_by": "ragscope"})
@@ -146,11 +147,14 @@ class Batcher:
     async def _download(self, batch_id: str) -> tuple[dict[str, BatchResult], str, bool]:
         """({custom_id: result}, the batch's last status, whether it ended) once the batch has ended, or was
         given up (not ended: a later session may still take its results)."""
-        deadline, failures = time.monotonic() + self.max_wait, 0
+        deadline, failures, seen = time.monotonic() + self.max_wait, 0, None
         while True:
             try:
                 batch = await self.client.batches.retrieve(batch_id)
                 failures = 0
+                if self.ledger is not None and batch.status != seen:  # judge_batches shows where it is
+                    self.ledger.update(batch_id, batch.status)
+                    seen = batch.status
             except (openai.APIConnectionError, openai.InternalServerError, openai.RateLimitError) as e:
                 failures += 1
                 if failures >= POLL_FAILURES:
@@ -163,13 +167,11 @@ class Batcher:
             if time.monotonic() > deadline:
                 return {}, f"still {batch.status if batch else 'unknown'} after {self.max_wait:.0f} s (given up)", False
             await asyncio.sleep(self.poll)
-        if self.ledger is not None:
-            self.ledger.update(batch_id, batch.status)
         results: dict[str, BatchResult] = {}
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id:
                 try:
-                    content = await self.client.files.content(file_id)
+                    content = await self.client.files.content(file_id, timeout=FILE_SECONDS)
                 except openai.APIError as e:
                     return results, f"{batch.status} (its file {file_id} could not be downloaded: {e})", False
                 results |= _results(batch_id, content.text)

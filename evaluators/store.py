@@ -38,7 +38,30 @@ import pyarrow as pa
 from evaluators import ledger
 from evaluators.schema import ERROR_STATUSES, Chunk, GoldenItem, RagOutput
 
-# Each entry moves the schema one version up; never edit one that has shipped, append a new one.
+
+def _judge_calls_view(*added: str) -> str:
+    """The `judge_calls` view (migration 7): every request rebuilt from its parts, with the columns of
+    `judge_calls_packed` added since (`added`) at the end."""
+    return """
+    CREATE OR REPLACE VIEW judge_calls AS
+    SELECT c.call_id, c.run_id, c.question_id, c.method, c.purpose, c.model, c.prompt_hash, r.request, c.response,
+           c.input_tokens, c.output_tokens, c.latency_ms, c.cached, c.status, c.error, c.created_at""" + "".join(f", c.{name}" for name in added) + """
+    FROM judge_calls_packed c LEFT JOIN (
+        -- the parts in their order: list_sort of (i, text) is faster than an ordered string_agg
+        SELECT p.call_id, p.run_id, p.question_id, p.method,
+               array_to_string([x.text FOR x IN list_sort(list({'i': p.i, 'text': coalesce(
+                   p.part.literal, t.text, error('judge_texts has no text ' || p.part.hash))}))], '') AS request
+        FROM (SELECT call_id, run_id, question_id, method, unnest(request_parts) AS part,
+                     generate_subscripts(request_parts, 1) AS i
+              FROM judge_calls_packed) p
+        LEFT JOIN judge_texts t ON t.hash = p.part.hash
+        GROUP BY ALL
+    ) r ON r.call_id = c.call_id AND r.run_id = c.run_id AND r.question_id = c.question_id AND r.method = c.method;
+    """
+
+
+# Each entry moves the schema one version up; never edit one that has shipped, append a new one (the view of 7
+# is written by _judge_calls_view, unchanged, as later entries that add columns to it recreate it).
 MIGRATIONS: list[str] = [
     """
     CREATE TABLE datasets (
@@ -237,21 +260,7 @@ MIGRATIONS: list[str] = [
            response, input_tokens, output_tokens, latency_ms, cached, status, error, created_at
     FROM judge_calls ORDER BY rowid;
     DROP TABLE judge_calls;
-    CREATE VIEW judge_calls AS
-    SELECT c.call_id, c.run_id, c.question_id, c.method, c.purpose, c.model, c.prompt_hash, r.request, c.response,
-           c.input_tokens, c.output_tokens, c.latency_ms, c.cached, c.status, c.error, c.created_at
-    FROM judge_calls_packed c LEFT JOIN (
-        -- the parts in their order: list_sort of (i, text) is faster than an ordered string_agg
-        SELECT p.call_id, p.run_id, p.question_id, p.method,
-               array_to_string([x.text FOR x IN list_sort(list({'i': p.i, 'text': coalesce(
-                   p.part.literal, t.text, error('judge_texts has no text ' || p.part.hash))}))], '') AS request
-        FROM (SELECT call_id, run_id, question_id, method, unnest(request_parts) AS part,
-                     generate_subscripts(request_parts, 1) AS i
-              FROM judge_calls_packed) p
-        LEFT JOIN judge_texts t ON t.hash = p.part.hash
-        GROUP BY ALL
-    ) r ON r.call_id = c.call_id AND r.run_id = c.run_id AND r.question_id = c.question_id AND r.method = c.method;
-    """,
+    """ + _judge_calls_view(),
     # 8: the value from each reply of a judge asked several times per sample (run config `repeats`); NULL otherwise.
     """
     ALTER TABLE scores ADD COLUMN repeats DOUBLE[];
@@ -285,20 +294,7 @@ MIGRATIONS: list[str] = [
         updated_at    TIMESTAMP
     );
     ALTER TABLE judge_calls_packed ADD COLUMN batch_id VARCHAR;
-    CREATE OR REPLACE VIEW judge_calls AS
-    SELECT c.call_id, c.run_id, c.question_id, c.method, c.purpose, c.model, c.prompt_hash, r.request, c.response,
-           c.input_tokens, c.output_tokens, c.latency_ms, c.cached, c.status, c.error, c.created_at, c.batch_id
-    FROM judge_calls_packed c LEFT JOIN (
-        SELECT p.call_id, p.run_id, p.question_id, p.method,
-               array_to_string([x.text FOR x IN list_sort(list({'i': p.i, 'text': coalesce(
-                   p.part.literal, t.text, error('judge_texts has no text ' || p.part.hash))}))], '') AS request
-        FROM (SELECT call_id, run_id, question_id, method, unnest(request_parts) AS part,
-                     generate_subscripts(request_parts, 1) AS i
-              FROM judge_calls_packed) p
-        LEFT JOIN judge_texts t ON t.hash = p.part.hash
-        GROUP BY ALL
-    ) r ON r.call_id = c.call_id AND r.run_id = c.run_id AND r.question_id = c.question_id AND r.method = c.method;
-    """,
+    """ + _judge_calls_view("batch_id"),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 # Standard tier; the Batch tier as its discount (BATCH_DISCOUNT); Flex, Priority and cached input not modelled.
 AS_OF = "2026-11-24"
 SOURCE = "https://developers.openai.com/api/docs/pricing"
-# The Batch API bills every request at half the standard price ("Batch" on the pricing page, 2026-11-27; results
+# The Batch API bills every request at half the standard price (SOURCE, its "Batch" tier, read 2026-11-27; results
 # within 24 h). A run made through it (`OpenAIJudge.batch`) records the standard price and costs this share of it.
 BATCH_DISCOUNT = 0.5
-BATCH_SOURCE = "https://developers.openai.com/api/docs/pricing (Batch), read 2026-11-27"
 CONFIG_KEY = "price_usd_per_1m"  # in a run's config: {"input": float, "output": float}
 
 

@@ -100,6 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--price-cached-in", type=float, metavar="USD",
                      help="the judge model's price per 1M input tokens served from the server's prompt cache "
                           "(openai judge; default: its list price, else the input price)")
+    run.add_argument("--batch", action="store_true",
+                     help="openai judge: send the judge's requests through the OpenAI Batch API, at half the price, "
+                          "with results within 24 h (in rounds: extraction and holistic, then verification); a "
+                          "stopped run picks its batches up with `run --resume RUN_ID`")
     run.add_argument("--estimate", action="store_true",
                      help="print the judge calls, tokens and cost the run would take, and stop (nothing is stored)")
     again = run.add_mutually_exclusive_group()
@@ -243,13 +247,14 @@ def _split_outputs_arg(arg: str) -> tuple[str | None, str]:
 def _judge(args) -> Judge:
     """The judge the options describe (a new run's: --resume and --retry-failed take the run's own)."""
     if named(args.judge).offline:
-        if _prices_given(args):
-            raise ValueError("--price-in/--price-out/--price-cached-in apply to an LLM judge (the offline judge costs "
-                             "nothing)")
+        if _prices_given(args) or args.batch:
+            raise ValueError("--price-in/--price-out/--price-cached-in/--batch apply to an LLM judge (the offline "
+                             "judge costs nothing)")
         return OfflineJudge()
     return OpenAIJudge(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
                        concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
-                       price_in=args.price_in, price_out=args.price_out, price_cached_in=args.price_cached_in)
+                       price_in=args.price_in, price_out=args.price_out, price_cached_in=args.price_cached_in,
+                       batch=args.batch)
 
 
 def _prices_given(args) -> bool:
@@ -259,9 +264,9 @@ def _prices_given(args) -> bool:
 def cmd_run(args) -> int:
     run_id, samples = args.resume or args.retry_failed, None
     if run_id is not None:
-        if _prices_given(args):
-            return _fail("--price-in/--price-out/--price-cached-in apply to a new run (a run keeps the prices it was "
-                         "started with)", EXIT_BAD_INPUT)
+        if _prices_given(args) or args.batch:
+            return _fail("--price-in/--price-out/--price-cached-in/--batch apply to a new run (a run keeps the "
+                         "prices and the Batch API mode it was started with)", EXIT_BAD_INPUT)
         if not Path(args.db).exists():  # a run to continue is in a database: never create an empty one for it
             return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB) to find run {run_id} in", EXIT_BAD_INPUT)
         store = _open_store(args.db)
@@ -313,12 +318,14 @@ def _print_plan(plan: engine.Plan, metric_ids: list[str] | None, judge: Judge, a
 
 
 def _estimated_cost(est: Estimate, judge: Judge, args) -> str:
-    price = judge.price
+    price = judge.billed_price
     if price is None:
         model = f"for model {judge.model!r}" if judge.model else "without --model"
         return f"cost: unknown, no list price {model}: give --price-in and --price-out (USD per 1M tokens)"
     given = args.price_in is not None and args.price_out is not None
     basis = "" if given else f" (list price of {judge.model} as of {prices.AS_OF})"
+    if judge.batch:
+        basis += f" (Batch API: {prices.BATCH_DISCOUNT:.0%} of it)"
     return f"cost, estimated: ~{prices.usd(est.cost(price))} at {price.describe()}{basis}{est.cache_note()}"
 
 

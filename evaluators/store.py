@@ -38,7 +38,30 @@ import pyarrow as pa
 from evaluators import ledger
 from evaluators.schema import ERROR_STATUSES, Chunk, GoldenItem, RagOutput
 
-# Each entry moves the schema one version up; never edit one that has shipped, append a new one.
+
+def _judge_calls_view(*added: str) -> str:
+    """The `judge_calls` view (migration 7): every request rebuilt from its parts, with the columns of
+    `judge_calls_packed` added since (`added`) at the end."""
+    return """
+    CREATE OR REPLACE VIEW judge_calls AS
+    SELECT c.call_id, c.run_id, c.question_id, c.method, c.purpose, c.model, c.prompt_hash, r.request, c.response,
+           c.input_tokens, c.output_tokens, c.latency_ms, c.cached, c.status, c.error, c.created_at""" + "".join(f", c.{name}" for name in added) + """
+    FROM judge_calls_packed c LEFT JOIN (
+        -- the parts in their order: list_sort of (i, text) is faster than an ordered string_agg
+        SELECT p.call_id, p.run_id, p.question_id, p.method,
+               array_to_string([x.text FOR x IN list_sort(list({'i': p.i, 'text': coalesce(
+                   p.part.literal, t.text, error('judge_texts has no text ' || p.part.hash))}))], '') AS request
+        FROM (SELECT call_id, run_id, question_id, method, unnest(request_parts) AS part,
+                     generate_subscripts(request_parts, 1) AS i
+              FROM judge_calls_packed) p
+        LEFT JOIN judge_texts t ON t.hash = p.part.hash
+        GROUP BY ALL
+    ) r ON r.call_id = c.call_id AND r.run_id = c.run_id AND r.question_id = c.question_id AND r.method = c.method;
+    """
+
+
+# Each entry moves the schema one version up; never edit one that has shipped, append a new one (the view of 7
+# is written by _judge_calls_view, unchanged, as later entries that add columns to it recreate it).
 MIGRATIONS: list[str] = [
     """
     CREATE TABLE datasets (
@@ -237,21 +260,7 @@ MIGRATIONS: list[str] = [
            response, input_tokens, output_tokens, latency_ms, cached, status, error, created_at
     FROM judge_calls ORDER BY rowid;
     DROP TABLE judge_calls;
-    CREATE VIEW judge_calls AS
-    SELECT c.call_id, c.run_id, c.question_id, c.method, c.purpose, c.model, c.prompt_hash, r.request, c.response,
-           c.input_tokens, c.output_tokens, c.latency_ms, c.cached, c.status, c.error, c.created_at
-    FROM judge_calls_packed c LEFT JOIN (
-        -- the parts in their order: list_sort of (i, text) is faster than an ordered string_agg
-        SELECT p.call_id, p.run_id, p.question_id, p.method,
-               array_to_string([x.text FOR x IN list_sort(list({'i': p.i, 'text': coalesce(
-                   p.part.literal, t.text, error('judge_texts has no text ' || p.part.hash))}))], '') AS request
-        FROM (SELECT call_id, run_id, question_id, method, unnest(request_parts) AS part,
-                     generate_subscripts(request_parts, 1) AS i
-              FROM judge_calls_packed) p
-        LEFT JOIN judge_texts t ON t.hash = p.part.hash
-        GROUP BY ALL
-    ) r ON r.call_id = c.call_id AND r.run_id = c.run_id AND r.question_id = c.question_id AND r.method = c.method;
-    """,
+    """ + _judge_calls_view(),
     # 8: the value from each reply of a judge asked several times per sample (run config `repeats`); NULL otherwise.
     """
     ALTER TABLE scores ADD COLUMN repeats DOUBLE[];
@@ -270,26 +279,27 @@ MIGRATIONS: list[str] = [
                                     'FN': CAST(regexp_extract(detail, 'FN (\d+)', 1) AS INTEGER)}
     WHERE metric = 'answer_correctness_f1' AND regexp_matches(detail, 'TP \d+, FP \d+, FN \d+');
     """,
-    # 11: the input tokens a judge server served from its prompt cache (usage.prompt_tokens_details.cached_tokens),
+    # 11: the Batch API (`run --batch`, judges/batch_api.py): each batch a run submitted, recorded before it is
+    # polled so a restarted run takes its results instead of submitting its requests again (until `consumed`);
+    # and the batch each judge call went in.
+    """
+    CREATE TABLE judge_batches (
+        batch_id      VARCHAR PRIMARY KEY,
+        run_id        VARCHAR NOT NULL,
+        input_file_id VARCHAR,
+        custom_ids    VARCHAR[] NOT NULL,
+        status        VARCHAR,
+        consumed      BOOLEAN NOT NULL DEFAULT false,
+        created_at    TIMESTAMP NOT NULL,
+        updated_at    TIMESTAMP
+    );
+    ALTER TABLE judge_calls_packed ADD COLUMN batch_id VARCHAR;
+    """ + _judge_calls_view("batch_id"),
+    # 12: the input tokens a judge server served from its prompt cache (usage.prompt_tokens_details.cached_tokens),
     # billed at the cached-input price; NULL where the server did not say (every call stored before).
     """
     ALTER TABLE judge_calls_packed ADD COLUMN cached_input_tokens INTEGER;
-    CREATE OR REPLACE VIEW judge_calls AS
-    SELECT c.call_id, c.run_id, c.question_id, c.method, c.purpose, c.model, c.prompt_hash, r.request, c.response,
-           c.input_tokens, c.output_tokens, c.latency_ms, c.cached, c.status, c.error, c.created_at,
-           c.cached_input_tokens
-    FROM judge_calls_packed c LEFT JOIN (
-        -- the parts in their order: list_sort of (i, text) is faster than an ordered string_agg
-        SELECT p.call_id, p.run_id, p.question_id, p.method,
-               array_to_string([x.text FOR x IN list_sort(list({'i': p.i, 'text': coalesce(
-                   p.part.literal, t.text, error('judge_texts has no text ' || p.part.hash))}))], '') AS request
-        FROM (SELECT call_id, run_id, question_id, method, unnest(request_parts) AS part,
-                     generate_subscripts(request_parts, 1) AS i
-              FROM judge_calls_packed) p
-        LEFT JOIN judge_texts t ON t.hash = p.part.hash
-        GROUP BY ALL
-    ) r ON r.call_id = c.call_id AND r.run_id = c.run_id AND r.question_id = c.question_id AND r.method = c.method;
-    """,
+    """ + _judge_calls_view("batch_id", "cached_input_tokens"),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -318,7 +328,7 @@ _JUDGE_CALLS_SCHEMA = pa.schema([
     ("request_parts", pa.list_(pa.struct([("literal", pa.string()), ("hash", pa.string())]))),
     ("response", pa.string()), ("input_tokens", pa.int32()), ("output_tokens", pa.int32()),
     ("latency_ms", pa.float64()), ("cached", pa.bool_()), ("status", pa.string()), ("error", pa.string()),
-    ("created_at", pa.timestamp("us")), ("cached_input_tokens", pa.int32()),
+    ("created_at", pa.timestamp("us")), ("batch_id", pa.string()), ("cached_input_tokens", pa.int32()),
 ])
 _JUDGE_TEXTS_SCHEMA = pa.schema([("hash", pa.string()), ("text", pa.string())])
 WRITE_ATTEMPTS = 3  # a batch of judge calls is written again when a concurrent run stored one of its texts first
@@ -787,6 +797,33 @@ class Store:
             )
         except duckdb.TransactionException:
             pass  # two runs stored the same key at once (a conflict at commit): the other's reply is kept
+
+    # -- Batch API batches (judges/batch_api.py) ------------------------------------------------
+
+    @_writes
+    def add_batch(self, run_id: str, batch_id: str, input_file_id: str, custom_ids: Sequence[str]) -> None:
+        """Record a batch the run submitted, before it is polled (a restarted run finds it)."""
+        now = _now()
+        self.cursor().execute("INSERT INTO judge_batches VALUES (?, ?, ?, ?, NULL, false, ?, ?)",
+                              [batch_id, run_id, input_file_id, list(custom_ids), now, now])
+
+    @_writes
+    def update_batch(self, batch_id: str, status: str) -> None:
+        self.cursor().execute("UPDATE judge_batches SET status = ?, updated_at = ? WHERE batch_id = ?",
+                              [status, _now(), batch_id])
+
+    @_writes
+    def consume_batches(self, batch_ids: Sequence[str]) -> None:
+        """Batches whose results the run has used: a restart must not take them again."""
+        self.cursor().execute("UPDATE judge_batches SET consumed = true, updated_at = ? WHERE list_contains(?, "
+                              "batch_id)", [_now(), list(batch_ids)])
+
+    def open_batches(self, run_id: str) -> dict[str, str]:
+        """custom_id -> batch_id of the run's batches whose results it has not used yet."""
+        rows = self.cursor().execute(
+            "SELECT unnest(custom_ids), batch_id FROM judge_batches WHERE run_id = ? AND NOT consumed ORDER BY "
+            "created_at", [run_id]).fetchall()
+        return dict(rows)
 
     def finished_cells(self, run_id: str) -> set[tuple[str, str, str]]:
         """(question_id, method, metric) cells that need no more work: every status but the errors."""

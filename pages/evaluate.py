@@ -281,7 +281,7 @@ st.subheader("Judge")
 kind = JUDGES[st.radio("Judge", list(JUDGES), format_func=lambda name: JUDGES[name].label, key="eval-judge",
                       label_visibility="collapsed")]
 model = base_url = api_key = price = None
-concurrency, repeats = 8, 1
+concurrency, repeats, batch = 8, 1, False
 if not kind.offline:
     left, right = st.columns(2)
     base_url = left.text_input("Base URL", value=os.environ.get("OPENAI_BASE_URL", ""), key="eval-base-url",
@@ -297,6 +297,10 @@ if not kind.offline:
                                     help="Ask for the 1-5 ratings this many times per sample: the scores use the "
                                          "mean (labels: the majority), and Overview and Claims show how much the "
                                          "replies vary. Costs that many holistic calls."))
+    batch = right.checkbox("Batch API (half price, results within 24 h)", key="eval-batch",
+                           help="The run's requests go to OpenAI's Batch API in rounds (extraction and holistic, "
+                                "then verification), each answered within 24 hours at half the price. The run "
+                                "waits for them in the background; a resume picks up its batches.")
     if not api_key and os.environ.get("OPENAI_API_KEY"):
         st.caption("No key entered: the server's OPENAI_API_KEY will be used.")
     price = price_fields(model)
@@ -318,9 +322,11 @@ if not kind.offline and n_samples and metric_ids and not twice:
                         "repeats, a sample's text its later calls repeat), at the cached-input price.")
     cols[3].metric("Output tokens (estimate)", f"{est.total_output_tokens:,}")
     # No price, no amount: "unknown" rather than a $0 that reads as free (no call at all is free, though)
-    cols[4].metric("Cost (estimate)", prices.usd(est.cost(price)) if price or not est.total_calls else "unknown",
-                   help="The estimated tokens at the prices above, in USD." if price else
-                   "No price for this model: enter its prices above.")
+    billed = prices.billed(price, batch)
+    cols[4].metric("Cost (estimate)", prices.usd(est.cost(billed)) if billed or not est.total_calls else "unknown",
+                   help=("The estimated tokens at the prices above, in USD"
+                         + (f", at the Batch API's {prices.BATCH_DISCOUNT:.0%} of them." if batch else ".")) if price
+                   else "No price for this model: enter its prices above.")
     if est.total_calls:
         st.caption("Calls per purpose: " + ", ".join(f"{p} {n:,}" for p, n in est.calls.items())
                    + f" ({est.total_calls / est.samples:.1f} per sample). Tokens at about 4 characters each; retries "
@@ -343,7 +349,7 @@ if blockers:
     st.caption("To start: " + "; ".join(blockers) + ".")
 if st.button("Start the run", type="primary", disabled=bool(blockers), key="eval-start"):
     judge = OfflineJudge() if kind.offline else OpenAIJudge(
-        model=model, base_url=base_url, concurrency=concurrency, repeats=repeats,
+        model=model, base_url=base_url, concurrency=concurrency, repeats=repeats, batch=batch,
         price_in=price.input if price else None, price_out=price.output if price else None,
         price_cached_in=price.cached_input if price else None)
     try:

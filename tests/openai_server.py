@@ -31,6 +31,15 @@ counts tokens (`PromptCache.tokens`) of the schema and the messages in order and
 `usage.prompt_tokens_details.cached_tokens` the longest prefix it saw in the last minutes (>= 1,024 tokens, in
 128-token steps).
 
+The Batch API (`/v1/files`, `/v1/batches`) answers each line of an uploaded JSONL file as the chat
+endpoint would (queue, then responder) once the batch has been polled `batch_polls` times (in_progress
+until then); a reply with an HTTP error status goes to the batch's error file, as OpenAI's does:
+
+    server.batch_polls = 3                 polls that see "in_progress" before the batch completes
+    server.batch_answered = 2              the next batch to run expires: its first 2 lines answered,
+                                           the rest in the error file with code "batch_expired"
+    server.batches_created, server.files_uploaded, server.batch_inputs   (counters and the custom ids)
+
 A fallback from json_schema to json_object is scripted with a responder:
 
     server.responder = lambda body: (Reply.json_schema_unsupported()
@@ -42,6 +51,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import email.parser
+import email.policy
 import json
 import re
 import threading
@@ -238,6 +249,13 @@ class FakeOpenAI:
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()  # handler threads run concurrently
         self._stopping = threading.Event()  # cuts delays short so shutdown is instant
+        # The Batch API (module doc)
+        self.batch_polls = 1  # retrieves answered "in_progress" before a batch completes (math.inf: never)
+        self.batch_answered: int | None = None  # set: the next batch to run expires after this many lines
+        self.files: dict[str, bytes] = {}  # file id -> content (uploaded inputs, produced outputs and errors)
+        self.batches: dict[str, dict] = {}  # batch id -> the batch object as retrieved
+        self.batch_inputs: dict[str, list[str]] = {}  # batch id -> the custom ids of its lines, in order
+        self._polls: collections.Counter[str] = collections.Counter()
 
     def enqueue(self, *replies: Reply) -> None:
         with self._lock:
@@ -261,6 +279,89 @@ class FakeOpenAI:
         with self._lock:
             queued = self._queue.popleft() if self._queue else None
         return queued if queued is not None else self.responder(body)
+
+    @property
+    def batches_created(self) -> int:
+        with self._lock:
+            return len(self.batches)
+
+    @property
+    def files_uploaded(self) -> int:
+        with self._lock:
+            return sum(1 for file_id in self.files if file_id.startswith("file-in-"))
+
+    def _upload(self, content: bytes) -> dict:
+        with self._lock:
+            file_id = f"file-in-{len(self.files)}-{uuid.uuid4().hex[:8]}"
+            self.files[file_id] = content
+        return {"id": file_id, "object": "file", "bytes": len(content), "created_at": int(time.time()),
+                "filename": "input.jsonl", "purpose": "batch"}
+
+    def _create_batch(self, body: dict) -> Reply:
+        with self._lock:
+            content = self.files.get(body.get("input_file_id"))
+        if content is None:
+            return Reply.status(404, f"no file {body.get('input_file_id')!r}")
+        batch_id = f"batch_{uuid.uuid4().hex[:16]}"
+        lines = [json.loads(line) for line in content.decode().splitlines() if line.strip()]
+        batch = {"id": batch_id, "object": "batch", "endpoint": body.get("endpoint"), "errors": None,
+                 "input_file_id": body["input_file_id"], "completion_window": body.get("completion_window"),
+                 "status": "validating", "output_file_id": None, "error_file_id": None,
+                 "created_at": int(time.time()), "metadata": body.get("metadata"),
+                 "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
+        with self._lock:
+            self.batches[batch_id] = batch
+            self.batch_inputs[batch_id] = [line["custom_id"] for line in lines]
+        return Reply(raw_body=json.dumps(batch).encode())
+
+    def _retrieve_batch(self, batch_id: str) -> Reply:
+        with self._lock:
+            batch = self.batches.get(batch_id)
+            if batch is None:
+                return Reply.status(404, f"no batch {batch_id!r}")
+            self._polls[batch_id] += 1
+            due = batch["status"] in ("validating", "in_progress") and self._polls[batch_id] > self.batch_polls
+            if not due and batch["status"] == "validating":
+                batch["status"] = "in_progress"
+        if due:
+            self._run_batch(batch)
+        with self._lock:
+            return Reply(raw_body=json.dumps(batch).encode())
+
+    def _run_batch(self, batch: dict) -> None:
+        """Answer the batch's lines with the chat endpoint's replies; the rest expire (`batch_answered`)."""
+        with self._lock:
+            lines = [json.loads(line) for line in self.files[batch["input_file_id"]].decode().splitlines() if line]
+            answered = len(lines) if self.batch_answered is None else self.batch_answered
+            self.batch_answered = None
+        out, errors = [], []
+        for i, line in enumerate(lines):
+            result = {"id": f"batch_req_{uuid.uuid4().hex[:16]}", "custom_id": line["custom_id"], "response": None,
+                      "error": None}
+            if i >= answered:
+                result["error"] = {"code": "batch_expired",
+                                   "message": "This request could not be executed before the completion window "
+                                              "expired."}
+                errors.append(result)
+                continue
+            reply = self._next_reply(line["body"])
+            if reply.raw_body is not None:
+                try:
+                    body = json.loads(reply.raw_body)
+                except ValueError:
+                    body = reply.raw_body.decode()
+            else:
+                body = self._completion(line["body"], reply)
+            result["response"] = {"status_code": reply.http_status, "request_id": uuid.uuid4().hex, "body": body}
+            (out if reply.http_status == 200 else errors).append(result)
+        with self._lock:
+            for kind, results in (("output", out), ("error", errors)):
+                if results:
+                    file_id = f"file-{kind}-{uuid.uuid4().hex[:8]}"
+                    self.files[file_id] = "".join(json.dumps(r) + "\n" for r in results).encode()
+                    batch[f"{kind}_file_id"] = file_id
+            batch["status"] = "completed" if answered >= len(lines) else "expired"
+            batch["request_counts"] = {"total": len(lines), "completed": len(out), "failed": len(errors)}
 
     def _completion(self, body: dict, reply: Reply) -> dict:
         choices = (reply, *reply.more)
@@ -306,20 +407,35 @@ def _handler_for(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             self._record(None)
-            if self.path.rstrip("/") == "/v1/models":
+            path = self.path.rstrip("/")
+            if path == "/v1/models":
                 model = {"id": state.model, "object": "model", "created": 0, "owned_by": "tests"}
                 self._send(Reply(raw_body=json.dumps({"object": "list", "data": [model]}).encode()))
+            elif m := re.fullmatch(r"/v1/batches/([\w-]+)", path):
+                self._send(state._retrieve_batch(m.group(1)))
+            elif (m := re.fullmatch(r"/v1/files/([\w-]+)/content", path)) and m.group(1) in state.files:
+                self._send(Reply(raw_body=state.files[m.group(1)], content_type="application/octet-stream"))
             else:
                 self._send(Reply.status(404, f"no route for GET {self.path}"))
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path.rstrip("/") == "/v1/files":
+                self._record(None, len(raw))
+                content = _multipart_file(self.headers.get("Content-Type", ""), raw)
+                if content is None:
+                    self._send(Reply.status(400, "no file in the upload"))
+                else:
+                    self._send(Reply(raw_body=json.dumps(state._upload(content)).encode()))
+                return
             try:
                 body = json.loads(raw) if raw else None
             except ValueError:
                 body = None
             self._record(body, len(raw))
-            if self.path.rstrip("/") != "/v1/chat/completions":
+            if self.path.rstrip("/") == "/v1/batches" and isinstance(body, dict):
+                self._send(state._create_batch(body))
+            elif self.path.rstrip("/") != "/v1/chat/completions":
                 self._send(Reply.status(404, f"no route for POST {self.path}"))
             elif state.api_key is not None and self.headers.get("Authorization") != f"Bearer {state.api_key}":
                 self._send(Reply.status(401, "Incorrect API key provided"))
@@ -362,6 +478,16 @@ def _handler_for(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 pass  # the client timed out and hung up: expected for delay faults
 
     return Handler
+
+
+def _multipart_file(content_type: str, raw: bytes) -> bytes | None:
+    """The bytes of the part named "file" of a multipart/form-data body, or None."""
+    message = email.parser.BytesParser(policy=email.policy.default).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    for part in message.iter_parts() if message.is_multipart() else ():
+        if part.get_param("name", header="content-disposition") == "file":
+            return part.get_payload(decode=True)
+    return None
 
 
 class _Server(ThreadingHTTPServer):

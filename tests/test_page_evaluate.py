@@ -138,6 +138,11 @@ def test_the_openai_estimate_is_shown_before_starting(app_at, monkeypatch):
     assert (at.number_input(key="eval-price-in").value, at.number_input(key="eval-price-out").value) == (0.15, 0.6)
     assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(0.15, 0.6)))
     assert any(c.value.startswith("List price of gpt") for c in at.caption)
+    at.checkbox(key="eval-batch").check()  # the Batch API: half the price
+    at.run()
+    assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(0.075, 0.3)))
+    at.checkbox(key="eval-batch").uncheck()
+    at.run()
     at.number_input(key="eval-price-in").set_value(1.0)  # e.g. another contract
     at.run()
     assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(1.0, 0.6)))

@@ -122,3 +122,9 @@ def test_run_cost_sums_the_calls_tokens_at_the_run_prices_and_cached_replies_cos
         assert queries.run_cost(store, "run-nope") is None
     finally:
         close_store(db)
+
+
+def test_the_batch_api_bills_half_the_price():
+    price = prices.Price(2.0, 8.0)
+    assert prices.billed(price, batch=True) == prices.Price(1.0, 4.0)
+    assert prices.billed(price, batch=False) is price and prices.billed(None, batch=True) is None

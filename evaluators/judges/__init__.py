@@ -61,6 +61,25 @@ class StoreCache:
         self.store.cache_reply(key, **fields)
 
 
+class StoreBatches:
+    """The record of a run's Batch API batches (as `batch_api.Batcher` takes it) in a Store's `judge_batches`."""
+
+    def __init__(self, store, run_id: str):
+        self.store, self.run_id = store, run_id
+
+    def open(self) -> dict[str, str]:
+        return self.store.open_batches(self.run_id)
+
+    def add(self, batch_id: str, input_file_id: str, custom_ids: list[str]) -> None:
+        self.store.add_batch(self.run_id, batch_id, input_file_id, custom_ids)
+
+    def update(self, batch_id: str, status: str) -> None:
+        self.store.update_batch(batch_id, status)
+
+    def consume(self, batch_ids: list[str]) -> None:
+        self.store.consume_batches(batch_ids)
+
+
 def too_big(judge: Judge, sample: Sample) -> str | None:
     """Why `judge` does not judge `sample` (over MAX_CHUNKS or the judge's `max_chars`), or None."""
     chunks = sample.output.contexts
@@ -110,7 +129,8 @@ def judge_samples(judge: Judge, samples: Sequence[Sample], parts: Collection[str
         options = {k: v for k, v in (("timeout", judge.timeout), ("max_attempts", judge.max_attempts)) if v is not None}
         client = JudgeClient(judge.base_url, judge.model, api_key=_lent_keys.get(run_id),
                              concurrency=judge.concurrency, repeats=judge.repeats,
-                             cache=StoreCache(store) if store is not None else None, **options)
+                             cache=StoreCache(store) if store is not None else None, batch=judge.batch,
+                             batches=StoreBatches(store, run_id) if store is not None and run_id else None, **options)
         return [_judged(j, r) for j, r in client.assess_sync(samples, CLAIMS in parts, HOLISTIC in parts, on_sample)]
     raise ValueError(f"unknown judge {judge!r}; available: {', '.join(JUDGES)}")
 

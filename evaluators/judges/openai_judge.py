@@ -69,9 +69,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import openai
+from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError, field_validator
 
-from evaluators.judges import prompts
+from evaluators.judges import batch_api, prompts
 from evaluators.judgments import (UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Holistic, JudgeRefused, Verdict,
                                   aggregate)
 from evaluators.run_options import check_numbers
@@ -121,6 +122,7 @@ class CallRecord:
     # input tokens the server served from its prompt cache (usage.prompt_tokens_details.cached_tokens), billed at the
     # cached-input price; None where the server does not say
     cached_input_tokens: int | None = None
+    batch_id: str | None = None  # the Batch API batch the request went in (batch mode), else None
 
 
 @dataclass
@@ -217,7 +219,8 @@ class _Attempt:
 class JudgeClient:
     def __init__(self, base_url: str | None, model: str, api_key: str | None = None, concurrency: int = 8,
                  timeout: float = 60, max_attempts: int = 4, seed: int = 0, backoff_base: float = 1.0,
-                 backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None, repeats: int = 1):
+                 backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None, repeats: int = 1,
+                 batch: bool = False, batches=None, batch_poll: float | None = None):
         check_numbers({"concurrency": concurrency, "repeats": repeats, "max_attempts": max_attempts,
                        "timeout": timeout})  # a concurrency of 0 would wait for ever
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -238,6 +241,9 @@ class JudgeClient:
         self.cache = cache  # get(key) -> dict | None and put(key, **fields); None: every request goes out
         self.repeats = repeats  # holistic replies per sample (module doc)
         self.n_supported = True  # cleared when a server refuses or ignores `n` (several choices per request)
+        self.batch = batch  # requests go through the Batch API (batch_api), not one HTTP call each
+        self.batches = batches  # the run's record of its batches (batch_api.Batcher's ledger), or None
+        self.batch_poll = batch_api.POLL_SECONDS if batch_poll is None else batch_poll
 
     def __repr__(self) -> str:  # the key stays out of logs
         return f"JudgeClient(base_url={self.base_url!r}, model={self.model!r})"
@@ -254,7 +260,8 @@ class JudgeClient:
         # One client per event loop: asyncio.run() in the *_sync methods makes a new loop each time.
         async with openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
                                       max_retries=0) as client:
-            session = _Session(self, client, semaphore)
+            batcher = batch_api.Batcher(client, self.base_url, self.batches, self.batch_poll) if self.batch else None
+            session = _Session(self, client, semaphore, batcher)
 
             async def one(sample: Sample):
                 text = _sample_text(sample)
@@ -264,7 +271,10 @@ class JudgeClient:
                     on_sample()
                 return tuple(parts)
 
-            return list(await asyncio.gather(*(one(s) for s in samples)))
+            judged = list(await asyncio.gather(*(one(s) for s in samples)))
+            if batcher is not None:
+                batcher.consume()
+            return judged
 
     def assess_sync(self, samples: Sequence[Sample], claims: bool = True, holistic: bool = True,
                     on_sample: Callable[[], None] | None = None
@@ -310,10 +320,12 @@ def _sample_text(sample: Sample) -> prompts.SampleText:
 class _Session:
     """The judge's work within one `judge()` call: one client, one semaphore."""
 
-    def __init__(self, judge: JudgeClient, client: openai.AsyncOpenAI, semaphore: asyncio.Semaphore):
+    def __init__(self, judge: JudgeClient, client: openai.AsyncOpenAI, semaphore: asyncio.Semaphore,
+                 batcher: batch_api.Batcher | None = None):
         self.judge = judge
         self.client = client
         self.semaphore = semaphore
+        self.batcher = batcher  # batch mode: requests wait for their batch, with no semaphore and no backoff
         self.refusal: str | None = None  # set by the first 401/403/404: no request goes out after it
 
     async def judge_sample(self, sample: Sample, text: prompts.SampleText) -> Judgment:
@@ -490,7 +502,8 @@ class _Session:
                 asked, cap = attempt.retry_after, self.judge.max_retry_after
                 raise CallFailed(JUDGE_ERROR, f"{attempt.record.error}; the server asked to wait {asked:.0f} s, "
                                               f"more than {cap:.0f} s")
-            await asyncio.sleep(delay)
+            if self.batcher is None:  # a batch takes long enough: the retry goes in the next one
+                await asyncio.sleep(delay)
 
     async def attempt(self, purpose: str, messages: prompts.Messages, limit: int | None,
                       seed_offset: int = 0, n: int = 1) -> _Attempt:
@@ -505,6 +518,8 @@ class _Session:
         record = _RecordBuilder(purpose, judge.model, messages, body)
         if judge.cache is not None and (hit := self.cached(body, record)) is not None:
             return hit
+        if self.batcher is not None:
+            return await self.batched(body, record, level, limit, n)
         async with self.semaphore:
             if self.refusal is not None:
                 raise JudgeRefused(self.refusal)
@@ -517,22 +532,31 @@ class _Session:
             except openai.APIConnectionError as e:
                 return _Attempt(record.failed(CONNECTION_ERROR, f"connection error: {e}"), retry=True)
             except openai.APIStatusError as e:
-                return self.status_error(record, e, level, limit, n)
-        text = raw.http_response.text
-        try:
-            completion = raw.parse()
-            choices = tuple((c.message.content, c.finish_reason) for c in completion.choices)
-            content, finish_reason = choices[0]
-        except (ValueError, ValidationError, AttributeError, IndexError, TypeError) as e:
-            # openai 3.x hands non-JSON bodies back as str or lets the decoder's error escape.
-            return _Attempt(record.failed(BAD_RESPONSE, f"not a chat completion: {type(e).__name__}", text),
+                return self.status_error(record, e.status_code, e.response.text, e.message, e.response.headers,
+                                         level, limit, n)
+        return _completed(record, raw.http_response.text, raw.parse)
+
+    async def batched(self, body: dict, record: _RecordBuilder, level: int, limit: int | None, n: int) -> _Attempt:
+        """The attempt as its batch answered it (batch_api): the same _Attempt an HTTP reply gives, and the
+        record's latency is the time the request spent in its batch."""
+        if self.refusal is not None:
+            raise JudgeRefused(self.refusal)
+        record.start()
+        result = await self.batcher.submit(body)
+        record.fields["batch_id"] = result.batch_id
+        if result.status_code == 200:
+            return _completed(record, result.body, lambda: ChatCompletion.model_validate_json(result.body))
+        if result.status_code is not None:
+            try:
+                said = json.loads(result.body or "")
+            except ValueError:
+                said = result.body
+            return self.status_error(record, result.status_code, result.body or "",
+                                     f"Error code: {result.status_code} - {said}", {}, level, limit, n)
+        if result.expired:
+            return _Attempt(record.failed(CALL_TIMEOUT, f"the batch ended before running the request: {result.error}"),
                             retry=True)
-        usage = completion.usage
-        details = getattr(usage, "prompt_tokens_details", None)
-        return _Attempt(record.done(OK, None, text, usage.prompt_tokens if usage else None,
-                                    usage.completion_tokens if usage else None,
-                                    getattr(details, "cached_tokens", None)),
-                        content=content, finish_reason=finish_reason, choices=choices)
+        return _Attempt(record.failed(SERVER_ERROR, f"batch: {result.error}"), retry=True)
 
     def cached(self, body: dict, record: _RecordBuilder) -> _Attempt | None:
         """The cached reply to `body` as an attempt that made no request, or None (a miss)."""
@@ -550,31 +574,48 @@ class _Session:
                                    cached=True),
                         content=content, finish_reason=finish_reason, choices=choices)
 
-    def status_error(self, record: _RecordBuilder, e: openai.APIStatusError, level: int,
+    def status_error(self, record: _RecordBuilder, code: int, text: str, message: str, headers, level: int,
                      limit: int | None, n: int) -> _Attempt:
-        code, text, judge = e.status_code, e.response.text, self.judge
+        """The attempt an HTTP error status makes (`message`: openai's "Error code: 429 - {...}")."""
+        judge = self.judge
         if code in REFUSAL_STATUS_CODES:
-            self.refusal = self.refusal or _refusal(code, e.message, judge.model, judge.base_url)
+            self.refusal = self.refusal or _refusal(code, message, judge.model, judge.base_url)
             raise JudgeRefused(self.refusal)
         if code == 400 and n > 1 and judge.n_supported and _N_REFUSAL.search(text):  # one choice per request now
             judge.n_supported = False
-            return _Attempt(record.failed(BAD_REQUEST, f"HTTP 400: {e.message}; asking for one choice per request",
+            return _Attempt(record.failed(BAD_REQUEST, f"HTTP 400: {message}; asking for one choice per request",
                                           text))
         if code == 400 and level > JSON_MODE and _SCHEMA_REFUSAL.search(text) and not _TOO_LONG.search(text):
             # Concurrent refusals of one level step down once, not once each.
             judge.schema_level = min(judge.schema_level, level - 1)
             then = "the schema without bounds" if level == BOUNDED else "JSON mode"
-            return _Attempt(record.failed(SCHEMA_UNSUPPORTED, f"HTTP 400: {e.message}; switching to {then}", text),
+            return _Attempt(record.failed(SCHEMA_UNSUPPORTED, f"HTTP 400: {message}; switching to {then}", text),
                             resend=True)
         if code == 400 and limit is not None and judge.limit_field == "max_tokens" and "max_completion_tokens" in text:
             judge.limit_field = "max_completion_tokens"
-            return _Attempt(record.failed(BAD_REQUEST, f"HTTP 400: {e.message}; sending max_completion_tokens",
+            return _Attempt(record.failed(BAD_REQUEST, f"HTTP 400: {message}; sending max_completion_tokens",
                                           text), resend=True)
         if code in RETRYABLE_STATUS_CODES or code >= 500:
             status = RATE_LIMITED if code == 429 else SERVER_ERROR
-            return _Attempt(record.failed(status, f"HTTP {code}: {e.message}", text), retry=True,
-                            retry_after=_retry_after(e.response.headers))
-        return _Attempt(record.failed(BAD_REQUEST, f"HTTP {code}: {e.message}", text))
+            return _Attempt(record.failed(status, f"HTTP {code}: {message}", text), retry=True,
+                            retry_after=_retry_after(headers))
+        return _Attempt(record.failed(BAD_REQUEST, f"HTTP {code}: {message}", text))
+
+
+def _completed(record: _RecordBuilder, text: str, parse: Callable) -> _Attempt:
+    """The attempt of a 200 reply whose body is `text` (`parse()` -> the ChatCompletion)."""
+    try:
+        completion = parse()
+        choices = tuple((c.message.content, c.finish_reason) for c in completion.choices)
+        content, finish_reason = choices[0]
+    except (ValueError, ValidationError, AttributeError, IndexError, TypeError) as e:
+        # openai 3.x hands non-JSON bodies back as str or lets the decoder's error escape.
+        return _Attempt(record.failed(BAD_RESPONSE, f"not a chat completion: {type(e).__name__}", text), retry=True)
+    usage = completion.usage
+    details = getattr(usage, "prompt_tokens_details", None)
+    return _Attempt(record.done(OK, None, text, usage.prompt_tokens if usage else None,
+                                usage.completion_tokens if usage else None, getattr(details, "cached_tokens", None)),
+                    content=content, finish_reason=finish_reason, choices=choices)
 
 
 class _RecordBuilder:

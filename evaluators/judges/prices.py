@@ -16,9 +16,13 @@ from dataclasses import dataclass
 # platform.openai.com/docs/pricing) and the models' pages there, as of 2026-11-24 (gpt-5-nano, gpt-5.1
 # and o3 read on the model pages that day; the others as listed since their launch in 2024-2025); cached
 # input as listed there on 2026-11-27 (a tenth of the input price for the gpt-5 family, a quarter for gpt-4.1,
-# o3 and o4-mini, half for gpt-4o and o3-mini). Standard tier only: Flex and Priority tiers are not modelled.
+# o3 and o4-mini, half for gpt-4o and o3-mini). Standard tier; the Batch tier as its discount (BATCH_DISCOUNT);
+# Flex and Priority tiers are not modelled.
 AS_OF = "2026-11-27"
 SOURCE = "https://developers.openai.com/api/docs/pricing"
+# The Batch API bills every request at half the standard price (SOURCE, its "Batch" tier, read 2026-11-27; results
+# within 24 h). A run made through it (`OpenAIJudge.batch`) records the standard price and costs this share of it.
+BATCH_DISCOUNT = 0.5
 CONFIG_KEY = "price_usd_per_1m"  # in a run's config: {"input": float, "output": float, "cached_input": float}
 # OpenAI's prompt cache (https://developers.openai.com/api/docs/guides/prompt-caching, read 2026-11-27): prompts of
 # 1,024 tokens or more, the longest prefix seen recently (minutes), cached in steps of 128 tokens.
@@ -102,6 +106,14 @@ def cacheable(prefix_tokens: int) -> int:
     if prefix_tokens < CACHE_MIN_TOKENS:
         return 0
     return CACHE_MIN_TOKENS + (prefix_tokens - CACHE_MIN_TOKENS) // CACHE_STEP_TOKENS * CACHE_STEP_TOKENS
+
+
+def billed(price: Price | None, batch: bool) -> Price | None:
+    """What tokens cost at `price` when sent `batch`ed (the Batch API's discount), else `price` itself."""
+    if price is None or not batch:
+        return price
+    cached = None if price.cached_input is None else price.cached_input * BATCH_DISCOUNT
+    return Price(price.input * BATCH_DISCOUNT, price.output * BATCH_DISCOUNT, cached)
 
 
 def to_config(price: Price) -> dict:

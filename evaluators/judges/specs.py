@@ -19,6 +19,9 @@ from evaluators.judges import offline, prices
 DEFAULT_BATCH = 1000  # samples scored and committed together (engine.BATCH_SIZE)
 MIN_JUDGED_BATCH = 32
 DEFAULT_CONCURRENCY = 8
+# Samples per engine batch in Batch API mode: each batch of samples costs 2+ rounds of up to 24 h, so as many as
+# fit: 5,000 samples make ~10,000 requests a round, within the API's 50,000 (batch_api splits by size).
+BATCH_API_SAMPLES = 5_000
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ class OpenAIJudge:
     price_in: float | None = None  # USD per 1M tokens; None: the model's list price
     price_out: float | None = None
     price_cached_in: float | None = None  # for input the server served from its prompt cache
+    batch: bool = False  # through the Batch API: half the price, results within 24 h (judges/batch_api.py)
 
     name: ClassVar[str] = "openai"
     label: ClassVar[str] = "OpenAI-compatible server (OpenAI, Azure, vLLM, Ollama, llama.cpp)"
@@ -67,16 +71,23 @@ class OpenAIJudge:
         return prices.choose(self.model, self.price_in, self.price_out, self.price_cached_in)
 
     @property
+    def billed_price(self) -> prices.Price | None:
+        """What its tokens cost: `price`, or half of it through the Batch API."""
+        return prices.billed(self.price, self.batch)
+
+    @property
     def batch_size(self) -> int:
         """An LLM judge takes minutes over the default batch: a few calls in flight per slot keep it busy
         while progress, commits and cancel stay responsive."""
+        if self.batch:
+            return BATCH_API_SAMPLES
         return max(MIN_JUDGED_BATCH, 8 * int(self.concurrency or DEFAULT_CONCURRENCY))
 
     def config(self) -> dict:
         price = self.price
         return ({"base_url": self.base_url, "concurrency": self.concurrency, "repeats": self.repeats}
                 | {k: v for k, v in (("timeout", self.timeout), ("max_attempts", self.max_attempts)) if v is not None}
-                | (prices.to_config(price) if price else {}))
+                | (prices.to_config(price) if price else {}) | ({"batch": True} if self.batch else {}))
 
 
 Judge = OfflineJudge | OpenAIJudge
@@ -94,7 +105,8 @@ def of_run(run: Mapping) -> Judge:
                        repeats=config.get("repeats") or 1, timeout=config.get("timeout"),
                        max_attempts=config.get("max_attempts"),
                        price_in=recorded.input if recorded else None, price_out=recorded.output if recorded else None,
-                       price_cached_in=recorded.cached_input if recorded else None)
+                       price_cached_in=recorded.cached_input if recorded else None,
+                       batch=bool(config.get("batch")))
 
 
 def named(judge: str) -> type:

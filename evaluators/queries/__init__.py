@@ -153,11 +153,13 @@ def run_cost(store: Store, run_id: str) -> dict | None:
     recorded with the run, else the model's list price (`recorded` False); `usd` None while no price is
     known. None for a run of the offline judge, which makes no call."""
     run = store.run(run_id)
-    if run is None or of_run(run).offline:
+    judge = None if run is None else of_run(run)
+    if judge is None or judge.offline:
         return None
     calls = run_calls(store, run_id)
     recorded = prices.from_config(json.loads(run["config"] or "{}"))
-    price = recorded or prices.list_price(run["judge_model"])
+    # A run through the Batch API sent every call there: all at the batch price.
+    price = prices.billed(recorded or prices.list_price(run["judge_model"]), judge.batch)
     spent = None if price is None else prices.cost(calls["input_tokens"], calls["output_tokens"], price,
                                                    calls["cached_input_tokens"])
     return calls | {"model": run["judge_model"], "price": price, "recorded": recorded is not None, "usd": spent}

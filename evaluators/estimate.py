@@ -122,7 +122,7 @@ def estimate(samples: Sequence[Sample], judge: Judge, metrics: Iterable[Metric])
         first = prices.cacheable(instructions) if i >= judge.concurrency else 0  # cached by earlier samples
         if CLAIMS in parts:
             # what the holistic call (else the extraction) left in the cache for the verification calls
-            shared = text.head + (f"\n\n{text.context}" if HOLISTIC in parts else "")
+            shared = text.whole if HOLISTIC in parts else text.head
             _claims(out, sample, text, first, prices.cacheable(instructions + approx_tokens(shared)))
         if HOLISTIC in parts:
             tokens = _input_tokens(prompts.holistic_messages(text))

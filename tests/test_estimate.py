@@ -74,7 +74,7 @@ def test_cached_input_follows_the_prompt_caches_rule_and_the_calls_order():
     # a verification call finds the instructions, the sample and its chunks, as the holistic call left them
     s = samples[0]
     text = prompts.sample_text(s.golden.question, s.golden.reference, s.output.answer, [c.text for c in s.output.contexts])
-    shared = instructions + approx_tokens(f"{text.head}\n\n{text.context}")
+    shared = instructions + approx_tokens(text.whole)
     assert e.cached_input_tokens["verification"] == 3 * prices.cacheable(shared)
     assert e.total_cached_input_tokens > e.total_input_tokens / 2  # over half of a 12-chunk sample's input
     # without the holistic call, only what the extraction left: the instructions and the question, reference, answer

@@ -190,8 +190,8 @@ def test_the_whole_catalogue_under_the_llm_judge(tmp_path):
                    "--model", "judge-model", "--base-url", server.base_url)
         assert out.returncode == 0, out.stderr
         purposes = sorted(prompts.task_of(r.body["messages"]) for r in server.requests)
-    assert purposes == ["extraction", "extraction", "verification", "verification",
-                        "holistic", "holistic"]  # 3 calls per sample
+    assert purposes == ["extraction", "extraction", "holistic", "holistic", "verification",
+                        "verification"]  # 3 calls per sample
     assert "judge calls: 6 (3.0 per sample: 2 extraction, 2 verification, 2 holistic)" in out.stderr  # estimated before
 
     estimated = _cli(tmp_path / "none.duckdb", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai",

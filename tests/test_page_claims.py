@@ -166,7 +166,7 @@ def test_a_run_with_repeats_stores_every_reply_and_both_screens_show_the_spread(
                            judge=OpenAIJudge("judge-model", server.base_url, repeats=3),
                            metrics=["judge_overall", "verdict"],
                            name="Repeats run")
-        assert [r.body.get("n") for r in server.requests if "holistic" in str(r.body)] == [3]
+        assert [r.body.get("n") for r in server.requests if prompts.task_of(r.body["messages"]) == "holistic"] == [3]
     store = open_store(db)
     stored = dict(store.cursor().execute("SELECT metric, (value, repeats) FROM scores WHERE run_id = ?",
                                          [run_id]).fetchall())

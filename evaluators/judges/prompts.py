@@ -208,6 +208,10 @@ class SampleText(NamedTuple):
     head: str
     context: str
 
+    @property
+    def whole(self) -> str:
+        return f"{self.head}\n\n{self.context}"
+
 
 def sample_text(question: str, reference: str, answer: str, chunks: Sequence[str]) -> SampleText:
     context = "\n".join(block("chunk", text, chunk_id(i)) for i, text in enumerate(chunks)) or "(no retrieved context)"
@@ -229,7 +233,7 @@ def verification_messages(sample: SampleText, answer_claims: Sequence[str], refe
     def listing(blocks: list[str]) -> str:
         return "\n".join(blocks) or "(none)"
 
-    return _messages(f"{sample.head}\n\n{sample.context}", "\n\n".join([
+    return _messages(sample.whole, "\n\n".join([
         VERIFICATION,
         "ANSWER CLAIMS:\n" + listing([block("claim", c, answer_claim_id(i)) for i, c in enumerate(answer_claims)]),
         "REFERENCE CLAIMS:\n" + listing([block("claim", c, reference_claim_id(i))
@@ -240,17 +244,19 @@ def verification_messages(sample: SampleText, answer_claims: Sequence[str], refe
 
 
 def holistic_messages(sample: SampleText) -> Messages:
-    return _messages(f"{sample.head}\n\n{sample.context}", HOLISTIC)
+    return _messages(sample.whole, HOLISTIC)
 
 
 TASK_LINE = "TASK: "
-_TASK = re.compile(rf"(?:</answer>|</chunk>|\(no retrieved context\))\n\n{TASK_LINE}(\w+)")
+_BLOCK = re.compile(r'<(question|answer|reference|claim|chunk)(?: id="\w+")?>\n.*?\n</\1>', re.DOTALL)
+_TASK = re.compile(rf"^{TASK_LINE}(\w+)$", re.MULTILINE)
 
 
 def task_of(messages: Messages) -> str | None:
-    """The task a conversation asks for, as a server or a test reads it: the line after the sample."""
+    """The task a conversation asks for, as a server or a test reads it: its task line, outside every block (uploaded
+    text, always inside one, cannot end it: `data`)."""
     users = [m["content"] for m in messages if m["role"] == "user"]
-    match = _TASK.search(users[0]) if users else None
+    match = _TASK.search(_BLOCK.sub("", users[0])) if users else None
     return match.group(1) if match else None
 
 

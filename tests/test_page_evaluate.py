@@ -125,7 +125,10 @@ def test_the_openai_estimate_is_shown_before_starting(app_at, monkeypatch):
     expected = estimate(samples, OpenAIJudge("m"), resolve(None))
     assert expected.total_calls > 2 * 206
     assert _metric(at, "Judge calls") == f"{expected.total_calls:,}"
-    assert _metric(at, "Input tokens (estimate)") == f"{expected.total_input_tokens:,}"
+    # the input read anew and the input a prompt cache serves, apart
+    cached = expected.total_cached_input_tokens
+    assert _metric(at, "Input tokens (estimate)") == f"{expected.total_input_tokens - cached:,}"
+    assert _metric(at, "Cached input tokens (estimate)") == f"{cached:,}" and cached > 0
     assert _metric(at, "Output tokens (estimate)") == f"{expected.total_output_tokens:,}"
     assert at.button(key="eval-start").disabled
     assert any("name the judge's model; enter the API key" in c.value for c in at.caption)
@@ -135,17 +138,17 @@ def test_the_openai_estimate_is_shown_before_starting(app_at, monkeypatch):
 
     at.text_input(key="eval-model").input("gpt-4o-mini")
     at.run()
-    assert (at.number_input(key="eval-price-in").value, at.number_input(key="eval-price-out").value) == (0.15, 0.6)
-    assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(0.15, 0.6)))
+    assert [at.number_input(key=f"eval-price-{side}").value for side in ("in", "cached", "out")] == [0.15, 0.075, 0.6]
+    assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(0.15, 0.6, 0.075)))
     assert any(c.value.startswith("List price of gpt") for c in at.caption)
     at.checkbox(key="eval-batch").check()  # the Batch API: half the price
     at.run()
-    assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(0.075, 0.3)))
+    assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(0.075, 0.3, 0.0375)))
     at.checkbox(key="eval-batch").uncheck()
     at.run()
     at.number_input(key="eval-price-in").set_value(1.0)  # e.g. another contract
     at.run()
-    assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(1.0, 0.6)))
+    assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(1.0, 0.6, 0.075)))
     assert not any(c.value.startswith("List price of") for c in at.caption)
     at.radio(key="eval-judge").set_value("offline")
     at.run()

@@ -48,6 +48,9 @@ Policy (the issue's, and why):
   reply k with seed + k (so each is its own cache entry). The ratings are averaged and the labels go
   by majority (`judgments.aggregate`, which keeps every reply for the spread). The temperature stays 0:
   the spread is the judge's own variation at the run's settings.
+* With a `budget` (`evaluators.budget.Budget`), each reply's tokens are charged to it, and once it is reached
+  no request goes out (those in flight end): the call fails with status "not_sent" and the engine leaves its
+  sample's cells to do.
 * Every attempt becomes a `CallRecord` (the `judge_calls` row without run/sample keys); the API key
   is only ever passed to the client, never into a record, a message or repr().
 """
@@ -73,7 +76,8 @@ from evaluators.judgments import (UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix
                                   aggregate)
 from evaluators.run_options import check_numbers
 from evaluators.schema import (BAD_REQUEST, BAD_RESPONSE, CALL_TIMEOUT, CONNECTION_ERROR, INCOMPLETE, INVALID,
-                               JUDGE_ERROR, OK, RATE_LIMITED, SCHEMA_UNSUPPORTED, SERVER_ERROR, TIMEOUT, Sample)
+                               JUDGE_ERROR, NOT_SENT, OK, RATE_LIMITED, SCHEMA_UNSUPPORTED, SERVER_ERROR, TIMEOUT,
+                               Sample)
 
 JUDGE = "openai"  # the judge name scores carry (the twin of offline.JUDGE), for the registry
 
@@ -211,7 +215,8 @@ class _Attempt:
 class JudgeClient:
     def __init__(self, base_url: str | None, model: str, api_key: str | None = None, concurrency: int = 8,
                  timeout: float = 60, max_attempts: int = 4, seed: int = 0, backoff_base: float = 1.0,
-                 backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None, repeats: int = 1):
+                 backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None, repeats: int = 1,
+                 budget=None):
         check_numbers({"concurrency": concurrency, "repeats": repeats, "max_attempts": max_attempts,
                        "timeout": timeout})  # a concurrency of 0 would wait for ever
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -232,6 +237,7 @@ class JudgeClient:
         self.cache = cache  # get(key) -> dict | None and put(key, **fields); None: every request goes out
         self.repeats = repeats  # holistic replies per sample (module doc)
         self.n_supported = True  # cleared when a server refuses or ignores `n` (several choices per request)
+        self.budget = budget  # evaluators.budget.Budget: once reached, no request goes out (module doc)
 
     def __repr__(self) -> str:  # the key stays out of logs
         return f"JudgeClient(base_url={self.base_url!r}, model={self.model!r})"
@@ -504,6 +510,8 @@ class _Session:
             if self.refusal is not None:
                 raise JudgeRefused(self.refusal)
             record.start()
+            if judge.budget is not None and judge.budget.reached:  # a failure, not a raise: the calls made are kept
+                return _Attempt(record.failed(NOT_SENT, judge.budget.reason()))
             try:
                 async with asyncio.timeout(judge.timeout):  # the whole reply (module doc)
                     raw = await self.client.chat.completions.with_raw_response.create(**body)
@@ -523,6 +531,8 @@ class _Session:
             return _Attempt(record.failed(BAD_RESPONSE, f"not a chat completion: {type(e).__name__}", text),
                             retry=True)
         usage = completion.usage
+        if judge.budget is not None and usage:
+            judge.budget.charge(usage.prompt_tokens, usage.completion_tokens)
         return _Attempt(record.done(OK, None, text, usage.prompt_tokens if usage else None,
                                     usage.completion_tokens if usage else None),
                         content=content, finish_reason=finish_reason, choices=choices)

@@ -123,3 +123,75 @@ def test_a_run_that_reaches_its_budget_stops_with_its_cells_pending_and_a_resume
     assert _new(tmp_path, server, plain).returncode == 0
     scores = "SELECT question_id, method, metric, value, status FROM scores ORDER BY ALL"
     assert _query(db, scores) == _query(plain, scores) and len(_query(db, scores)) == 2 * N
+
+
+def _responder(body):
+    return Reply.json(SEED_000_EXTRACTION if body["response_format"]["json_schema"]["name"] == "claim_extraction"
+                      else SEED_000_VERIFICATION)
+
+
+def test_the_evaluate_screen_refuses_a_start_above_its_stop_at_cost_and_shows_the_budget(app_at, tmp_path, server,
+                                                                                          monkeypatch):
+    from evaluators.estimate import estimate
+    from evaluators.judges import OpenAIJudge
+    from evaluators.metrics import resolve
+    from evaluators.store import open_store
+    from tests.test_page_evaluate import _metric, _pick_metrics, _tiny_judged_data, _until_done
+    from ui.common import md_escape
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    at = app_at("pages/evaluate.py")
+    store = open_store(app_at.db)
+    golden, outputs = _tiny_judged_data(store, tmp_path)
+    at.run()
+    at.selectbox(key="eval-golden").set_value(golden)
+    at.run()
+    at.radio(key="eval-judge").set_value("openai")
+    at.run()
+    _pick_metrics(at, lexical=["exact_match"], claims=["faithfulness"])
+    at.text_input(key="eval-base-url").input(server.base_url)
+    at.text_input(key="eval-model").input("test-model")
+    at.run()  # a new model prefills its prices
+    at.number_input(key="eval-price-in").set_value(1.0)
+    at.number_input(key="eval-price-out").set_value(1.0)
+    at.run()
+    assert at.number_input(key="eval-max-cost").value is None and not at.button(key="eval-start").disabled
+    judge = OpenAIJudge("test-model", price_in=1, price_out=1)
+    cost = estimate(engine_samples(store, golden, outputs), judge, resolve(["exact_match", "faithfulness"])).cost(
+        judge.price)
+    assert _metric(at, "Cost (estimate)") == prices.usd(cost)
+
+    at.number_input(key="eval-max-cost").set_value(0.01)  # below the estimate
+    at.run()
+    assert at.button(key="eval-start").disabled
+    assert [e.value for e in at.error] == [md_escape(
+        f"The run would not start: the run is estimated to cost {prices.usd(cost)} at $1 in, $1 out per 1M tokens, "
+        "above its budget of $0.01: raise the budget, or choose fewer samples or metrics.")]
+    assert any("keep the estimate within the budget (Stop at cost)" in c.value for c in at.caption)
+
+    at.number_input(key="eval-max-cost").set_value(0.65)  # above the estimate; 7 replies at $0.10 reach it
+    at.run()
+    assert not at.error and not at.button(key="eval-start").disabled
+    at.number_input(key="eval-concurrency").set_value(1)
+    at.run()
+    at.button(key="eval-start").click()
+    at.run()
+    run_id = at.selectbox(key="eval-run").value
+    run = _until_done(at, store, run_id)
+    assert run["status"] == BUDGET_REACHED and json.loads(run["config"])[budget.CONFIG_KEY] == 0.65
+    assert [w.value for w in at.warning][0].startswith(md_escape(f"{run['error']}. The "))
+    assert "Budget: $0.70 spent of $0.65 (the run stops when its judge calls reach it)." in [c.value for c in
+                                                                                             at.caption]
+    assert not at.error  # a budget is no error
+    at.number_input(key="eval-resume-max-cost").set_value(10.0)
+    at.button(key="eval-resume").click()
+    at.run()
+    run = _until_done(at, store, run_id)
+    assert run["status"] == "finished" and json.loads(run["config"])[budget.CONFIG_KEY] == 10.0
+    assert _metric(at, "Not computed yet") == "0" and server.request_count == 24  # nothing paid twice
+
+
+def engine_samples(store, golden, outputs):
+    from evaluators import engine
+
+    return engine.plan(store.golden_items(golden), store.rag_outputs([outputs])).samples

@@ -97,8 +97,8 @@ def budget_caption(run: dict) -> None:
     limit = budget.of_config(json.loads(run["config"] or "{}"))
     spent = queries.run_cost(store(), run["run_id"]) if limit is not None else None
     if spent is not None and spent["usd"] is not None:
-        st.caption(f"Budget: {prices.usd(spent['usd'])} spent of {prices.usd(limit)} (the run stops when its judge "
-                   "calls reach it).")
+        st.caption(md_escape(f"Budget: {prices.usd(spent['usd'])} spent of {prices.usd(limit)} (the run stops when "
+                             "its judge calls reach it)."))
 
 
 def set_metrics(pick) -> None:
@@ -181,8 +181,9 @@ def run_panel(run_id: str, polling: bool) -> None:
     can_judge = not needs_key or bool(api_key or os.environ.get("OPENAI_API_KEY"))
     limit = budget.of_config(json.loads(run["config"] or "{}"))
     if limit is not None and (missing or failed):  # a budget-stopped run resumes with a higher one
-        limit = st.number_input("Stop at cost (USD)", min_value=0.01, value=float(limit), step=1.0, format="%.2f",
-                                key="eval-resume-max-cost", help="The run's budget for its judge, recorded with it.")
+        limit = st.number_input("Stop at cost (USD)", min_value=min(0.01, limit), value=float(limit), step=1.0,
+                                format="%.2f", key="eval-resume-max-cost",
+                                help="The run's budget for its judge, recorded with it when you resume.")
     buttons = st.columns(3)
     if (missing or status in RESUMABLE) and buttons[0].button(
             "Resume", key="eval-resume", type="primary", disabled=not can_judge,

@@ -15,6 +15,7 @@ from evaluators import budget
 from evaluators.judges import prices
 from evaluators.schema import BUDGET_REACHED
 from tests.openai_server import Reply, start_server
+from tests.test_cli import _tiny_files
 from tests.test_openai_judge import SEED_000_EXTRACTION, SEED_000_VERIFICATION
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,12 +25,7 @@ PRICES = ("--price-in", "1", "--price-out", "1")
 
 
 def _files(tmp_path):
-    golden, outputs = tmp_path / "gold.jsonl", tmp_path / "out.jsonl"
-    golden.write_text("".join(json.dumps({"question_id": f"q{i}", "question": f"What is {i} plus {i}?",
-                                          "reference": f"It is {2 * i}."}) + "\n" for i in range(N)))
-    outputs.write_text("".join(json.dumps({"question_id": f"q{i}", "answer": f"The sum is {2 * i}.",
-                                           "contexts": [f"{i} plus {i} makes {2 * i}."]}) + "\n" for i in range(N)))
-    return golden, outputs
+    return _tiny_files(tmp_path, N)
 
 
 def _run(db, *args):
@@ -136,21 +132,14 @@ def test_the_evaluate_screen_refuses_a_start_above_its_stop_at_cost_and_shows_th
     from evaluators.judges import OpenAIJudge
     from evaluators.metrics import resolve
     from evaluators.store import open_store
-    from tests.test_page_evaluate import _metric, _pick_metrics, _tiny_judged_data, _until_done
+    from tests.test_page_evaluate import _metric, _tiny_judged_data, _until_done, choose_openai
     from ui.common import md_escape
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     at = app_at("pages/evaluate.py")
     store = open_store(app_at.db)
     golden, outputs = _tiny_judged_data(store, tmp_path)
-    at.run()
-    at.selectbox(key="eval-golden").set_value(golden)
-    at.run()
-    at.radio(key="eval-judge").set_value("openai")
-    at.run()
-    _pick_metrics(at, lexical=["exact_match"], claims=["faithfulness"])
-    at.text_input(key="eval-base-url").input(server.base_url)
-    at.text_input(key="eval-model").input("test-model")
+    choose_openai(at, golden, server.base_url)
     at.run()  # a new model prefills its prices
     at.number_input(key="eval-price-in").set_value(1.0)
     at.number_input(key="eval-price-out").set_value(1.0)
@@ -164,9 +153,9 @@ def test_the_evaluate_screen_refuses_a_start_above_its_stop_at_cost_and_shows_th
     at.number_input(key="eval-max-cost").set_value(0.01)  # below the estimate
     at.run()
     assert at.button(key="eval-start").disabled
-    assert [e.value for e in at.error] == [md_escape(
-        f"The run would not start: the run is estimated to cost {prices.usd(cost)} at $1 in, $1 out per 1M tokens, "
-        "above its budget of $0.01: raise the budget, or choose fewer samples or metrics.")]
+    assert [e.value for e in at.error] == ["The run would not start: " + md_escape(
+        f"the run is estimated to cost {prices.usd(cost)} at $1 in, $1 out per 1M tokens, above its budget of $0.01: "
+        "raise the budget, or choose fewer samples or metrics") + "."]
     assert any("keep the estimate within the budget (Stop at cost)" in c.value for c in at.caption)
 
     at.number_input(key="eval-max-cost").set_value(0.65)  # above the estimate; 7 replies at $0.10 reach it
@@ -179,9 +168,9 @@ def test_the_evaluate_screen_refuses_a_start_above_its_stop_at_cost_and_shows_th
     run_id = at.selectbox(key="eval-run").value
     run = _until_done(at, store, run_id)
     assert run["status"] == BUDGET_REACHED and json.loads(run["config"])[budget.CONFIG_KEY] == 0.65
-    assert [w.value for w in at.warning][0].startswith(md_escape(f"{run['error']}. The "))
-    assert "Budget: $0.70 spent of $0.65 (the run stops when its judge calls reach it)." in [c.value for c in
-                                                                                             at.caption]
+    assert [w.value for w in at.warning][0].startswith(md_escape(run["error"]) + ". The ")
+    assert md_escape("Budget: $0.70 spent of $0.65 (the run stops when its judge calls reach it).") in [
+        c.value for c in at.caption]
     assert not at.error  # a budget is no error
     at.number_input(key="eval-resume-max-cost").set_value(10.0)
     at.button(key="eval-resume").click()
@@ -195,3 +184,16 @@ def engine_samples(store, golden, outputs):
     from evaluators import engine
 
     return engine.plan(store.golden_items(golden), store.rag_outputs([outputs])).samples
+
+
+def test_evaluate_refuses_a_run_above_its_budget_before_storing_anything(tmp_path):
+    from evaluators import evaluate
+    from evaluators.judges import OpenAIJudge
+
+    golden, outputs = _files(tmp_path)
+    db = tmp_path / "api.duckdb"
+    with pytest.raises(budget.OverBudget, match=r"^the run is estimated to cost \$0\.\d+ at \$1 in, \$1 out per 1M "
+                                                r"tokens, above its budget of \$0\.0010: raise the budget"):
+        evaluate(golden, outputs, metrics=["faithfulness"], db=db, max_cost=0.001,
+                 judge=OpenAIJudge("test-model", base_url="http://127.0.0.1:9/v1", price_in=1, price_out=1))
+    assert not db.exists()

@@ -208,6 +208,18 @@ def _tiny_judged_data(store, tmp_path):
             store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id)
 
 
+def choose_openai(at, golden, base_url):
+    """The screen set to judge `golden` with the openai judge at `base_url` (test-model): exact_match and faithfulness."""
+    at.run()  # the golden set list now holds it
+    at.selectbox(key="eval-golden").set_value(golden)
+    at.run()
+    at.radio(key="eval-judge").set_value("openai")
+    at.run()
+    _pick_metrics(at, lexical=["exact_match"], claims=["faithfulness"])
+    at.text_input(key="eval-base-url").input(base_url)
+    at.text_input(key="eval-model").input("test-model")
+
+
 def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_resumed(
         app_at, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the run can only work with the typed key
@@ -303,14 +315,7 @@ def test_a_wrong_key_stops_the_run_at_once_the_screen_says_why_and_a_resume_with
 
     with start_server() as server:
         server.api_key, server.responder = KEY, reply
-        at.run()
-        at.selectbox(key="eval-golden").set_value(golden)
-        at.run()
-        at.radio(key="eval-judge").set_value("openai")
-        at.run()
-        _pick_metrics(at, lexical=["exact_match"], claims=["faithfulness"])
-        at.text_input(key="eval-base-url").input(server.base_url)
-        at.text_input(key="eval-model").input("test-model")
+        choose_openai(at, golden, server.base_url)
         at.text_input(key="eval-key-input").input("sk-wrong")
         at.number_input(key="eval-concurrency").set_value(2)
         at.run()

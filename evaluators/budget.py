@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from evaluators.estimate import Estimate, estimate
 from evaluators.judges import Judge, prices
-from evaluators.metrics import resolve
 from evaluators.judges import of_run as judge_of_run
+from evaluators.metrics import resolve
 from evaluators.run_options import MAX_COST as CONFIG_KEY  # in a run's config: USD; absent: no budget
 from evaluators.run_options import check_numbers
 from evaluators.schema import Sample
@@ -69,7 +69,7 @@ def refuse_over(samples: Sequence[Sample], judge: Judge, metrics: Sequence[str] 
 
 def of_run(store, run_id: str) -> Budget | None:
     """The budget of a stored run with what it has spent so far (its judge_calls at its prices); None without one.
-    ValueError for a budget without a price (a run stored before budgets were checked)."""
+    OverBudget for a budget without a price to count with."""
     from evaluators.queries import run_cost  # the read side prices the ledger: one way to count what was spent
 
     run = store.run(run_id)

@@ -132,7 +132,7 @@ def test_the_evaluate_screen_refuses_a_start_above_its_stop_at_cost_and_shows_th
     from evaluators.judges import OpenAIJudge
     from evaluators.metrics import resolve
     from evaluators.store import open_store
-    from tests.test_page_evaluate import _metric, _tiny_judged_data, _until_done, choose_openai
+    from tests.test_page_evaluate import _metric, _tiny_judged_data, _until_done, choose_openai, start_and_wait
     from ui.common import md_escape
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -162,11 +162,7 @@ def test_the_evaluate_screen_refuses_a_start_above_its_stop_at_cost_and_shows_th
     at.run()
     assert not at.error and not at.button(key="eval-start").disabled
     at.number_input(key="eval-concurrency").set_value(1)
-    at.run()
-    at.button(key="eval-start").click()
-    at.run()
-    run_id = at.selectbox(key="eval-run").value
-    run = _until_done(at, store, run_id)
+    run_id, run = start_and_wait(at, store)
     assert run["status"] == BUDGET_REACHED and json.loads(run["config"])[budget.CONFIG_KEY] == 0.65
     assert [w.value for w in at.warning][0].startswith(md_escape(run["error"]) + ". The ")
     assert md_escape("Budget: $0.70 spent of $0.65 (the run stops when its judge calls reach it).") in [

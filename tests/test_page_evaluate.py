@@ -208,6 +208,15 @@ def _tiny_judged_data(store, tmp_path):
             store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id)
 
 
+def start_and_wait(at, store):
+    """Start the run chosen on the screen and follow it to its end: its id and its row of `runs`."""
+    at.run()
+    at.button(key="eval-start").click()
+    at.run()
+    run_id = at.selectbox(key="eval-run").value
+    return run_id, _until_done(at, store, run_id)
+
+
 def choose_openai(at, golden, base_url):
     """The screen set to judge `golden` with the openai judge at `base_url` (test-model): exact_match and faithfulness."""
     at.run()  # the golden set list now holds it
@@ -318,11 +327,7 @@ def test_a_wrong_key_stops_the_run_at_once_the_screen_says_why_and_a_resume_with
         choose_openai(at, golden, server.base_url)
         at.text_input(key="eval-key-input").input("sk-wrong")
         at.number_input(key="eval-concurrency").set_value(2)
-        at.run()
-        at.button(key="eval-start").click()
-        at.run()
-        run_id = at.selectbox(key="eval-run").value
-        run = _until_done(at, store, run_id)
+        run_id, run = start_and_wait(at, store)
         assert run["status"] == "failed" and server.request_count <= 2  # those in flight, none after
         assert run["error"].startswith("the judge server refused the API key (HTTP 401")
         assert any(e.value == "The run stopped on this error:" for e in at.error)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluators import api, csv_export, engine, queries, run_options
+from evaluators import api, budget, csv_export, engine, queries, run_options
 from evaluators.judges import JUDGES, Judge, OfflineJudge, OpenAIJudge, named, prices
 from evaluators.estimate import Estimate, estimate
 from evaluators.gate import ALPHA, gate, junit_xml, markdown_report, parse_tolerances, text_report
@@ -22,20 +22,22 @@ from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS, SCALES
 from evaluators.queries.headline import HEADLINE
 from evaluators.queries.screens import SCREENS
-from evaluators.schema import LoadError
+from evaluators.schema import BUDGET_REACHED, LoadError
 from evaluators.store import Store, StoreLocked, StoreUnavailable, open_store
 
 DEFAULT_DB = "data/ragscope.duckdb"
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DB, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_DB, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
 EPILOG = f"""\
 database: --db, else $RAGSCOPE_DB, else {DEFAULT_DB}.
 exit codes: 0 success; 1 the run failed (e.g. the judge server refused the key or the model: resume once
 fixed), no cell could be scored, or `gate` found a regression; 2 bad input or usage (every problem is
-listed with file, row and field; nothing is written); 3 the database cannot be used: another process (e.g.
+listed with file, row and field; nothing is written; also a run whose estimated cost is above --max-cost);
+3 the database cannot be used: another process (e.g.
 the running app) held it for longer than $RAGSCOPE_DB_WAIT seconds (default 60: the app lets go of it
 between page runs and batches), or it cannot be opened or written (a directory, not a DuckDB file, a read-only
-place, a full disk: the message says what to do); 130 interrupted (resume with `run --resume RUN_ID`).
+place, a full disk: the message says what to do); 4 the run stopped at its --max-cost budget (its cells not
+judged yet are pending: `run --resume RUN_ID --max-cost HIGHER`); 130 interrupted (resume with `run --resume RUN_ID`).
 
 examples:
   python -m evaluators run --golden data/demo/novel_44557_golden.csv \\
@@ -104,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="openai judge: send the judge's requests through the OpenAI Batch API, at half the price, "
                           "with results within 24 h (in rounds: extraction and holistic, then verification); a "
                           "stopped run picks its batches up with `run --resume RUN_ID`")
+    run.add_argument("--max-cost", type=float, metavar="USD",
+                     help="openai judge: a budget. A run estimated above it does not start (exit 2); one whose recorded "
+                          "judge cost reaches it stops, its cells not judged yet pending (exit 4). Recorded with the "
+                          "run; with --resume RUN_ID it sets a new budget (e.g. a higher one, to finish)")
     run.add_argument("--estimate", action="store_true",
                      help="print the judge calls, tokens and cost the run would take, and stop (nothing is stored)")
     again = run.add_mutually_exclusive_group()
@@ -270,6 +276,8 @@ def cmd_run(args) -> int:
         if not Path(args.db).exists():  # a run to continue is in a database: never create an empty one for it
             return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB) to find run {run_id} in", EXIT_BAD_INPUT)
         store = _open_store(args.db)
+        if args.max_cost is not None:
+            budget.set_limit(store, run_id, args.max_cost)
     else:
         if not args.golden:
             return _fail("--golden is required (or --resume / --retry-failed RUN_ID)", EXIT_BAD_INPUT)
@@ -284,28 +292,34 @@ def cmd_run(args) -> int:
         # create_run's rules, before any file is read; the numbers as given, whichever judge (the offline one
         # ignores them, but a --concurrency 0 is a mistake all the same)
         given = dict(concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout)
-        run_options.check(metric_ids, engine.run_config(judge) | given)
+        run_options.check(metric_ids, engine.run_config(judge, max_cost=args.max_cost) | given)
         outputs = [_split_outputs_arg(arg) for arg in args.outputs]
         inputs = api.read_inputs(args.golden, outputs or None, context_sep=args.context_sep, encoding=args.encoding)
-        _print_plan(inputs.plan, metric_ids, judge, args)
+        est = _print_plan(inputs.plan, metric_ids, judge, args)
+        budget.refuse_over(inputs.plan.samples, judge, metric_ids, args.max_cost, est)  # before anything is stored
         if args.estimate:
             return EXIT_OK if inputs.plan.samples else EXIT_BAD_INPUT
         store = _open_store(args.db)
         run_id = api.create_run(store, inputs.golden, inputs.outputs, metrics=metric_ids, judge=judge,
-                                name=args.name, context_sep=args.context_sep, plan=inputs.plan)
+                                name=args.name, context_sep=args.context_sep, plan=inputs.plan, max_cost=args.max_cost)
         print(f"run {run_id}", file=sys.stderr)
         samples = inputs.plan.samples
     try:
-        _execute_with_bar(store, run_id, samples)
+        status = _execute_with_bar(store, run_id, samples)
     except JudgeRefused as exc:  # no call could succeed: the run stopped at once, its cells still to do
         return _fail(f"{exc}\nthe run stopped; its cells not scored yet are kept: once fixed, resume with: "
                      f"python -m evaluators run --db {store.path} --resume {run_id}", EXIT_FAILED)
     with store.lease():
-        return _report(store, run_id)
+        code = _report(store, run_id)
+        if status == BUDGET_REACHED:
+            return _fail(f"{store.run(run_id)['error']}; the cells not judged yet are pending: resume with a higher "
+                         f"budget: python -m evaluators run --db {store.path} --resume {run_id} --max-cost USD",
+                         EXIT_BUDGET)
+        return code
 
 
-def _print_plan(plan: engine.Plan, metric_ids: list[str] | None, judge: Judge, args) -> None:
-    """Print what the run will do and what it will cost the judge."""
+def _print_plan(plan: engine.Plan, metric_ids: list[str] | None, judge: Judge, args) -> Estimate | None:
+    """Print what the run will do and what it will cost the judge; the judge's estimate (None: offline)."""
     metrics = resolve(metric_ids)
     print(f"{len(plan.samples)} samples x {len(metrics)} metrics", file=sys.stderr)
     for method, qids in plan.missing.items():
@@ -315,6 +329,8 @@ def _print_plan(plan: engine.Plan, metric_ids: list[str] | None, judge: Judge, a
         print(est.summary(), file=sys.stderr)
         if est.total_calls:
             print(_estimated_cost(est, judge, args), file=sys.stderr)
+        return est
+    return None
 
 
 def _estimated_cost(est: Estimate, judge: Judge, args) -> str:
@@ -361,12 +377,12 @@ class MetricBar:
             self.bar.close()
 
 
-def _execute_with_bar(store, run_id: str, samples=None) -> None:
+def _execute_with_bar(store, run_id: str, samples=None) -> str:
     if store.run(run_id) is None:
         raise KeyError(f"no run {run_id!r} in {store.path} (see `python -m evaluators runs`)")
     bar = MetricBar()
     try:  # the judge's batch size: an LLM judge's batches are small, so the bar moves and commits are frequent
-        engine.execute_run(store, run_id, on_metric=bar, on_sample=bar.sample_judged, samples=samples)
+        return engine.execute_run(store, run_id, on_metric=bar, on_sample=bar.sample_judged, samples=samples)
     finally:
         bar.close()
 

@@ -18,13 +18,13 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators import judges
+from evaluators import budget, judges
 from evaluators.judges import CLAIMS, Judge, Judged, OfflineJudge, judge_samples, of_run
 from evaluators.estimate import needed_parts
 from evaluators.judgments import ClaimMatrix, JudgeFailure, JudgeRefused
 from evaluators.metrics import Metric, resolve
 from evaluators.metrics.claims import chunk_rows, claim_rows
-from evaluators.schema import SKIPPED, GoldenItem, RagOutput, Result, Sample
+from evaluators.schema import BUDGET_REACHED, NOT_SENT, SKIPPED, GoldenItem, RagOutput, Result, Sample
 from evaluators.run_options import check
 from evaluators.store import SCORE_COLUMNS, Store, StoreUnavailable
 
@@ -55,6 +55,7 @@ class RunContext:
     store: Store | None = field(default=None, repr=False)  # given: the judge answers repeats from its cache
     parts: frozenset[str] = frozenset()  # the parts the run's metrics need: asked for together
     on_sample: Callable[[], None] | None = field(default=None, repr=False)  # a sample judged (LLM judge)
+    budget: budget.Budget | None = field(default=None, repr=False)  # the run's: shared by every batch's requests
     _judged: dict[tuple[str, str], Judged] = field(default_factory=dict, repr=False)
     _asked: set[tuple[tuple[str, str], str]] = field(default_factory=set, repr=False)
     _shared: dict[str, dict[tuple[str, str], Any]] = field(default_factory=dict, repr=False)
@@ -67,7 +68,7 @@ class RunContext:
         if todo:
             parts = sorted({part} | self.parts)
             new = judge_samples(self.judge, todo, parts, store=self.store, run_id=self.run_id,
-                                on_sample=self.on_sample)
+                                on_sample=self.on_sample, budget=self.budget)
             for s, j in zip(todo, new):
                 self._judged[s.key] = self._judged[s.key].merged(j) if s.key in self._judged else j
                 self._asked.update((s.key, p) for p in parts)
@@ -110,21 +111,22 @@ def plan(golden: Sequence[GoldenItem], outputs: Sequence[RagOutput]) -> Plan:
 
 
 def run_config(judge: Judge, *, methods: Sequence[str] | None = None, description: str | None = None,
-               context_sep: str | None = None) -> dict:
+               context_sep: str | None = None, max_cost: float | None = None) -> dict:
     """A run's config, one shape whoever makes the run: which methods of its outputs it evaluates (None: all),
-    what it shows (description), how its files were read (context_sep) and its judge's settings."""
+    what it shows (description), how its files were read (context_sep), its judge's settings and its budget."""
     return ({"methods": list(methods) if methods is not None else None, "description": description,
-             "context_sep": context_sep} | judge.config())
+             "context_sep": context_sep} | judge.config() | budget.to_config(max_cost))
 
 
 def create_run(store: Store, *, golden_dataset_id: str, outputs_dataset_ids: list[str],
                metrics: Sequence[str] | None = None, judge: Judge | None = None, name: str | None = None,
                methods: Sequence[str] | None = None, description: str | None = None, context_sep: str | None = None,
-               samples: Sequence[Sample] | None = None) -> str:
+               samples: Sequence[Sample] | None = None, max_cost: float | None = None) -> str:
     """Store a new run of the stored datasets. `samples`: its plan when the caller made it already (from the
-    datasets it just stored), so the store is not read back to plan it again."""
+    datasets it just stored), so the store is not read back to plan it again. `max_cost`: the run's budget in USD;
+    a run estimated to cost more is not stored (budget.OverBudget)."""
     judge = judge or OfflineJudge()
-    config = run_config(judge, methods=methods, description=description, context_sep=context_sep)
+    config = run_config(judge, methods=methods, description=description, context_sep=context_sep, max_cost=max_cost)
     chosen = check(metrics, config)  # before anything is stored: the same rules for every caller
     with store.lease():
         if samples is None:
@@ -132,6 +134,7 @@ def create_run(store: Store, *, golden_dataset_id: str, outputs_dataset_ids: lis
         samples = _chosen_methods(samples, methods)
         if not samples:
             raise ValueError("no output answers a question of the golden set: nothing to evaluate")
+        budget.refuse_over(samples, judge, chosen, max_cost)
         return store.create_run(
             name=name or f"{len(samples)} samples, {len(chosen)} metrics",
             golden_dataset_id=golden_dataset_id, outputs_dataset_ids=outputs_dataset_ids, judge=judge.name,
@@ -151,7 +154,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
                 on_metric: MetricProgress | None = None, cancel: threading.Event | None = None,
                 on_sample: Callable[[], None] | None = None, samples: Sequence[Sample] | None = None) -> str:
     """Compute every cell of the run that is missing or failed, committing after each batch; returns
-    the run's final status, "finished" or "cancelled".
+    the run's final status, "finished", "cancelled" or schema.BUDGET_REACHED.
 
     Batch-major: every metric runs over one batch of samples before the next batch, so a batch's
     text extractions (and, for judged families, its judge calls) are shared by all its metrics.
@@ -159,6 +162,10 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
     the run ends "cancelled", resumable like an interrupted one. `on_sample()` is called each time an
     LLM judge has judged a sample (its parts the batch needs), for progress within a batch. `batch_size`
     defaults to the judge's; `samples` is the run's plan when its creator has it (else it is read back).
+    A run with a budget (`budget.of_run`) stops once its judge's recorded cost reaches it, between batches or, when
+    its requests are held back mid-batch, after that batch: the samples it judged whole keep their scores, the
+    others' judged cells stay to do (their calls are in judge_calls, their replies in the judge cache), and the run
+    ends BUDGET_REACHED with the reason, resumable like a cancelled one.
     """
     # The file is held to read the run and to write each batch, not while computing (an LLM judge's cache
     # look-ups hold it a moment each): another process, the app or a CLI job, can use it in between.
@@ -172,10 +179,12 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
             outputs = store.rag_outputs(list(run["outputs_dataset_ids"]))
             samples = plan(store.golden_items(run["golden_dataset_id"]), outputs).samples
             samples = _chosen_methods(samples, json.loads(run["config"] or "{}").get("methods"))
+        spend = None if judge.offline else budget.of_run(store, run_id)
         store.mark_running(run_id)
         finished = store.finished_cells(run_id)
     batch_size = batch_size or judge.batch_size
-    context = RunContext(run_id, judge, store=store, parts=frozenset(needed_parts(metrics)), on_sample=on_sample)
+    context = RunContext(run_id, judge, store=store, parts=frozenset(needed_parts(metrics)), on_sample=on_sample,
+                         budget=spend)
     todo = [(s, [m for m in metrics if (*s.key, m.id) not in finished]) for s in samples]
     todo = [(s, ms) for s, ms in todo if ms]
     total = len(samples) * len(metrics)
@@ -187,9 +196,12 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
     if on_metric:
         for m in metrics:
             on_metric(m.id, metric_done[m.id], len(samples), done, total)
-    cancelled = False
+    cancelled = over_budget = False
     try:
         for start in range(0, len(todo), batch_size):
+            if spend is not None and spend.reached:
+                over_budget = True
+                break
             batch = todo[start:start + batch_size]
             frames = []
             # a sample over the judge's limits is not judged: its judged cells say why (judges.too_big)
@@ -215,17 +227,26 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
                     if on_metric:
                         on_metric(m.id, metric_done[m.id], len(samples), done, total)
             # a cancelled batch keeps the metrics it finished: a resume computes only the others
+            judged = context.take_judged()
+            held_back = {key for key, j in judged.items() if any(c.status == NOT_SENT for c in j.calls)}
+            scores = _without_judged(pd.concat(frames, ignore_index=True), held_back) if frames else None
             with store.lease():
-                _write_judged(store, run_id, context.take_judged())  # before the scores: see _write_judged
-                if frames:
-                    store.write_scores(pd.concat(frames, ignore_index=True))
+                _write_judged(store, run_id, judged, held_back)  # before the scores: see _write_judged
+                if scores is not None and len(scores):
+                    store.write_scores(scores)
+            if held_back:  # the budget was reached within the batch: its cells of those samples are still to do
+                done -= sum(len(f) for f in frames) - len(scores)
+                over_budget = True
             if progress:
                 progress(done, total)
-            if cancelled:
+            if cancelled or over_budget:
                 break
     except BaseException as exc:  # KeyboardInterrupt included: the run stays resumable
         store.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", failure_text(exc))
         raise
+    if over_budget:
+        store.finish_run(run_id, BUDGET_REACHED, spend.reason())
+        return BUDGET_REACHED
     status = "cancelled" if cancelled else "finished"
     store.finish_run(run_id, status)
     return status
@@ -236,19 +257,31 @@ def failure_text(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, (JudgeRefused, StoreUnavailable)) else repr(exc)
 
 
-def _write_judged(store: Store, run_id: str, judged: dict[tuple[str, str], Judged]) -> None:
+def _without_judged(scores: pd.DataFrame, samples: set[tuple[str, str]]) -> pd.DataFrame:
+    """`scores` but the judged cells of `samples` (the budget held their judge's requests back: still to do)."""
+    if not samples:
+        return scores
+    held = pd.Series(list(zip(scores["question_id"], scores["method"]))).isin(samples)
+    return scores[~(held & (scores["judge"] != DETERMINISTIC)).to_numpy()]
+
+
+def _write_judged(store: Store, run_id: str, judged: dict[tuple[str, str], Judged],
+                  held_back: set[tuple[str, str]] = frozenset()) -> None:
     """Persist a batch's claims, chunk verdicts, generated questions and judge calls. Written before
-    its scores: a kill in between leaves the scores to do, so a resume rebuilds and replaces these rows."""
+    its scores: a kill in between leaves the scores to do, so a resume rebuilds and replaces these rows.
+    Of the `held_back` samples (the budget stopped their requests) only the calls that went out are kept: the
+    ledger must count them, and their claims are judged again on resume."""
     rebuilt, claims, chunks, questions, calls = [], [], [], [], []
     for (question_id, method), j in judged.items():
         key = {"run_id": run_id, "question_id": question_id, "method": method}
-        if j.matrix is not None:
+        if j.matrix is not None and (question_id, method) not in held_back:
             rebuilt.append((question_id, method))
             claims += claim_rows(key, j.matrix)
             chunks += chunk_rows(key, j.matrix)
             if isinstance(j.generated_questions, tuple):
                 questions += [{**key, "idx": i, "text": q} for i, q in enumerate(j.generated_questions)]
-        calls += [{**key, "call_id": uuid.uuid4().hex, **dataclasses.asdict(c)} for c in j.calls]
+        calls += [{**key, "call_id": uuid.uuid4().hex, **dataclasses.asdict(c)} for c in j.calls
+                  if c.status != NOT_SENT]
     if rebuilt:
         store.write_claims(run_id, rebuilt, claims, chunks, questions)
     if calls:

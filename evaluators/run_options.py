@@ -11,18 +11,19 @@ from evaluators.metrics import resolve
 # name in the run's config -> what it counts (for the message); each a whole number >= 1
 COUNTS = {"concurrency": "judge calls in flight at once", "repeats": "holistic replies per sample",
           "max_attempts": "attempts per judge call"}
-# name -> what it measures; each a number > 0
-DURATIONS = {"timeout": "seconds a judge reply may take as a whole"}
+MAX_COST = "max_cost_usd"  # a run's budget (evaluators.budget)
+# name -> what it measures (a duration, a sum of money); each a number > 0
+AMOUNTS = {"timeout": "seconds a judge reply may take as a whole", MAX_COST: "USD the judge may cost the run"}
 
 
 def check_numbers(options: dict) -> None:
-    """ValueError naming the first option of COUNTS or DURATIONS in `options` that no run can use; None
+    """ValueError naming the first option of COUNTS or AMOUNTS in `options` that no run can use; None
     values are left to the defaults."""
     for name, what in COUNTS.items():
         value = options.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ValueError(f"{name} must be a whole number of 1 or more ({what}), not {value!r}")
-    for name, what in DURATIONS.items():
+    for name, what in AMOUNTS.items():
         value = options.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
                                   or not math.isfinite(value) or value <= 0):

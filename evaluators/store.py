@@ -622,6 +622,11 @@ class Store:
                               [run_id])
 
     @_writes
+    def set_run_config(self, run_id: str, config: dict) -> None:
+        """A run's config, changed while it is resumed (its budget: evaluators.budget.set_limit)."""
+        self.cursor().execute("UPDATE runs SET config = ? WHERE run_id = ?", [json.dumps(config), run_id])
+
+    @_writes
     def finish_run(self, run_id: str, status: str, error: str | None = None) -> None:
         self.cursor().execute(
             "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",

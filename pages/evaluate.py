@@ -8,6 +8,7 @@ st.session_state and reaches the worker through the manager; it is never stored.
 """
 from __future__ import annotations
 
+import json
 import os
 
 import pandas as pd
@@ -15,19 +16,20 @@ import streamlit as st
 
 from evaluators.queries import datasets as qd
 from evaluators.queries import evaluate as qe
-from evaluators import api, engine
+from evaluators import api, budget, engine, queries
 from evaluators.demo import QUEUED
 from evaluators.judges import OfflineJudge, OpenAIJudge, of_run, prices
 from evaluators.judges.specs import JUDGES
 from evaluators.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS
+from evaluators.schema import BUDGET_REACHED
 from ui.common import md_escape, run_cost_caption, run_manager, store
 
 POLL_SECONDS = 1.5
 FAMILIES = list(dict.fromkeys(m.family for m in REGISTRY.values()))
 KEY_STATE = "eval-api-key"  # the typed key: session memory only
-RESUMABLE = ("cancelled", "interrupted", "failed", "running")
+RESUMABLE = ("cancelled", "interrupted", "failed", "running", BUDGET_REACHED)
 
 
 def cost(metric, judge) -> str:
@@ -95,6 +97,15 @@ def price_fields(model: str | None) -> prices.Price | None:
     return prices.Price(price_in, price_out, cached)
 
 
+def budget_caption(run: dict) -> None:
+    """What the run's judge has spent of its budget, as recorded after each batch (nothing for a run without one)."""
+    limit = budget.of_config(json.loads(run["config"] or "{}"))
+    spent = queries.run_cost(store(), run["run_id"]) if limit is not None else None
+    if spent is not None and spent["usd"] is not None:
+        st.caption(md_escape(f"Budget: {prices.usd(spent['usd'])} spent of {prices.usd(limit)} (the run stops when "
+                             "its judge calls reach it)."))
+
+
 def set_metrics(pick) -> None:
     for family in FAMILIES:
         st.session_state[f"eval-metrics-{family}"] = [m.id for m in REGISTRY.values() if m.family == family and pick(m)]
@@ -128,6 +139,7 @@ def run_panel(run_id: str, polling: bool) -> None:
                                                                                      format="percent")})
         st.caption("Cells are stored after each batch of samples. This run continues if you leave this screen or "
                    "close the tab.")
+        budget_caption(run)
         if snap.cancel_requested:
             st.info("Cancelling: the run stops after the metric in progress and keeps every cell computed so far. "
                     "Resume it later to compute the rest.")
@@ -154,10 +166,14 @@ def run_panel(run_id: str, polling: bool) -> None:
     elif status == "running":
         st.warning("Marked running, but no worker of this app computes it: the app stopped while it ran. Resume it "
                    "to compute the rest.")
+    elif status == BUDGET_REACHED:
+        st.warning(f"{md_escape(error or status)}. The {ok + not_applicable + failed:,} cells computed so far are "
+                   "stored; the cells of samples not judged yet are still to do: raise **Stop at cost** below and "
+                   "resume (the replies already paid for come from the judge cache).")
     elif status in RESUMABLE:
         st.info(f"{status.capitalize()}: the {ok + not_applicable + failed:,} cells computed so far are stored. "
                 "Resume to compute the rest.")
-    if error and status != "finished" and isinstance(error, str):
+    if error and status not in ("finished", BUDGET_REACHED) and isinstance(error, str):
         st.error("The run stopped on this error:")
         st.code(error, language=None)
 
@@ -168,10 +184,17 @@ def run_panel(run_id: str, polling: bool) -> None:
         if not (api_key or os.environ.get("OPENAI_API_KEY")):
             st.caption("Enter the judge's API key to resume or re-run (it is not stored with the run).")
     can_judge = not needs_key or bool(api_key or os.environ.get("OPENAI_API_KEY"))
+    limit = budget.of_config(json.loads(run["config"] or "{}"))
+    if limit is not None and (missing or failed):  # a budget-stopped run resumes with a higher one
+        limit = st.number_input("Stop at cost (USD)", min_value=min(0.01, limit), value=float(limit), step=1.0,
+                                format="%.2f", key="eval-resume-max-cost",
+                                help="The run's budget for its judge, recorded with it when you resume.")
     buttons = st.columns(3)
     if (missing or status in RESUMABLE) and buttons[0].button(
             "Resume", key="eval-resume", type="primary", disabled=not can_judge,
             help="Computes the cells not computed yet (and the failed ones); finished cells are kept."):
+        if limit is not None:
+            budget.set_limit(store(), run_id, limit)
         manager.start(store(), run_id, api_key=api_key)
         st.rerun()
     if failed and buttons[1].button(f"Re-run {failed:,} failed cells", key="eval-retry", disabled=not can_judge):
@@ -182,6 +205,7 @@ def run_panel(run_id: str, polling: bool) -> None:
         st.session_state["run_id"] = run_id  # the run in view (app.py's sidebar shows it)
         st.switch_page("pages/overview.py")
     run_cost_caption(run_id)
+    budget_caption(run)
     with st.expander("Cells per metric", expanded=bool(failed)):
         st.dataframe(tables["cells"], hide_index=True, width="stretch")
 
@@ -280,7 +304,7 @@ with st.expander("What each metric needs and costs"):
 st.subheader("Judge")
 kind = JUDGES[st.radio("Judge", list(JUDGES), format_func=lambda name: JUDGES[name].label, key="eval-judge",
                       label_visibility="collapsed")]
-model = base_url = api_key = price = None
+model = base_url = api_key = price = max_cost = est = None
 concurrency, repeats, batch = 8, 1, False
 if not kind.offline:
     left, right = st.columns(2)
@@ -327,6 +351,10 @@ if not kind.offline and n_samples and metric_ids and not twice:
                    help=("The estimated tokens at the prices above, in USD"
                          + (f", at the Batch API's {prices.BATCH_DISCOUNT:.0%} of them." if batch else ".")) if price
                    else "No price for this model: enter its prices above.")
+    max_cost = st.number_input("Stop at cost (USD)", min_value=0.01, value=None, step=1.0, format="%.2f",
+                               key="eval-max-cost", placeholder="no limit",
+                               help="A budget: a run estimated above it does not start, and the run stops "
+                                    "(resumable) when its recorded judge calls cost this much.")
     if est.total_calls:
         st.caption("Calls per purpose: " + ", ".join(f"{p} {n:,}" for p, n in est.calls.items())
                    + f" ({est.total_calls / est.samples:.1f} per sample). Tokens at about 4 characters each; retries "
@@ -336,7 +364,18 @@ if not kind.offline and n_samples and metric_ids and not twice:
 elif kind.offline:
     st.caption("Offline judge: no calls, no key, no network.")
 
+judge = OfflineJudge() if kind.offline else OpenAIJudge(
+    model=model, base_url=base_url, concurrency=concurrency, repeats=repeats, batch=batch,
+    price_in=price.input if price else None, price_out=price.output if price else None,
+    price_cached_in=price.cached_input if price else None)
+over_budget = None
+try:  # the check create_run makes, on the estimate shown
+    budget.refuse_over((), judge, metric_ids, max_cost, est)
+except budget.OverBudget as exc:
+    over_budget = str(exc)
+    st.error(f"The run would not start: {md_escape(over_budget)}.")
 blockers = [why for why, bad in (
+    ("keep the estimate within the budget (Stop at cost)", over_budget is not None),
     ("choose at least one outputs dataset and method", not n_samples),
     ("choose at least one metric", not metric_ids),
     ("keep one outputs dataset per method", bool(twice)),
@@ -348,13 +387,9 @@ name = st.text_input("Run name", key="eval-name", placeholder=f"{n_samples} samp
 if blockers:
     st.caption("To start: " + "; ".join(blockers) + ".")
 if st.button("Start the run", type="primary", disabled=bool(blockers), key="eval-start"):
-    judge = OfflineJudge() if kind.offline else OpenAIJudge(
-        model=model, base_url=base_url, concurrency=concurrency, repeats=repeats, batch=batch,
-        price_in=price.input if price else None, price_out=price.output if price else None,
-        price_cached_in=price.cached_input if price else None)
     try:
         new_run = api.create_run(store(), golden_id, list(outputs_ids), metrics=metric_ids, judge=judge,
-                                 name=name.strip() or None, methods=list(methods))
+                                 name=name.strip() or None, methods=list(methods), max_cost=max_cost)
     except (KeyError, ValueError) as exc:
         st.error("The run could not be created:")
         st.code(str(exc.args[0] if exc.args else exc), language=None)

@@ -23,6 +23,7 @@ Replies for POST /v1/chat/completions come from the queue first (consumed in ord
     Reply.trickle(10)                     headers at once, then the body one byte every 10 s
     Reply.status(401) / 403 / 404         a wrong key, a key without access, an unknown model
     server.api_key = "sk-right"           every request with another key gets 401, as a real server does
+    server.usage = (1000, 10)             every completion reports these prompt and completion tokens (a known cost)
     Reply.huge(10_000_000)                a 200 whose content is 10 MB (a runaway model)
     Reply.choices(Reply.json(a), Reply.json(b))  several choices, as for a request with n = 2
 
@@ -243,6 +244,7 @@ class FakeOpenAI:
         self.latency = latency  # added to every chat completion, for benchmarks
         self.responder: Callable[[dict], Reply] = lambda body: Reply.json(DEFAULT_CONTENT)
         self.api_key: str | None = None  # set: requests with another key (or none) get 401
+        self.usage: tuple[int, int] | None = None  # set: every completion reports these (prompt, completion) tokens
         self.base_url = ""  # set once the port is bound
         self.prompt_cache: PromptCache | None = None  # set: usage reports cached tokens as OpenAI's cache would
         self._queue: collections.deque[Reply] = collections.deque()
@@ -365,8 +367,9 @@ class FakeOpenAI:
 
     def _completion(self, body: dict, reply: Reply) -> dict:
         choices = (reply, *reply.more)
-        prompt_tokens, details = count_tokens(_prompt_text(body)), {}
-        completion_tokens = sum(count_tokens(c.content) for c in choices)
+        prompt_tokens, completion_tokens = self.usage or (count_tokens(_prompt_text(body)),
+                                                          sum(count_tokens(c.content) for c in choices))
+        details = {}
         if self.prompt_cache is not None:  # OpenAI's billing, in the cache's token unit
             tokens = self.prompt_cache.tokens(body)
             prompt_tokens, details = len(tokens), {"prompt_tokens_details": {"cached_tokens": self.prompt_cache.serve(tokens)}}

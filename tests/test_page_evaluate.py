@@ -217,6 +217,27 @@ def _tiny_judged_data(store, tmp_path):
             store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id)
 
 
+def start_and_wait(at, store):
+    """Start the run chosen on the screen and follow it to its end: its id and its row of `runs`."""
+    at.run()
+    at.button(key="eval-start").click()
+    at.run()
+    run_id = at.selectbox(key="eval-run").value
+    return run_id, _until_done(at, store, run_id)
+
+
+def choose_openai(at, golden, base_url):
+    """The screen set to judge `golden` with the openai judge at `base_url` (test-model): exact_match and faithfulness."""
+    at.run()  # the golden set list now holds it
+    at.selectbox(key="eval-golden").set_value(golden)
+    at.run()
+    at.radio(key="eval-judge").set_value("openai")
+    at.run()
+    _pick_metrics(at, lexical=["exact_match"], claims=["faithfulness"])
+    at.text_input(key="eval-base-url").input(base_url)
+    at.text_input(key="eval-model").input("test-model")
+
+
 def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_resumed(
         app_at, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the run can only work with the typed key
@@ -312,21 +333,10 @@ def test_a_wrong_key_stops_the_run_at_once_the_screen_says_why_and_a_resume_with
 
     with start_server() as server:
         server.api_key, server.responder = KEY, reply
-        at.run()
-        at.selectbox(key="eval-golden").set_value(golden)
-        at.run()
-        at.radio(key="eval-judge").set_value("openai")
-        at.run()
-        _pick_metrics(at, lexical=["exact_match"], claims=["faithfulness"])
-        at.text_input(key="eval-base-url").input(server.base_url)
-        at.text_input(key="eval-model").input("test-model")
+        choose_openai(at, golden, server.base_url)
         at.text_input(key="eval-key-input").input("sk-wrong")
         at.number_input(key="eval-concurrency").set_value(2)
-        at.run()
-        at.button(key="eval-start").click()
-        at.run()
-        run_id = at.selectbox(key="eval-run").value
-        run = _until_done(at, store, run_id)
+        run_id, run = start_and_wait(at, store)
         assert run["status"] == "failed" and server.request_count <= 2  # those in flight, none after
         assert run["error"].startswith("the judge server refused the API key (HTTP 401")
         assert any(e.value == "The run stopped on this error:" for e in at.error)

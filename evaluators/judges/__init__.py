@@ -112,11 +112,12 @@ def lent_api_key(run_id: str, api_key: str | None) -> Iterator[None]:
 
 
 def judge_samples(judge: Judge, samples: Sequence[Sample], parts: Collection[str] = (CLAIMS,), *, store=None,
-                  run_id: str | None = None, on_sample: Callable[[], None] | None = None) -> list[Judged]:
+                  run_id: str | None = None, on_sample: Callable[[], None] | None = None, budget=None) -> list[Judged]:
     """The `parts` (CLAIMS: the claim matrix and generated questions; HOLISTIC: the rubric ratings) of
     every sample, in order; an LLM judge asks for all of them at once (2 rounds per sample, see
     openai_judge). `run_id` picks the key lent for that run, if any; `on_sample()` is called as each
-    sample is judged (the LLM judge only: the offline judge takes milliseconds)."""
+    sample is judged (the LLM judge only: the offline judge takes milliseconds); `budget` (evaluators.budget.Budget)
+    stops an LLM judge's requests once reached."""
     if unknown := set(parts) - {CLAIMS, HOLISTIC}:
         raise ValueError(f"unknown judge part(s) {sorted(unknown)}")
     if isinstance(judge, OfflineJudge):
@@ -130,7 +131,8 @@ def judge_samples(judge: Judge, samples: Sequence[Sample], parts: Collection[str
         client = JudgeClient(judge.base_url, judge.model, api_key=_lent_keys.get(run_id),
                              concurrency=judge.concurrency, repeats=judge.repeats,
                              cache=StoreCache(store) if store is not None else None, batch=judge.batch,
-                             batches=StoreBatches(store, run_id) if store is not None and run_id else None, **options)
+                             batches=StoreBatches(store, run_id) if store is not None and run_id else None,
+                             budget=budget, **options)
         return [_judged(j, r) for j, r in client.assess_sync(samples, CLAIMS in parts, HOLISTIC in parts, on_sample)]
     raise ValueError(f"unknown judge {judge!r}; available: {', '.join(JUDGES)}")
 

@@ -51,6 +51,9 @@ Policy (the issue's, and why):
   reply k with seed + k (so each is its own cache entry). The ratings are averaged and the labels go
   by majority (`judgments.aggregate`, which keeps every reply for the spread). The temperature stays 0:
   the spread is the judge's own variation at the run's settings.
+* With a `budget` (`evaluators.budget.Budget`), each reply's tokens are charged to it, and once it is reached
+  no request goes out (those in flight end; in batch mode a round goes out whole): the call fails with status
+  "not_sent" and the engine leaves its sample's cells to do.
 * Every attempt becomes a `CallRecord` (the `judge_calls` row without run/sample keys); the API key
   is only ever passed to the client, never into a record, a message or repr().
 """
@@ -77,7 +80,8 @@ from evaluators.judgments import (UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix
                                   aggregate)
 from evaluators.run_options import check_numbers
 from evaluators.schema import (BAD_REQUEST, BAD_RESPONSE, CALL_TIMEOUT, CONNECTION_ERROR, INCOMPLETE, INVALID,
-                               JUDGE_ERROR, OK, RATE_LIMITED, SCHEMA_UNSUPPORTED, SERVER_ERROR, TIMEOUT, Sample)
+                               JUDGE_ERROR, NOT_SENT, OK, RATE_LIMITED, SCHEMA_UNSUPPORTED, SERVER_ERROR, TIMEOUT,
+                               Sample)
 
 JUDGE = "openai"  # the judge name scores carry (the twin of offline.JUDGE), for the registry
 
@@ -220,7 +224,7 @@ class JudgeClient:
     def __init__(self, base_url: str | None, model: str, api_key: str | None = None, concurrency: int = 8,
                  timeout: float = 60, max_attempts: int = 4, seed: int = 0, backoff_base: float = 1.0,
                  backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None, repeats: int = 1,
-                 batch: bool = False, batches=None, batch_poll: float | None = None):
+                 batch: bool = False, batches=None, batch_poll: float | None = None, budget=None):
         check_numbers({"concurrency": concurrency, "repeats": repeats, "max_attempts": max_attempts,
                        "timeout": timeout})  # a concurrency of 0 would wait for ever
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -244,6 +248,7 @@ class JudgeClient:
         self.batch = batch  # requests go through the Batch API (batch_api), not one HTTP call each
         self.batches = batches  # the run's record of its batches (batch_api.Batcher's ledger), or None
         self.batch_poll = batch_api.POLL_SECONDS if batch_poll is None else batch_poll
+        self.budget = budget  # evaluators.budget.Budget: once reached, no request goes out (module doc)
 
     def __repr__(self) -> str:  # the key stays out of logs
         return f"JudgeClient(base_url={self.base_url!r}, model={self.model!r})"
@@ -518,12 +523,27 @@ class _Session:
         record = _RecordBuilder(purpose, judge.model, messages, body)
         if judge.cache is not None and (hit := self.cached(body, record)) is not None:
             return hit
-        if self.batcher is not None:
-            return await self.batched(body, record, level, limit, n)
+        send = self.batched if self.batcher is not None else self.sent
+        attempt = await send(body, record, level, limit, n)
+        if judge.budget is not None and attempt.record.status == OK:
+            judge.budget.charge(attempt.record.input_tokens, attempt.record.output_tokens,
+                                attempt.record.cached_input_tokens)
+        return attempt
+
+    def not_sent(self, record: _RecordBuilder) -> _Attempt | None:
+        """A request the run's budget holds back (a failure, not a raise: the calls made so far are kept)."""
+        budget = self.judge.budget
+        return _Attempt(record.failed(NOT_SENT, budget.reason())) if budget is not None and budget.reached else None
+
+    async def sent(self, body: dict, record: _RecordBuilder, level: int, limit: int | None, n: int) -> _Attempt:
+        """The attempt as the server answered it over HTTP."""
+        judge = self.judge
         async with self.semaphore:
             if self.refusal is not None:
                 raise JudgeRefused(self.refusal)
             record.start()
+            if (held := self.not_sent(record)) is not None:
+                return held
             try:
                 async with asyncio.timeout(judge.timeout):  # the whole reply (module doc)
                     raw = await self.client.chat.completions.with_raw_response.create(**body)
@@ -542,6 +562,8 @@ class _Session:
         if self.refusal is not None:
             raise JudgeRefused(self.refusal)
         record.start()
+        if (held := self.not_sent(record)) is not None:  # checked as a round forms: a round goes out whole
+            return held
         result = await self.batcher.submit(body)
         record.fields["batch_id"] = result.batch_id
         if result.status_code == 200:

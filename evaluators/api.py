@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators import engine, loaders, queries
+from evaluators import engine, loaders, queries, sampling
 from evaluators.gate import ALPHA, GateResult, gate
 from evaluators.judges import Judge, OfflineJudge
 from evaluators.queries import compare, overview
@@ -112,16 +112,19 @@ def _plain(value):
 def create_run(store: Store, golden: loaders.Dataset | str, outputs: Sequence[loaders.Dataset | str], *,
                metrics: Sequence[str] | None = None, judge: Judge | None = None, name: str | None = None,
                methods: Sequence[str] | None = None, description: str | None = None,
-               context_sep: str | None = None, plan: engine.Plan | None = None) -> str:
+               context_sep: str | None = None, plan: engine.Plan | None = None, sample: int | None = None,
+               seed: int | None = None) -> str:
     """Store the datasets (a `str` is the id of one stored already) and a new run of them; its id. `plan`: the
-    samples of these datasets when the caller has them (Inputs.plan), so they are not read back to be planned."""
+    samples of these datasets when the caller has them (Inputs.plan), so they are not read back to be planned.
+    `sample`, `seed`: judge a stratified random sample of that many questions (engine.create_run)."""
     with store.lease():  # the import and the new run: one unit of work
         golden_id = golden if isinstance(golden, str) else store.save_dataset(golden).dataset_id
         outputs_ids = list(dict.fromkeys(o if isinstance(o, str) else store.save_dataset(o).dataset_id
                                          for o in outputs))
         return engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids,
                                  metrics=metrics, judge=judge, name=name, methods=methods, description=description,
-                                 context_sep=context_sep, samples=plan.samples if plan is not None else None)
+                                 context_sep=context_sep, samples=plan.samples if plan is not None else None,
+                                 sample=sample, seed=seed)
 
 
 def temporary_db() -> Path:
@@ -132,20 +135,24 @@ def temporary_db() -> Path:
 def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None, *,
              metrics: Sequence[str] | None = None, judge: Judge | None = None, db: str | Path | None = None,
              name: str | None = None, on_progress: engine.MetricProgress | None = None,
-             context_sep: str | None = None, encoding: str = "utf-8") -> Evaluation:
+             context_sep: str | None = None, encoding: str = "utf-8", sample: int | None = None,
+             seed: int | None = None) -> Evaluation:
     """Score every (question, method) pair of `outputs` against `golden` and store the run in `db`.
 
     golden, outputs: see `read_inputs`. metrics: ids (default all; `python -m evaluators metrics`). judge:
     `OfflineJudge()` (default) or `OpenAIJudge(model=...)`. db: a DuckDB file (default: one in a new temporary
-    folder). on_progress(metric_id, metric_done, metric_total, done, total): as the engine scores.
+    folder). on_progress(metric_id, metric_done, metric_total, done, total): as the engine scores. sample: judge a
+    random sample of that many questions, stratified by question type, drawn with `seed` (default: a random one;
+    the run's config records both: `result.run["config"]`); every method is judged on the same questions.
     Bad input raises LoadError listing every problem (nothing is stored); bad options ValueError or KeyError.
     """
     judge = judge or OfflineJudge()
     check(metrics, engine.run_config(judge))  # before any file is read
+    sampling.check(sample, seed)
     inputs = read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding)
     store = open_store(db if db is not None else temporary_db())
     run_id = create_run(store, inputs.golden, inputs.outputs, metrics=metrics, judge=judge, name=name,
-                        context_sep=context_sep, plan=inputs.plan)
+                        context_sep=context_sep, plan=inputs.plan, sample=sample, seed=seed)
     engine.execute_run(store, run_id, on_metric=on_progress, samples=inputs.plan.samples)
     return Evaluation(store, run_id)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluators import api, csv_export, engine, queries, run_options
+from evaluators import api, csv_export, engine, queries, run_options, sampling
 from evaluators.judges import JUDGES, Judge, OfflineJudge, OpenAIJudge, named, prices
 from evaluators.estimate import Estimate, estimate
 from evaluators.gate import ALPHA, gate, junit_xml, markdown_report, parse_tolerances, text_report
@@ -99,6 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the judge model's price per 1M output tokens (openai judge; default: its list price)")
     run.add_argument("--estimate", action="store_true",
                      help="print the judge calls, tokens and cost the run would take, and stop (nothing is stored)")
+    run.add_argument("--sample", type=int, metavar="N",
+                     help="judge a random sample of N questions, stratified by question type, every method on the "
+                          "same ones; with --resume RUN_ID, grow that run's sample to N (its cells are kept, only the "
+                          "new questions are scored)")
+    run.add_argument("--seed", type=int, metavar="S",
+                     help="the seed of --sample's draw (default: a random one, printed and stored with the run: "
+                          "the same seed draws the same sample)")
     again = run.add_mutually_exclusive_group()
     again.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run; finished cells are kept")
     again.add_argument("--retry-failed", metavar="RUN_ID", help="re-score only the cells of a run that ended in an error")
@@ -257,6 +264,12 @@ def cmd_run(args) -> int:
         if not Path(args.db).exists():  # a run to continue is in a database: never create an empty one for it
             return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB) to find run {run_id} in", EXIT_BAD_INPUT)
         store = _open_store(args.db)
+        if args.seed is not None or (args.sample is not None and not args.resume):
+            return _fail("--seed applies to a new run, --sample to a new run or --resume (a run keeps its seed)",
+                         EXIT_BAD_INPUT)
+        if args.sample is not None:
+            sample = engine.extend_sample(store, run_id, args.sample)
+            print(f"run {run_id}: {sampling.note(sample)}", file=sys.stderr)
     else:
         if not args.golden:
             return _fail("--golden is required (or --resume / --retry-failed RUN_ID)", EXIT_BAD_INPUT)
@@ -273,15 +286,19 @@ def cmd_run(args) -> int:
         given = dict(concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout)
         run_options.check(metric_ids, engine.run_config(judge) | given)
         outputs = [_split_outputs_arg(arg) for arg in args.outputs]
+        sampling.check(args.sample, args.seed)
+        seed = sampling.new_seed() if args.sample is not None and args.seed is None else args.seed
         inputs = api.read_inputs(args.golden, outputs or None, context_sep=args.context_sep, encoding=args.encoding)
-        _print_plan(inputs.plan, metric_ids, judge, args)
+        plan = _sampled(inputs.plan, args.sample, seed)
+        _print_plan(plan, metric_ids, judge, args)
         if args.estimate:
-            return EXIT_OK if inputs.plan.samples else EXIT_BAD_INPUT
+            return EXIT_OK if plan.samples else EXIT_BAD_INPUT
         store = _open_store(args.db)
         run_id = api.create_run(store, inputs.golden, inputs.outputs, metrics=metric_ids, judge=judge,
-                                name=args.name, context_sep=args.context_sep, plan=inputs.plan)
+                                name=args.name, context_sep=args.context_sep, plan=inputs.plan, sample=args.sample,
+                                seed=seed)
         print(f"run {run_id}", file=sys.stderr)
-        samples = inputs.plan.samples
+        samples = plan.samples
     try:
         _execute_with_bar(store, run_id, samples)
     except JudgeRefused as exc:  # no call could succeed: the run stopped at once, its cells still to do
@@ -289,6 +306,19 @@ def cmd_run(args) -> int:
                      f"python -m evaluators run --db {store.path} --resume {run_id}", EXIT_FAILED)
     with store.lease():
         return _report(store, run_id)
+
+
+def _sampled(plan: engine.Plan, n: int | None, seed: int | None) -> engine.Plan:
+    """The plan of `--sample N` (the engine draws the same sample when it creates the run), said on stderr."""
+    if n is None:
+        return plan
+    drawn = sampling.draw(plan.samples, n, seed)
+    if drawn.everything:
+        print(f"note: --sample {n}: the outputs answer {drawn.of} question(s), so every one is judged", file=sys.stderr)
+        return plan
+    print(f"{sampling.note(drawn.config())}, stratified by question type; the same --seed draws it again, and "
+          f"`run --resume RUN_ID --sample N` grows it", file=sys.stderr)
+    return engine.Plan(drawn.samples, plan.missing)
 
 
 def _print_plan(plan: engine.Plan, metric_ids: list[str] | None, judge: Judge, args) -> None:
@@ -357,6 +387,8 @@ def _execute_with_bar(store, run_id: str, samples=None) -> None:
 
 
 def _report(store, run_id: str) -> int:
+    if note := sampling.run_note(store.run(run_id)):
+        print(f"{note}: the means and their n are the sample's")
     print(queries.summary_table(store, run_id).to_string())
     summary = queries.method_summary(store, run_id)
     failed = int(summary["n_failed"].sum())

@@ -10,6 +10,7 @@ seed and the questions' ids and types: a stored seed reproduces it anywhere. Pur
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -86,3 +87,8 @@ def note(sample: dict | None) -> str | None:
     if not sample:
         return None
     return f"sample of {sample['n']:,} of {sample['of']:,} questions (seed {sample['seed']})"
+
+
+def run_note(run: dict) -> str | None:
+    """`note` of a stored run (a row of `runs`): what its screens, report and exports say; None if unsampled."""
+    return note(json.loads(run["config"] or "{}").get("sample"))

@@ -419,6 +419,8 @@ def cmd_export(args) -> int:
     frame = queries.run_scores(store, args.run_id)
     if args.wide:
         frame = queries.wide(frame)
+    if note := sampling.run_note(store.run(args.run_id)):  # a column: every format says it, pandas reads it back
+        frame = frame.assign(sample=note)
     out = Path(args.out or f"{args.run_id}.{fmt}")
     if fmt == "csv":
         csv_export.to_csv(frame, out)
@@ -524,6 +526,9 @@ def cmd_view(args) -> int:
         if args.run_id is not None and store.run(args.run_id) is None:
             return _fail(f"no run {args.run_id!r} in {args.db} (see `python -m evaluators runs`)", EXIT_BAD_INPUT)
         tables = screen(store, args.run_id, **options)
+        if args.run_id is not None and (sample := json.loads(store.run(args.run_id)["config"] or "{}").get("sample")):
+            # the screens' "sample of N of M questions" line: a sampled run's tables say so too
+            tables = {"sample": pd.DataFrame([sample | {"note": sampling.note(sample)}])} | tables
     print(_json(tables) if args.json else _csv(tables) if args.csv else _text(tables))
     return EXIT_OK
 

@@ -15,7 +15,7 @@ import streamlit as st
 
 from evaluators.queries import datasets as qd
 from evaluators.queries import evaluate as qe
-from evaluators import api, engine
+from evaluators import api, engine, sampling
 from evaluators.demo import QUEUED
 from evaluators.judges import OfflineJudge, OpenAIJudge, of_run, prices
 from evaluators.judges.specs import JUDGES
@@ -39,15 +39,23 @@ def cost(metric, judge) -> str:
     return "deterministic"
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def drawn(db: str, golden_id: str, outputs_ids: tuple[str, ...], methods: tuple[str, ...], sample: int | None,
+          seed: int) -> sampling.Drawn:
+    """The samples of this choice a run of a `sample` of questions judges (None: every one). Datasets never change
+    once stored, so the draw is cached by their ids; `db` keys the cache per database."""
+    samples = engine.plan(store().golden_items(golden_id), store().rag_outputs(list(outputs_ids))).samples
+    samples = [s for s in samples if s.output.method in set(methods)]
+    return sampling.draw(samples, len(samples) if sample is None else sample, seed)
+
+
 @st.cache_data(show_spinner="Estimating the judge's calls and tokens...", max_entries=32)
 def judge_estimate(db: str, golden_id: str, outputs_ids: tuple[str, ...], methods: tuple[str, ...],
-                   metric_ids: tuple[str, ...], repeats: int = 1) -> Estimate:
-    """An LLM judge's calls and tokens for this choice (datasets never change once stored, so the
-    result is cached by their ids; `db` keys the cache per database)."""
-    samples = engine.plan(store().golden_items(golden_id), store().rag_outputs(list(outputs_ids))).samples
-    chosen = set(methods)
-    return estimate([s for s in samples if s.output.method in chosen], OpenAIJudge(repeats=repeats),
-                    resolve(list(metric_ids)))
+                   metric_ids: tuple[str, ...], repeats: int = 1, sample: int | None = None,
+                   seed: int = 0) -> Estimate:
+    """An LLM judge's calls and tokens for this choice (of its sample's questions only, when sampled)."""
+    samples = drawn(db, golden_id, outputs_ids, methods, sample, seed).samples
+    return estimate(samples, OpenAIJudge(repeats=repeats), resolve(list(metric_ids)))
 
 
 def keep_key(widget: str) -> None:
@@ -108,8 +116,9 @@ def run_panel(run_id: str, polling: bool) -> None:
         st.rerun()  # the worker just ended: redraw the whole page (run list, sidebar) and stop polling
     status = snap.status if live else run["status"]
     judge = run["judge"] + (f" ({run['judge_model']})" if run["judge_model"] else "")
+    note = sampling.run_note(run)
     st.text(f"{run['name']}\n{run_id} · judge {judge} · {run['n_samples']:,} samples x {len(run['metrics'])} metrics "
-            f"· {status}")
+            f"· {status}" + (f"\n{note}" if note else ""))
 
     if live:
         eta = snap.eta_seconds
@@ -241,6 +250,19 @@ if twice:
              "other: keep one dataset per method, or leave these methods out.")
     st.dataframe(picked[picked["method"].isin(twice)][["method", "name", "dataset_id"]], hide_index=True)
 n_samples = int(picked["n_matched"].sum())
+left, right = st.columns(2)
+sample = left.number_input("Judge a sample of N questions", min_value=1, value=None, step=10, key="eval-sample",
+                           placeholder="every question",
+                           help="A random sample, stratified by question type; every method on the same questions. "
+                                "Its screens say so, and its means and CIs are the sample's. Empty: every question.")
+st.session_state.setdefault("eval-seed", sampling.new_seed())  # random, but shown: the same seed draws it again
+seed = int(right.number_input("Seed of the sample", min_value=0, key="eval-seed", disabled=sample is None))
+sample = int(sample) if sample is not None else None
+if sample is not None and n_samples and not twice:
+    draw = drawn(store().path, golden_id, tuple(outputs_ids), tuple(methods), sample, seed)
+    n_samples, n_questions = len(draw.samples), draw.n
+    st.caption(f"Every question: only {draw.of:,} are answered." if draw.everything else
+               f"A {sampling.note(draw.config())}, stratified by question type.")
 
 # -- metrics -------------------------------------------------------------------------------------
 st.subheader("Metrics")
@@ -300,9 +322,11 @@ if not kind.offline:
 st.subheader("Start")
 metric_ids = [m.id for m in resolve(metric_ids)]  # catalogue order
 st.caption(f"{n_samples:,} samples ({len(methods)} method{'s' if len(methods) != 1 else ''} x up to "
-           f"{n_questions:,} questions) x {len(metric_ids)} metrics = {n_samples * len(metric_ids):,} cells")
+           f"{n_questions:,}{' sampled' if sample else ''} questions) x {len(metric_ids)} metrics = "
+           f"{n_samples * len(metric_ids):,} cells")
 if not kind.offline and n_samples and metric_ids and not twice:
-    est = judge_estimate(store().path, golden_id, tuple(outputs_ids), tuple(methods), tuple(metric_ids), repeats)
+    est = judge_estimate(store().path, golden_id, tuple(outputs_ids), tuple(methods), tuple(metric_ids), repeats,
+                         sample, seed)
     cols = st.columns(4)
     cols[0].metric("Judge calls", f"{est.total_calls:,}")
     cols[1].metric("Input tokens (estimate)", f"{est.total_input_tokens:,}")
@@ -337,7 +361,7 @@ if st.button("Start the run", type="primary", disabled=bool(blockers), key="eval
         price_in=price.input if price else None, price_out=price.output if price else None)
     try:
         new_run = api.create_run(store(), golden_id, list(outputs_ids), metrics=metric_ids, judge=judge,
-                                 name=name.strip() or None, methods=list(methods))
+                                 name=name.strip() or None, methods=list(methods), sample=sample, seed=seed)
     except (KeyError, ValueError) as exc:
         st.error("The run could not be created:")
         st.code(str(exc.args[0] if exc.args else exc), language=None)

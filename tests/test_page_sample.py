@@ -7,7 +7,7 @@ import pytest
 
 from evaluators import evaluate, sampling
 from evaluators.store import open_store
-from tests.test_sample_runs import METRICS, files  # noqa: F401 -- the fixture
+from tests.test_sample_runs import METRICS, write_files
 from ui.common import md_escape
 
 pytestmark = pytest.mark.usefixtures("navigation_pages")
@@ -18,8 +18,8 @@ def _shown(at) -> str:
     return "\n".join([c.value for c in at.caption] + [h.value for h in at.html] + [t.value for t in at.text])
 
 
-def test_every_screen_of_a_sampled_run_says_it_is_a_sample(tmp_path, files, app_on):  # noqa: F811
-    golden, outputs, _ = files
+def test_every_screen_of_a_sampled_run_says_it_is_a_sample(tmp_path, app_on):
+    golden, outputs, _ = write_files(tmp_path)
     db = tmp_path / "app.duckdb"
     result = evaluate(golden, outputs, metrics=METRICS.split(","), db=db, sample=12, seed=7)
     result.store.close()
@@ -30,8 +30,8 @@ def test_every_screen_of_a_sampled_run_says_it_is_a_sample(tmp_path, files, app_
         assert NOTE in shown or md_escape(NOTE) in shown, page
 
 
-def test_the_evaluate_screen_judges_a_sample_of_n_questions_with_its_seed(tmp_path, files, app_on):  # noqa: F811
-    golden, outputs, questions = files
+def test_the_evaluate_screen_judges_a_sample_of_n_questions_with_its_seed(tmp_path, app_on):
+    golden, outputs, questions = write_files(tmp_path)
     db = tmp_path / "app.duckdb"
     evaluate(golden, outputs, metrics=["exact_match"], db=db).store.close()  # the datasets, stored
     at = app_on(db, "pages/evaluate.py")

@@ -8,6 +8,7 @@ st.session_state and reaches the worker through the manager; it is never stored.
 """
 from __future__ import annotations
 
+import json
 import os
 
 import pandas as pd
@@ -167,7 +168,9 @@ def run_panel(run_id: str, polling: bool) -> None:
 
     api_key = None
     needs_key = of_run(run).needs_key
-    if needs_key and (missing or failed):
+    sample = json.loads(run["config"] or "{}").get("sample")
+    growable = bool(sample) and sample["n"] < sample["of"] and status not in RESUMABLE
+    if needs_key and (missing or failed or growable):
         api_key = key_input("eval-resume-key", "API key for this run's judge")
         if not (api_key or os.environ.get("OPENAI_API_KEY")):
             st.caption("Enter the judge's API key to resume or re-run (it is not stored with the run).")
@@ -185,9 +188,24 @@ def run_panel(run_id: str, polling: bool) -> None:
                                                   help="Shows this run on Overview (and picks it in the sidebar)."):
         st.session_state["run_id"] = run_id  # the run in view (app.py's sidebar shows it)
         st.switch_page("pages/overview.py")
+    if growable:
+        grow_sample(run_id, sample, api_key, can_judge)
     run_cost_caption(run_id)
     with st.expander("Cells per metric", expanded=bool(failed)):
         st.dataframe(tables["cells"], hide_index=True, width="stretch")
+
+
+def grow_sample(run_id: str, sample: dict, api_key: str | None, can_judge: bool) -> None:
+    """A sampled run's sample grown to more questions: the same seed draws a sample holding the old one, so its
+    cells are kept and only the new questions are judged (engine.extend_sample)."""
+    left, right = st.columns(2)
+    n = left.number_input("Grow the sample to N questions", min_value=sample["n"] + 1, max_value=sample["of"],
+                          value=min(2 * sample["n"], sample["of"]), key=f"eval-grow-{run_id}")
+    if right.button("Grow the sample", key="eval-grow", disabled=not can_judge,
+                    help="Judges only the questions the larger sample adds; the cells scored so far are kept."):
+        engine.extend_sample(store(), run_id, int(n))
+        run_manager().start(store(), run_id, api_key=api_key)
+        st.rerun()
 
 
 st.title("Evaluate")

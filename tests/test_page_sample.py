@@ -1,12 +1,12 @@
 """A sampled run in the app (AppTest on a real DuckDB file): every screen of the run says "sample of N of M
 questions", and the Evaluate screen judges a sample of N questions with its seed, counted in the plan."""
 import json
-import time
 
 import pytest
 
 from evaluators import evaluate, sampling
 from evaluators.store import open_store
+from tests.test_page_evaluate import _until_done
 from tests.test_sample_runs import METRICS, write_files
 from ui.common import md_escape
 
@@ -51,11 +51,24 @@ def test_the_evaluate_screen_judges_a_sample_of_n_questions_with_its_seed(tmp_pa
     assert not at.exception, at.exception
     store = open_store(db)
     run_id = at.selectbox(key="eval-run").value
-    deadline = time.monotonic() + 120
-    while store.run(run_id)["status"] == "running":
-        assert time.monotonic() < deadline, "the run did not end"
-        time.sleep(0.1)
-    run = store.run(run_id)
+    run = _until_done(at, store, run_id)
     assert json.loads(run["config"])["sample"] == {"n": 12, "of": 30, "seed": 7} and run["n_samples"] == 24
-    scored = store.cursor().execute("SELECT DISTINCT question_id FROM scores WHERE run_id = ?", [run_id]).fetchall()
-    assert {q for q, in scored} == set(sampling.choose(questions, 12, 7))
+    first = _cells(store, run_id)
+    assert {q for q, *_ in first} == set(sampling.choose(questions, 12, 7))
+
+    # grown from the run's panel: only the questions the larger sample adds are judged
+    at.number_input(key=f"eval-grow-{run_id}").set_value(18)
+    at.button(key="eval-grow").click()
+    at.run()
+    assert not at.exception, at.exception
+    run = _until_done(at, store, run_id)
+    assert json.loads(run["config"])["sample"]["n"] == 18 and run["n_samples"] == 36
+    grown = _cells(store, run_id)
+    assert {q for q, *_ in grown} == set(sampling.choose(questions, 18, 7)) and set(first) < set(grown)
+    assert any("sample of 18 of 30 questions (seed 7)" in t.value for t in at.text)
+
+
+def _cells(store, run_id):
+    """Every score cell with the time it was written: a cell computed again would have a new one."""
+    return store.cursor().execute("SELECT question_id, method, metric, value, created_at FROM scores "
+                                  "WHERE run_id = ?", [run_id]).fetchall()

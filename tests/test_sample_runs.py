@@ -111,6 +111,8 @@ def test_the_views_exports_and_report_of_a_sampled_run_say_it_is_a_sample(tmp_pa
 
     view = json.loads(cli("view", "overview", run_id, "--json", db=db).stdout)
     assert list(view)[0] == "sample" and view["sample"] == [{"n": 12, "of": 30, "seed": 7, "note": note}]
+    history = json.loads(cli("view", "history", run_id, "--json", db=db).stdout)
+    assert [r["sample"] for r in history["runs"]] == [note]  # beside the other runs of its golden set
     for fmt in ("csv", "parquet", "json"):
         path = tmp_path / f"scores.{fmt}"
         assert cli("export", run_id, "--out", str(path), db=db).returncode == 0
@@ -127,6 +129,8 @@ def test_an_unsampled_run_says_nothing_of_a_sample(tmp_path, files):
     result = evaluate(golden, outputs, metrics=["exact_match"], db=db)
     result.store.close()
     assert "sample" not in json.loads(cli("view", "overview", result.run_id, "--json", db=db).stdout)
+    assert [r["sample"] for r in json.loads(cli("view", "history", result.run_id, "--json", db=db).stdout)["runs"]] \
+        == [None]
     assert cli("export", result.run_id, "--out", str(tmp_path / "x.csv"), db=db).returncode == 0
     assert "sample" not in pd.read_csv(tmp_path / "x.csv").columns
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators import budget, engine, loaders, queries
+from evaluators import budget, engine, loaders, queries, sampling
 from evaluators.gate import ALPHA, GateResult, gate
 from evaluators.judges import Judge, OfflineJudge
 from evaluators.queries import compare, overview
@@ -112,10 +112,12 @@ def _plain(value):
 def create_run(store: Store, golden: loaders.Dataset | str, outputs: Sequence[loaders.Dataset | str], *,
                metrics: Sequence[str] | None = None, judge: Judge | None = None, name: str | None = None,
                methods: Sequence[str] | None = None, description: str | None = None,
-               context_sep: str | None = None, plan: engine.Plan | None = None, max_cost: float | None = None) -> str:
+               context_sep: str | None = None, plan: engine.Plan | None = None, max_cost: float | None = None,
+               sample: int | None = None, seed: int | None = None) -> str:
     """Store the datasets (a `str` is the id of one stored already) and a new run of them; its id. `plan`: the
     samples of these datasets when the caller has them (Inputs.plan), so they are not read back to be planned.
-    `max_cost`: the run's budget in USD (evaluators.budget); a run estimated above it is not stored (OverBudget)."""
+    `max_cost`: the run's budget in USD (evaluators.budget); a run estimated above it is not stored (OverBudget).
+    `sample`, `seed`: judge a stratified random sample of that many questions (engine.create_run)."""
     with store.lease():  # the import and the new run: one unit of work
         golden_id = golden if isinstance(golden, str) else store.save_dataset(golden).dataset_id
         outputs_ids = list(dict.fromkeys(o if isinstance(o, str) else store.save_dataset(o).dataset_id
@@ -123,7 +125,7 @@ def create_run(store: Store, golden: loaders.Dataset | str, outputs: Sequence[lo
         return engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids,
                                  metrics=metrics, judge=judge, name=name, methods=methods, description=description,
                                  context_sep=context_sep, samples=plan.samples if plan is not None else None,
-                                 max_cost=max_cost)
+                                 max_cost=max_cost, sample=sample, seed=seed)
 
 
 def temporary_db() -> Path:
@@ -134,7 +136,8 @@ def temporary_db() -> Path:
 def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None, *,
              metrics: Sequence[str] | None = None, judge: Judge | None = None, db: str | Path | None = None,
              name: str | None = None, on_progress: engine.MetricProgress | None = None,
-             context_sep: str | None = None, encoding: str = "utf-8", max_cost: float | None = None) -> Evaluation:
+             context_sep: str | None = None, encoding: str = "utf-8", max_cost: float | None = None,
+             sample: int | None = None, seed: int | None = None) -> Evaluation:
     """Score every (question, method) pair of `outputs` against `golden` and store the run in `db`.
 
     golden, outputs: see `read_inputs`. metrics: ids (default all; `python -m evaluators metrics`). judge:
@@ -142,16 +145,19 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
     folder). on_progress(metric_id, metric_done, metric_total, done, total): as the engine scores.
     max_cost: a budget in USD for an LLM judge: a run estimated above it is not started (`budget.OverBudget`,
     nothing stored), and one whose judge calls reach it stops with status `schema.BUDGET_REACHED` (`.run`),
-    its cells not judged yet left to do (resume: `engine.execute_run` after `budget.set_limit`).
+    its cells not judged yet left to do (resume: `engine.execute_run` after `budget.set_limit`). sample: judge a
+    random sample of that many questions, stratified by question type, drawn with `seed` (default: a random one;
+    the run's config records both: `result.run["config"]`); every method is judged on the same questions.
     Bad input raises LoadError listing every problem (nothing is stored); bad options ValueError or KeyError.
     """
     judge = judge or OfflineJudge()
     check(metrics, engine.run_config(judge, max_cost=max_cost))  # before any file is read
+    sampling.check(sample, seed)
     inputs = read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding)
     budget.refuse_over(inputs.plan.samples, judge, metrics, max_cost)  # before anything is stored
     store = open_store(db if db is not None else temporary_db())
     run_id = create_run(store, inputs.golden, inputs.outputs, metrics=metrics, judge=judge, name=name,
-                        context_sep=context_sep, plan=inputs.plan, max_cost=max_cost)
+                        context_sep=context_sep, plan=inputs.plan, max_cost=max_cost, sample=sample, seed=seed)
     engine.execute_run(store, run_id, on_metric=on_progress, samples=inputs.plan.samples)
     return Evaluation(store, run_id)
 

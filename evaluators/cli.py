@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluators import api, budget, csv_export, engine, queries, run_options
+from evaluators import api, budget, csv_export, engine, queries, run_options, sampling
 from evaluators.judges import JUDGES, Judge, OfflineJudge, OpenAIJudge, named, prices
 from evaluators.estimate import Estimate, estimate
 from evaluators.gate import ALPHA, gate, junit_xml, markdown_report, parse_tolerances, text_report
@@ -112,6 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
                           "run; with --resume RUN_ID it sets a new budget (e.g. a higher one, to finish)")
     run.add_argument("--estimate", action="store_true",
                      help="print the judge calls, tokens and cost the run would take, and stop (nothing is stored)")
+    run.add_argument("--sample", type=int, metavar="N",
+                     help="judge a random sample of N questions, stratified by question type, every method on the "
+                          "same ones; with --resume RUN_ID, grow that run's sample to N (its cells are kept, only the "
+                          "new questions are scored)")
+    run.add_argument("--seed", type=int, metavar="S",
+                     help="the seed of --sample's draw (default: a random one, printed and stored with the run: "
+                          "the same seed draws the same sample)")
     again = run.add_mutually_exclusive_group()
     again.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run; finished cells are kept")
     again.add_argument("--retry-failed", metavar="RUN_ID", help="re-score only the cells of a run that ended in an error")
@@ -276,8 +283,14 @@ def cmd_run(args) -> int:
         if not Path(args.db).exists():  # a run to continue is in a database: never create an empty one for it
             return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB) to find run {run_id} in", EXIT_BAD_INPUT)
         store = _open_store(args.db)
+        if args.seed is not None or (args.sample is not None and not args.resume):
+            return _fail("--seed applies to a new run, --sample to a new run or --resume (a run keeps its seed)",
+                         EXIT_BAD_INPUT)
         if args.max_cost is not None:
             budget.set_limit(store, run_id, args.max_cost)
+        if args.sample is not None:
+            sample = engine.extend_sample(store, run_id, args.sample)
+            print(f"run {run_id}: {sampling.note(sample)}", file=sys.stderr)
     else:
         if not args.golden:
             return _fail("--golden is required (or --resume / --retry-failed RUN_ID)", EXIT_BAD_INPUT)
@@ -294,16 +307,20 @@ def cmd_run(args) -> int:
         given = dict(concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout)
         run_options.check(metric_ids, engine.run_config(judge, max_cost=args.max_cost) | given)
         outputs = [_split_outputs_arg(arg) for arg in args.outputs]
+        sampling.check(args.sample, args.seed)
+        seed = sampling.new_seed() if args.sample is not None and args.seed is None else args.seed
         inputs = api.read_inputs(args.golden, outputs or None, context_sep=args.context_sep, encoding=args.encoding)
-        est = _print_plan(inputs.plan, metric_ids, judge, args)
-        budget.refuse_over(inputs.plan.samples, judge, metric_ids, args.max_cost, est)  # before anything is stored
+        plan = _sampled(inputs.plan, args.sample, seed)
+        est = _print_plan(plan, metric_ids, judge, args)
+        budget.refuse_over(plan.samples, judge, metric_ids, args.max_cost, est)  # before anything is stored
         if args.estimate:
-            return EXIT_OK if inputs.plan.samples else EXIT_BAD_INPUT
+            return EXIT_OK if plan.samples else EXIT_BAD_INPUT
         store = _open_store(args.db)
         run_id = api.create_run(store, inputs.golden, inputs.outputs, metrics=metric_ids, judge=judge,
-                                name=args.name, context_sep=args.context_sep, plan=inputs.plan, max_cost=args.max_cost)
+                                name=args.name, context_sep=args.context_sep, plan=inputs.plan, max_cost=args.max_cost,
+                                sample=args.sample, seed=seed)
         print(f"run {run_id}", file=sys.stderr)
-        samples = inputs.plan.samples
+        samples = plan.samples
     try:
         status = _execute_with_bar(store, run_id, samples)
     except JudgeRefused as exc:  # no call could succeed: the run stopped at once, its cells still to do
@@ -316,6 +333,19 @@ def cmd_run(args) -> int:
                          f"budget: python -m evaluators run --db {store.path} --resume {run_id} --max-cost USD",
                          EXIT_BUDGET)
         return code
+
+
+def _sampled(plan: engine.Plan, n: int | None, seed: int | None) -> engine.Plan:
+    """The plan of `--sample N` (the engine draws the same sample when it creates the run), said on stderr."""
+    if n is None:
+        return plan
+    drawn = sampling.draw(plan.samples, n, seed)
+    if drawn.everything:
+        print(f"note: --sample {n}: the outputs answer {drawn.of} question(s), so every one is judged", file=sys.stderr)
+        return plan
+    print(f"{sampling.note(drawn.config())}, stratified by question type; the same --seed draws it again, and "
+          f"`run --resume RUN_ID --sample N` grows it", file=sys.stderr)
+    return engine.Plan(drawn.samples, plan.missing)
 
 
 def _print_plan(plan: engine.Plan, metric_ids: list[str] | None, judge: Judge, args) -> Estimate | None:
@@ -388,6 +418,8 @@ def _execute_with_bar(store, run_id: str, samples=None) -> str:
 
 
 def _report(store, run_id: str) -> int:
+    if note := sampling.run_note(store.run(run_id)):
+        print(f"{note}: the means and their n are the sample's")
     print(queries.summary_table(store, run_id).to_string())
     summary = queries.method_summary(store, run_id)
     failed = int(summary["n_failed"].sum())
@@ -423,6 +455,8 @@ def cmd_export(args) -> int:
     frame = queries.run_scores(store, args.run_id)
     if args.wide:
         frame = queries.wide(frame)
+    if note := sampling.run_note(store.run(args.run_id)):  # a column: every format says it, pandas reads it back
+        frame = frame.assign(sample=note)
     out = Path(args.out or f"{args.run_id}.{fmt}")
     if fmt == "csv":
         csv_export.to_csv(frame, out)
@@ -528,6 +562,9 @@ def cmd_view(args) -> int:
         if args.run_id is not None and store.run(args.run_id) is None:
             return _fail(f"no run {args.run_id!r} in {args.db} (see `python -m evaluators runs`)", EXIT_BAD_INPUT)
         tables = screen(store, args.run_id, **options)
+        if args.run_id is not None and (sample := json.loads(store.run(args.run_id)["config"] or "{}").get("sample")):
+            # the screens' "sample of N of M questions" line: a sampled run's tables say so too
+            tables = {"sample": pd.DataFrame([sample | {"note": sampling.note(sample)}])} | tables
     print(_json(tables) if args.json else _csv(tables) if args.csv else _text(tables))
     return EXIT_OK
 

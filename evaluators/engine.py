@@ -3,7 +3,9 @@
 A run is created once (`create_run`) and executed by `execute_run`, which computes only the cells
 that are missing or ended in an error. So a killed or cancelled run resumes where it stopped, a
 retry re-does only the failed cells, and no cell is ever stored twice (the scores table is keyed per
-cell). A run's config may hold `methods`, the methods of its outputs datasets it evaluates.
+cell). A run's config may hold `methods`, the methods of its outputs datasets it evaluates, and `sample`,
+the sample of their questions it judges ({"n", "of", "seed"}: evaluators.sampling), applied wherever its
+samples are planned, so a resumed or retried sampled run stays sampled.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators import budget, judges
+from evaluators import budget, judges, sampling
 from evaluators.judges import CLAIMS, Judge, Judged, OfflineJudge, judge_samples, of_run
 from evaluators.estimate import needed_parts
 from evaluators.judgments import ClaimMatrix, JudgeFailure, JudgeRefused
@@ -121,25 +123,63 @@ def run_config(judge: Judge, *, methods: Sequence[str] | None = None, descriptio
 def create_run(store: Store, *, golden_dataset_id: str, outputs_dataset_ids: list[str],
                metrics: Sequence[str] | None = None, judge: Judge | None = None, name: str | None = None,
                methods: Sequence[str] | None = None, description: str | None = None, context_sep: str | None = None,
-               samples: Sequence[Sample] | None = None, max_cost: float | None = None) -> str:
+               samples: Sequence[Sample] | None = None, max_cost: float | None = None, sample: int | None = None,
+               seed: int | None = None) -> str:
     """Store a new run of the stored datasets. `samples`: its plan when the caller made it already (from the
     datasets it just stored), so the store is not read back to plan it again. `max_cost`: the run's budget in USD;
-    a run estimated to cost more is not stored (budget.OverBudget)."""
+    a run estimated to cost more is not stored (budget.OverBudget). `sample`: judge a stratified random sample of
+    that many of the questions (evaluators.sampling; all when there are no more), drawn with `seed` (default: a
+    random one, stored with the run)."""
     judge = judge or OfflineJudge()
     config = run_config(judge, methods=methods, description=description, context_sep=context_sep, max_cost=max_cost)
     chosen = check(metrics, config)  # before anything is stored: the same rules for every caller
+    sampling.check(sample, seed)
     with store.lease():
         if samples is None:
             samples = plan(store.golden_items(golden_dataset_id), store.rag_outputs(outputs_dataset_ids)).samples
         samples = _chosen_methods(samples, methods)
         if not samples:
             raise ValueError("no output answers a question of the golden set: nothing to evaluate")
+        if sample is not None:
+            drawn = sampling.draw(samples, sample, sampling.new_seed() if seed is None else seed)
+            if not drawn.everything:
+                samples, config = drawn.samples, config | {"sample": drawn.config()}
         budget.refuse_over(samples, judge, chosen, max_cost)
         return store.create_run(
             name=name or f"{len(samples)} samples, {len(chosen)} metrics",
             golden_dataset_id=golden_dataset_id, outputs_dataset_ids=outputs_dataset_ids, judge=judge.name,
             judge_model=judge.model, metrics=chosen, config=config, n_samples=len(samples),
         )
+
+
+def _of_run(samples: Sequence[Sample], config: dict) -> list[Sample]:
+    """The samples a run evaluates: its methods' (all when None), of its sample's questions when it has one."""
+    samples = _chosen_methods(list(samples), config.get("methods"))
+    sample = config.get("sample")
+    return sampling.draw(samples, sample["n"], sample["seed"]).samples if sample else samples
+
+
+def extend_sample(store: Store, run_id: str, n: int) -> dict:
+    """Grow a sampled run's sample to `n` questions (the same seed: the old sample is part of the new one, so
+    `execute_run` then scores only the new questions' cells); its new `sample` config entry."""
+    sampling.check(n, None)
+    with store.lease():
+        run = store.run(run_id)
+        if run is None:
+            raise KeyError(f"no run {run_id!r} in {store.path}")
+        config = json.loads(run["config"] or "{}")
+        sample = config.get("sample")
+        if not sample:
+            raise ValueError(f"run {run_id} judged every question: a sample can only be extended in a sampled run")
+        if n < sample["n"]:
+            raise ValueError(f"run {run_id} already judges a sample of {sample['n']} questions: a sample only grows "
+                             "(start a new run for a smaller one)")
+        sample = sample | {"n": min(n, sample["of"])}
+        outputs = store.rag_outputs(list(run["outputs_dataset_ids"]))
+        samples = _of_run(plan(store.golden_items(run["golden_dataset_id"]), outputs).samples,
+                          config | {"sample": sample})
+        store.set_run_sample(run_id, config | {"sample": sample}, len(samples))
+    return sample
 
 
 def _chosen_methods(samples: list[Sample], methods: Sequence[str] | None) -> list[Sample]:
@@ -178,7 +218,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
         if samples is None:
             outputs = store.rag_outputs(list(run["outputs_dataset_ids"]))
             samples = plan(store.golden_items(run["golden_dataset_id"]), outputs).samples
-            samples = _chosen_methods(samples, json.loads(run["config"] or "{}").get("methods"))
+        samples = _of_run(samples, json.loads(run["config"] or "{}"))
         spend = None if judge.offline else budget.of_run(store, run_id)
         store.mark_running(run_id)
         finished = store.finished_cells(run_id)

@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.offline
 from plotly.io.json import to_json_plotly
 
-from evaluators import __version__, figures
+from evaluators import __version__, figures, sampling
 from evaluators import highlight as hl
 from evaluators.judges import of_run
 from evaluators.metrics import REGISTRY
@@ -119,9 +119,12 @@ class _Report:
         n = int(golden["n"].sum())
         types = ", ".join(f"{t or 'no type'} ({k})" for t, k in zip(golden["question_type"], golden["n"]))
         model = f" ({self.run['judge_model']})" if self.run["judge_model"] else ""
+        sample = sampling.run_note(self.run)
         facts = [
             ("Run", f"{self.run['name']} ({self.run_id}), {self.run['status']}"),
             ("Golden set", f"{golden['name'].iloc[0]}: {n} questions" if n else "none"),
+            *([("Sample", f"{sample}, stratified by question type: every number below is the sample's")]
+              if sample else []),
             ("Question types", types if any(golden["question_type"]) else "none: the golden set has no question types"),
             ("Methods", ", ".join(self.label(s) for s in self.sides) or "none scored"),
             *[("Another run", f"{r}: {self.store.run(r)['name']}")

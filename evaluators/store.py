@@ -616,6 +616,12 @@ class Store:
         return None if df.empty else df.iloc[0].to_dict()
 
     @_writes
+    def set_run_sample(self, run_id: str, config: dict, n_samples: int) -> None:
+        """A sampled run's sample grown (engine.extend_sample): its config and the samples it now counts."""
+        self.cursor().execute("UPDATE runs SET config = ?, n_samples = ? WHERE run_id = ?",
+                              [json.dumps(config), n_samples, run_id])
+
+    @_writes
     def mark_running(self, run_id: str) -> None:
         """A resumed run (cancelled, interrupted, failed, or re-scoring its failed cells) runs again."""
         self.cursor().execute("UPDATE runs SET status = 'running', finished_at = NULL, error = NULL WHERE run_id = ?",

@@ -10,13 +10,13 @@ from evaluators.judges import of_run
 from evaluators.queries import claims as q
 from evaluators.schema import OK
 from evaluators import highlight as hl
-from ui.common import current_run, how_computed, store
+from ui.common import current_run, how_computed, run_line, store
 
 run = current_run()
 run_id = run["run_id"]
 offline = of_run(run).offline
 st.title("Claims")
-st.html(hl.caption(f"{run['name']} · judge {run['judge']}" + (f" ({run['judge_model']})" if run["judge_model"] else "")))
+st.html(hl.caption(run_line(run)))
 
 
 # -- the question ----------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from evaluators.queries import errors as q
 from evaluators.queries.compare import selected_row
 from evaluators.queries import question_types
 from evaluators import highlight as hl
-from ui.common import current_run, downloads, open_question, stop_without_scores, store
+from ui.common import current_run, downloads, open_question, run_line, stop_without_scores, store
 
 STATUSES = tuple(s for s in schema.STATUSES if s != schema.OK)  # the statuses a cell can be filtered by
 ROW_LIMITS = (50, 100, 500, 1000)
@@ -24,7 +24,7 @@ ROW_LIMITS = (50, 100, 500, 1000)
 run = current_run()
 run_id = run["run_id"]
 st.title("Error analysis")
-st.html(hl.caption(f"{run['name']} · judge {run['judge']}" + (f" ({run['judge_model']})" if run["judge_model"] else "")))
+st.html(hl.caption(run_line(run)))
 if flash := st.session_state.pop("ea-flash", None):
     st.success(flash)
 

@@ -16,7 +16,7 @@ import streamlit as st
 
 from evaluators.queries import datasets as qd
 from evaluators.queries import evaluate as qe
-from evaluators import api, budget, engine, queries
+from evaluators import api, budget, engine, queries, sampling
 from evaluators.demo import QUEUED
 from evaluators.judges import OfflineJudge, OpenAIJudge, of_run, prices
 from evaluators.judges.specs import JUDGES
@@ -41,15 +41,23 @@ def cost(metric, judge) -> str:
     return "deterministic"
 
 
+@st.cache_data(show_spinner=False, max_entries=32)
+def drawn(db: str, golden_id: str, outputs_ids: tuple[str, ...], methods: tuple[str, ...], sample: int | None,
+          seed: int) -> sampling.Drawn:
+    """The samples of this choice a run of a `sample` of questions judges (None: every one). Datasets never change
+    once stored, so the draw is cached by their ids; `db` keys the cache per database."""
+    samples = engine.plan(store().golden_items(golden_id), store().rag_outputs(list(outputs_ids))).samples
+    samples = [s for s in samples if s.output.method in set(methods)]
+    return sampling.draw(samples, len(samples) if sample is None else sample, seed)
+
+
 @st.cache_data(show_spinner="Estimating the judge's calls and tokens...", max_entries=32)
 def judge_estimate(db: str, golden_id: str, outputs_ids: tuple[str, ...], methods: tuple[str, ...],
-                   metric_ids: tuple[str, ...], repeats: int = 1, concurrency: int = 8) -> Estimate:
-    """An LLM judge's calls and tokens for this choice (datasets never change once stored, so the
-    result is cached by their ids; `db` keys the cache per database)."""
-    samples = engine.plan(store().golden_items(golden_id), store().rag_outputs(list(outputs_ids))).samples
-    chosen = set(methods)
-    return estimate([s for s in samples if s.output.method in chosen],
-                    OpenAIJudge(repeats=repeats, concurrency=concurrency), resolve(list(metric_ids)))
+                   metric_ids: tuple[str, ...], repeats: int = 1, concurrency: int = 8, sample: int | None = None,
+                   seed: int = 0) -> Estimate:
+    """An LLM judge's calls and tokens for this choice (of its sample's questions only, when sampled)."""
+    samples = drawn(db, golden_id, outputs_ids, methods, sample, seed).samples
+    return estimate(samples, OpenAIJudge(repeats=repeats, concurrency=concurrency), resolve(list(metric_ids)))
 
 
 def keep_key(widget: str) -> None:
@@ -124,8 +132,9 @@ def run_panel(run_id: str, polling: bool) -> None:
         st.rerun()  # the worker just ended: redraw the whole page (run list, sidebar) and stop polling
     status = snap.status if live else run["status"]
     judge = run["judge"] + (f" ({run['judge_model']})" if run["judge_model"] else "")
+    note = sampling.run_note(run)
     st.text(f"{run['name']}\n{run_id} · judge {judge} · {run['n_samples']:,} samples x {len(run['metrics'])} metrics "
-            f"· {status}")
+            f"· {status}" + (f"\n{note}" if note else ""))
 
     if live:
         eta = snap.eta_seconds
@@ -179,7 +188,9 @@ def run_panel(run_id: str, polling: bool) -> None:
 
     api_key = None
     needs_key = of_run(run).needs_key
-    if needs_key and (missing or failed):
+    sample = json.loads(run["config"] or "{}").get("sample")
+    growable = bool(sample) and sample["n"] < sample["of"] and status not in RESUMABLE
+    if needs_key and (missing or failed or growable):
         api_key = key_input("eval-resume-key", "API key for this run's judge")
         if not (api_key or os.environ.get("OPENAI_API_KEY")):
             st.caption("Enter the judge's API key to resume or re-run (it is not stored with the run).")
@@ -204,10 +215,25 @@ def run_panel(run_id: str, polling: bool) -> None:
                                                   help="Shows this run on Overview (and picks it in the sidebar)."):
         st.session_state["run_id"] = run_id  # the run in view (app.py's sidebar shows it)
         st.switch_page("pages/overview.py")
+    if growable:
+        grow_sample(run_id, sample, api_key, can_judge)
     run_cost_caption(run_id)
     budget_caption(run)
     with st.expander("Cells per metric", expanded=bool(failed)):
         st.dataframe(tables["cells"], hide_index=True, width="stretch")
+
+
+def grow_sample(run_id: str, sample: dict, api_key: str | None, can_judge: bool) -> None:
+    """A sampled run's sample grown to more questions: the same seed draws a sample holding the old one, so its
+    cells are kept and only the new questions are judged (engine.extend_sample)."""
+    left, right = st.columns(2)
+    n = left.number_input("Grow the sample to N questions", min_value=sample["n"] + 1, max_value=sample["of"],
+                          value=min(2 * sample["n"], sample["of"]), key=f"eval-grow-{run_id}")
+    if right.button("Grow the sample", key="eval-grow", disabled=not can_judge,
+                    help="Judges only the questions the larger sample adds; the cells scored so far are kept."):
+        engine.extend_sample(store(), run_id, int(n))
+        run_manager().start(store(), run_id, api_key=api_key)
+        st.rerun()
 
 
 st.title("Evaluate")
@@ -270,6 +296,19 @@ if twice:
              "other: keep one dataset per method, or leave these methods out.")
     st.dataframe(picked[picked["method"].isin(twice)][["method", "name", "dataset_id"]], hide_index=True)
 n_samples = int(picked["n_matched"].sum())
+left, right = st.columns(2)
+sample = left.number_input("Judge a sample of N questions", min_value=1, value=None, step=10, key="eval-sample",
+                           placeholder="every question",
+                           help="A random sample, stratified by question type; every method on the same questions. "
+                                "Its screens say so, and its means and CIs are the sample's. Empty: every question.")
+st.session_state.setdefault("eval-seed", sampling.new_seed())  # random, but shown: the same seed draws it again
+seed = int(right.number_input("Seed of the sample", min_value=0, key="eval-seed", disabled=sample is None))
+sample = int(sample) if sample is not None else None
+if sample is not None and n_samples and not twice:
+    draw = drawn(store().path, golden_id, tuple(outputs_ids), tuple(methods), sample, seed)
+    n_samples, n_questions = len(draw.samples), draw.n
+    st.caption(f"Every question: only {draw.of:,} are answered." if draw.everything else
+               f"A {sampling.note(draw.config())}, stratified by question type.")
 
 # -- metrics -------------------------------------------------------------------------------------
 st.subheader("Metrics")
@@ -333,10 +372,11 @@ if not kind.offline:
 st.subheader("Start")
 metric_ids = [m.id for m in resolve(metric_ids)]  # catalogue order
 st.caption(f"{n_samples:,} samples ({len(methods)} method{'s' if len(methods) != 1 else ''} x up to "
-           f"{n_questions:,} questions) x {len(metric_ids)} metrics = {n_samples * len(metric_ids):,} cells")
+           f"{n_questions:,}{' sampled' if sample else ''} questions) x {len(metric_ids)} metrics = "
+           f"{n_samples * len(metric_ids):,} cells")
 if not kind.offline and n_samples and metric_ids and not twice:
     est = judge_estimate(store().path, golden_id, tuple(outputs_ids), tuple(methods), tuple(metric_ids), repeats,
-                         concurrency)
+                         concurrency, sample, seed)
     cols = st.columns(5)
     cols[0].metric("Judge calls", f"{est.total_calls:,}")
     cols[1].metric("Input tokens (estimate)", f"{est.total_input_tokens - est.total_cached_input_tokens:,}",
@@ -389,7 +429,8 @@ if blockers:
 if st.button("Start the run", type="primary", disabled=bool(blockers), key="eval-start"):
     try:
         new_run = api.create_run(store(), golden_id, list(outputs_ids), metrics=metric_ids, judge=judge,
-                                 name=name.strip() or None, methods=list(methods), max_cost=max_cost)
+                                 name=name.strip() or None, methods=list(methods), max_cost=max_cost, sample=sample,
+                                 seed=seed)
     except (KeyError, ValueError) as exc:
         st.error("The run could not be created:")
         st.code(str(exc.args[0] if exc.args else exc), language=None)

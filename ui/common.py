@@ -8,7 +8,7 @@ import re
 import pandas as pd
 import streamlit as st
 
-from evaluators import csv_export, queries, report
+from evaluators import csv_export, queries, report, sampling
 from evaluators.demo import QUEUED
 from evaluators.judges import agreement, prices
 from evaluators.metrics import REGISTRY
@@ -74,11 +74,18 @@ def open_question(question_id: str, run_id: str | None = None) -> None:
     st.switch_page("pages/claims.py")
 
 
+def run_line(run: dict) -> str:
+    """The run in view, as every screen names it: name, judge and, for a sampled run, "sample of N of M questions"
+    (its means, CIs and n are the sample's)."""
+    note = sampling.run_note(run)
+    return (f"{run['name']} · judge {run['judge']}" + (f" ({run['judge_model']})" if run["judge_model"] else "")
+            + (f" · {note}" if note else ""))
+
+
 def run_header(title: str, run: dict) -> None:
-    """A screen's title and the run in view (name and judge, escaped: they are typed by users)."""
+    """A screen's title and the run in view (escaped: its name is typed by users)."""
     st.title(title)
-    st.caption(md_escape(f"{run['name']} · judge {run['judge']}"
-                         + (f" ({run['judge_model']})" if run["judge_model"] else "")))
+    st.caption(md_escape(run_line(run)))
 
 
 def stop_without_scores(run: dict) -> None:

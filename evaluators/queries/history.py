@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from evaluators import sampling
 from evaluators.metrics.registry import in_catalogue_order
 from evaluators.queries import OWN, VIEWS, difference_in_view, one_of
 from evaluators.queries.compare import ALPHA, comparison_table, remembered
@@ -21,7 +22,7 @@ from evaluators.stats import holm
 from evaluators.store import Store
 
 TABLES = ("runs", "points", "steps")
-RUN_COLUMNS = ["position", "run_id", "name", "created_at", "judge", "judge_model", "status"]
+RUN_COLUMNS = ["position", "run_id", "name", "created_at", "judge", "judge_model", "status", "sample"]
 POINT_COLUMNS = ["method", "metric", "position", "run_id", "mean", "ci_low", "ci_high", "n", "n_total"]
 STEP_COLUMNS = ["method", "metric", "from_position", "to_position", "from_run", "to_run", "n", "delta", "ci_low",
                 "ci_high", "p", "p (Holm)", "significant", "change"]
@@ -32,16 +33,18 @@ CHANGES = {1: "better", -1: "worse", 0: "same"}  # the later run against the ear
 
 
 def golden_runs(store: Store, run_id: str) -> pd.DataFrame:
-    """The runs with scores on the golden set of `run_id`, oldest first, numbered from 1 (`position`)."""
+    """The runs with scores on the golden set of `run_id`, oldest first, numbered from 1 (`position`); `sample`
+    says "sample of N of M questions" for a run that judged a sample (its points are the sample's)."""
     frame = store.cursor().execute(
         """
-        SELECT r.run_id, r.name, r.created_at, r.judge, r.judge_model, r.status
+        SELECT r.run_id, r.name, r.created_at, r.judge, r.judge_model, r.status, r.config
         FROM runs r
         WHERE r.golden_dataset_id = (SELECT golden_dataset_id FROM runs WHERE run_id = ?)
           AND r.run_id IN (SELECT DISTINCT run_id FROM scores)
         ORDER BY r.created_at, r.run_id
         """, [run_id]).df()
     frame.insert(0, "position", range(1, len(frame) + 1))
+    frame["sample"] = [sampling.run_note(run) for run in frame.to_dict("records")]
     return frame[RUN_COLUMNS]
 
 

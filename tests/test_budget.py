@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from evaluators import budget
-from evaluators.judges import prices
+from evaluators.judges import prices, prompts
 from evaluators.schema import BUDGET_REACHED
 from tests.openai_server import Reply, start_server
 from tests.test_cli import _tiny_files
@@ -38,8 +38,8 @@ def _run(db, *args):
 def server():
     with start_server() as fake:
         fake.usage = (100_000, 0)
-        fake.responder = lambda body: Reply.json(SEED_000_EXTRACTION if body["response_format"]["json_schema"]["name"]
-                                                 == "claim_extraction" else SEED_000_VERIFICATION)
+        fake.responder = lambda body: Reply.json(SEED_000_EXTRACTION if prompts.task_of(body["messages"])
+                                                 == "extraction" else SEED_000_VERIFICATION)
         yield fake
 
 
@@ -122,7 +122,7 @@ def test_a_run_that_reaches_its_budget_stops_with_its_cells_pending_and_a_resume
 
 
 def _responder(body):
-    return Reply.json(SEED_000_EXTRACTION if body["response_format"]["json_schema"]["name"] == "claim_extraction"
+    return Reply.json(SEED_000_EXTRACTION if prompts.task_of(body["messages"]) == "extraction"
                       else SEED_000_VERIFICATION)
 
 

@@ -185,6 +185,10 @@ as of {prices.AS_OF} ({price_lines}), cached input at its own price.
   instructions are cached across samples, and the verification call, which goes out after the holistic call
   has arrived, finds the whole sample cached. The extraction carries no chunks. The price: every call carries
   all instructions (~3k tokens), so more input tokens go out ({after.input / before.input:.2f}x), most of them cached.
+- The client pays for the longer requests too: the openai package's per-call work (its typed-parameter
+  transform walking every message and the schema, the JSON encoding) grows with them, so section 3's
+  throughput at concurrency 32 against a 0.1 s server fell from 0.89 of the bound ({PREVIOUS}'s results) to
+  the figure above. At a real model's 1-10 s a call that work is a few percent of a core (section 3's note).
 - The change pays where cached input is cheap (a tenth of the input price: gpt-5 family; a quarter: gpt-4.1,
   o3, o4-mini) and costs more where it is half the input price (gpt-4o family, o3-mini).
 - The pre-run estimate (`estimate.estimate`, ~4 characters a token) predicts {est.total_cached_input_tokens /

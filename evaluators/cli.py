@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, metavar="SECONDS",
                      help="openai judge: the deadline for each judge reply as a whole (connect, wait and the full "
                           "body), then the usual retries (default: 60)")
+    run.add_argument("--max-output-tokens", type=int, metavar="N",
+                     help="openai judge: the most a reply cut off by the server's output limit is asked again with "
+                          "(default: 32768); a small local server's own cap saves the time of asking for more")
     run.add_argument("--price-in", type=float, metavar="USD",
                      help="the judge model's price per 1M input tokens (openai judge; default: its list "
                           f"price, known for {', '.join(prices.LIST_PRICES)}); recorded with the run")
@@ -266,6 +269,7 @@ def _judge(args) -> Judge:
         return OfflineJudge()
     return OpenAIJudge(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
                        concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
+                       max_output_tokens=args.max_output_tokens,
                        price_in=args.price_in, price_out=args.price_out, price_cached_in=args.price_cached_in,
                        batch=args.batch)
 
@@ -304,7 +308,8 @@ def cmd_run(args) -> int:
         metric_ids = _comma_list(args.metrics) if args.metrics is not None else None
         # create_run's rules, before any file is read; the numbers as given, whichever judge (the offline one
         # ignores them, but a --concurrency 0 is a mistake all the same)
-        given = dict(concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout)
+        given = dict(concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
+                     max_output_tokens=args.max_output_tokens)
         run_options.check(metric_ids, engine.run_config(judge, max_cost=args.max_cost) | given)
         outputs = [_split_outputs_arg(arg) for arg in args.outputs]
         sampling.check(args.sample, args.seed)

@@ -10,7 +10,7 @@ from evaluators.metrics import resolve
 
 # name in the run's config -> what it counts (for the message); each a whole number >= 1
 COUNTS = {"concurrency": "judge calls in flight at once", "repeats": "holistic replies per sample",
-          "max_attempts": "attempts per judge call"}
+          "max_attempts": "attempts per judge call", "max_output_tokens": "tokens a judge reply may be asked for"}
 MAX_COST = "max_cost_usd"  # a run's budget (evaluators.budget)
 # name -> what it measures (a duration, a sum of money); each a number > 0
 AMOUNTS = {"timeout": "seconds a judge reply may take as a whole", MAX_COST: "USD the judge may cost the run"}

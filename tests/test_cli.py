@@ -282,8 +282,9 @@ def test_prices_are_refused_where_they_cannot_apply(tmp_path):
     offline = cli("run", "--golden", str(golden), "--outputs", str(outputs), "--price-in", "1", "--price-out", "2",
                   db=db)
     assert offline.returncode == 2 and "offline judge costs nothing" in offline.stderr
-    resumed = cli("run", "--resume", "run-x", "--price-in", "1", db=db)
-    assert resumed.returncode == 2 and "keeps the prices it was started with" in resumed.stderr
+    for given in (("--price-in", "1"), ("--price-cached-in", "0.1"), ("--batch",)):
+        resumed = cli("run", "--resume", "run-x", *given, db=db)
+        assert resumed.returncode == 2 and "keeps the prices and the Batch API mode it was started with" in resumed.stderr
     half = cli("run", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai", "--model", "my-model",
                "--price-in", "1", "--estimate", db=db)
     assert half.returncode == 2 and "no list price for model 'my-model': give both" in half.stderr

@@ -12,8 +12,9 @@ fault (timeout, HTTP error, connection error) or a crash is not.
 The server runs in a child process (a crash in native code cannot take pytest down, and it always
 dies with its stdin). Settings for a small shared CPU: one thread (llama.cpp's spinning thread
 pool collapses to ~1 token/s when its 2 threads share 2 cores with anything else), a default
-`n_predict` that caps every reply (the judge sends no max_tokens at first; a cut-off reply is asked
-again with a raised max_tokens, which this server caps at its n_predict), 2 slots of 4096 tokens.
+`n_predict` that caps every reply the judge sends no max_tokens for (at first; the judge is told this cap as its
+`max_output_tokens`, so a reply cut off there is not asked again with more: a 135M model rambles to any limit,
+and a long generation ties up a slot past the client's timeout), 2 slots of 4096 tokens.
 
 Needs the dev requirements: pip install -r requirements-dev.txt
 """
@@ -161,7 +162,8 @@ def _sample() -> Sample:
 
 def _judge(llama: LlamaServer) -> JudgeClient:
     return JudgeClient(llama.base_url, llama.model, api_key="none", concurrency=N_PARALLEL, timeout=REQUEST_TIMEOUT,
-                       max_attempts=2, backoff_base=0.5, backoff_max=2)
+                       max_attempts=2, backoff_base=0.5, backoff_max=2,
+                       max_output_tokens=N_PREDICT)  # the server's cap: asking for more only ties up its slots
 
 
 def check_calls(calls, model: str) -> list[str]:
@@ -274,7 +276,8 @@ def test_cli_run_against_real_llama_cpp(llama, tmp_path):
     run = subprocess.run(
         [sys.executable, "-m", "evaluators", "run", "--golden", str(golden), "--outputs", f"basic={outputs}",
          "--db", str(db), "--judge", "openai", "--model", llama.model, "--base-url", llama.base_url,
-         "--metrics", "faithfulness,judge_overall", "--concurrency", str(N_PARALLEL)],
+         "--metrics", "faithfulness,judge_overall", "--concurrency", str(N_PARALLEL),
+         "--max-output-tokens", str(N_PREDICT)],
         cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
     elapsed = time.monotonic() - started
     assert run.returncode in (0, 1), run.stderr[-3000:]

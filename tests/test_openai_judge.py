@@ -440,6 +440,19 @@ def test_replies_cut_off_every_time_end_as_a_judge_error_with_growing_limits(ser
     assert [c.status for c in judgment.calls] == ["invalid"] * 3
 
 
+def test_a_reply_cut_off_at_the_judges_own_output_cap_is_not_asked_again(server):
+    # Reply.truncated reports as many tokens as it has words: its cut-off half of the extraction's ~30
+    server.enqueue(*[Reply.truncated(SEED_000_EXTRACTION)] * 4)
+    judgment = judge_one(server, max_output_tokens=8)
+    assert judgment.status == JUDGE_ERROR and "cut off" in judgment.error
+    assert server.request_count == 1 and [c.status for c in judgment.calls] == ["invalid"]
+    capped = judge_one(server, max_output_tokens=2048)  # above what was produced: asked again, up to the cap
+    assert [r.body.get("max_tokens") for r in server.requests[1:]] == [None, 1024, 2048]
+    assert capped.status == JUDGE_ERROR
+    with pytest.raises(ValueError, match="max_output_tokens must be a whole number of 1 or more"):
+        make_judge(server, max_output_tokens=0)
+
+
 def test_a_server_that_wants_max_completion_tokens_gets_it(server):
     refusal = Reply.status(400, "Unsupported parameter: 'max_tokens' is not supported with this model. "
                                 "Use 'max_completion_tokens' instead.")

@@ -127,7 +127,7 @@ def judge_samples(judge: Judge, samples: Sequence[Sample], parts: Collection[str
     if isinstance(judge, OpenAIJudge):
         from evaluators.judges.openai_judge import JudgeClient  # imports openai only when used
 
-        options = {k: v for k, v in (("timeout", judge.timeout), ("max_attempts", judge.max_attempts)) if v is not None}
+        options = judge.options()
         client = JudgeClient(judge.base_url, judge.model, api_key=_lent_keys.get(run_id),
                              concurrency=judge.concurrency, repeats=judge.repeats,
                              cache=StoreCache(store) if store is not None else None, batch=judge.batch,

@@ -18,7 +18,7 @@ Policy (the issue's, and why):
   for the rest of the judge's life; the prompts describe the shape anyway.
 * No output limit is sent at first (the server's default applies). A reply cut off by it
   (finish_reason "length") is asked again with `max_tokens` raised to twice what it had produced
-  (at least 1,024, at most `MAX_OUTPUT_TOKENS`), up to `LENGTH_RETRIES` times; a server that wants
+  (at least 1,024, at most `max_output_tokens`, default `MAX_OUTPUT_TOKENS`), up to `LENGTH_RETRIES` times; a server that wants
   `max_completion_tokens` instead (OpenAI's reasoning models) gets that.
 * `timeout` is a deadline per reply as a whole (connect, wait, the full body), enforced around the request:
   the client's own timeouts are per read, so a server trickling a byte at a time would never trip them.
@@ -224,9 +224,10 @@ class JudgeClient:
     def __init__(self, base_url: str | None, model: str, api_key: str | None = None, concurrency: int = 8,
                  timeout: float = 60, max_attempts: int = 4, seed: int = 0, backoff_base: float = 1.0,
                  backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None, repeats: int = 1,
-                 batch: bool = False, batches=None, batch_poll: float | None = None, budget=None):
+                 batch: bool = False, batches=None, batch_poll: float | None = None, budget=None,
+                 max_output_tokens: int = MAX_OUTPUT_TOKENS):
         check_numbers({"concurrency": concurrency, "repeats": repeats, "max_attempts": max_attempts,
-                       "timeout": timeout})  # a concurrency of 0 would wait for ever
+                       "timeout": timeout, "max_output_tokens": max_output_tokens})  # a concurrency of 0 would wait for ever
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not self._api_key:
             raise ValueError("no API key: pass api_key or set OPENAI_API_KEY "
@@ -249,6 +250,8 @@ class JudgeClient:
         self.batches = batches  # the run's record of its batches (batch_api.Batcher's ledger), or None
         self.batch_poll = batch_api.POLL_SECONDS if batch_poll is None else batch_poll
         self.budget = budget  # evaluators.budget.Budget: once reached, no request goes out (module doc)
+        # the most a cut-off reply is asked again with (a small server's own cap: asking for more only costs time)
+        self.max_output_tokens = max_output_tokens
 
     def __repr__(self) -> str:  # the key stays out of logs
         return f"JudgeClient(base_url={self.base_url!r}, model={self.model!r})"
@@ -475,9 +478,10 @@ class _Session:
             if attempt.finish_reason != "length":
                 return content, limit
             produced = records[-1].output_tokens or math.ceil(len(content or "") / 4)
-            if limit is not None and limit >= MAX_OUTPUT_TOKENS:
+            cap = self.judge.max_output_tokens
+            if produced >= cap or (limit is not None and limit >= cap):
                 break
-            limit = min(MAX_OUTPUT_TOKENS, max(1024, 2 * produced, 2 * (limit or 0)))
+            limit = min(cap, max(1024, 2 * produced, 2 * (limit or 0)))
             records[-1] = _replace_status(records[-1], INVALID, f"the reply was cut off after {produced} tokens "
                                                                 f"(finish_reason 'length'); asking again with "
                                                                 f"{self.judge.limit_field} {limit}")

@@ -54,6 +54,7 @@ class OpenAIJudge:
     repeats: int = 1  # holistic replies per sample
     timeout: float | None = None  # seconds per reply as a whole (None: the client's default)
     max_attempts: int | None = None
+    max_output_tokens: int | None = None  # the most a cut-off reply is asked again with (None: the judge's default)
     price_in: float | None = None  # USD per 1M tokens; None: the model's list price
     price_out: float | None = None
     price_cached_in: float | None = None  # for input the server served from its prompt cache
@@ -83,10 +84,15 @@ class OpenAIJudge:
             return BATCH_API_SAMPLES
         return max(MIN_JUDGED_BATCH, 8 * int(self.concurrency or DEFAULT_CONCURRENCY))
 
+    def options(self) -> dict:
+        """The judge client's settings given (None: its defaults), as the run's config and the client take them."""
+        return {k: v for k, v in (("timeout", self.timeout), ("max_attempts", self.max_attempts),
+                                  ("max_output_tokens", self.max_output_tokens)) if v is not None}
+
     def config(self) -> dict:
         price = self.price
         return ({"base_url": self.base_url, "concurrency": self.concurrency, "repeats": self.repeats}
-                | {k: v for k, v in (("timeout", self.timeout), ("max_attempts", self.max_attempts)) if v is not None}
+                | self.options()
                 | (prices.to_config(price) if price else {}) | ({"batch": True} if self.batch else {}))
 
 
@@ -103,7 +109,7 @@ def of_run(run: Mapping) -> Judge:
     return OpenAIJudge(model=run["judge_model"], base_url=config.get("base_url"),
                        concurrency=config.get("concurrency") or DEFAULT_CONCURRENCY,
                        repeats=config.get("repeats") or 1, timeout=config.get("timeout"),
-                       max_attempts=config.get("max_attempts"),
+                       max_attempts=config.get("max_attempts"), max_output_tokens=config.get("max_output_tokens"),
                        price_in=recorded.input if recorded else None, price_out=recorded.output if recorded else None,
                        price_cached_in=recorded.cached_input if recorded else None,
                        batch=bool(config.get("batch")))

@@ -52,7 +52,8 @@ class Estimate:
     output_tokens: dict[str, int] = field(default_factory=dict)
     cached_input_tokens: dict[str, int] = field(default_factory=dict)  # of input_tokens, from the prompt cache
 
-    def add(self, purpose: str, calls: int, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> None:
+    def add(self, purpose: str, calls: int, input_tokens: int, output_tokens: int,
+            cached_input_tokens: int = 0) -> None:
         for counts, n in ((self.calls, calls), (self.input_tokens, input_tokens), (self.output_tokens, output_tokens),
                           (self.cached_input_tokens, cached_input_tokens)):
             counts[purpose] = counts.get(purpose, 0) + n
@@ -82,7 +83,8 @@ class Estimate:
         """The share of the input a prompt cache would serve, for the cost line."""
         if not self.total_cached_input_tokens:
             return ""
-        return f"; {self.total_cached_input_tokens / self.total_input_tokens:.0%} of the input from the server's prompt cache"
+        share = self.total_cached_input_tokens / self.total_input_tokens
+        return f"; {share:.0%} of the input from the server's prompt cache"
 
     def summary(self) -> str:
         if not self.total_calls:

@@ -18,8 +18,8 @@ Policy (the issue's, and why):
   for the rest of the judge's life; the prompts describe the shape anyway.
 * No output limit is sent at first (the server's default applies). A reply cut off by it
   (finish_reason "length") is asked again with `max_tokens` raised to twice what it had produced
-  (at least 1,024, at most `max_output_tokens`, default `MAX_OUTPUT_TOKENS`), up to `LENGTH_RETRIES` times; a server that wants
-  `max_completion_tokens` instead (OpenAI's reasoning models) gets that.
+  (at least 1,024, at most `max_output_tokens`, default `MAX_OUTPUT_TOKENS`), up to `LENGTH_RETRIES`
+  times; a server that wants `max_completion_tokens` instead (OpenAI's reasoning models) gets that.
 * `timeout` is a deadline per reply as a whole (connect, wait, the full body), enforced around the request:
   the client's own timeouts are per read, so a server trickling a byte at a time would never trip them.
 * Retries are ours (`AsyncOpenAI(max_retries=0)`), so every HTTP attempt is recorded: 408, 409,
@@ -227,7 +227,7 @@ class JudgeClient:
                  batch: bool = False, batches=None, batch_poll: float | None = None, budget=None,
                  max_output_tokens: int = MAX_OUTPUT_TOKENS):
         check_numbers({"concurrency": concurrency, "repeats": repeats, "max_attempts": max_attempts,
-                       "timeout": timeout, "max_output_tokens": max_output_tokens})  # a concurrency of 0 would wait for ever
+                       "timeout": timeout, "max_output_tokens": max_output_tokens})  # a concurrency of 0: wait for ever
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not self._api_key:
             raise ValueError("no API key: pass api_key or set OPENAI_API_KEY "
@@ -439,8 +439,8 @@ class _Session:
         matrix = merged.matrix(tuple(c.chunk_id for c in output.contexts), status if failures else JUDGE_ERROR, error)
         return Judgment(matrix, questions, status, error, calls)
 
-    async def verify(self, text: prompts.SampleText, answer_claims: list[str], reference_claims: list[str], batch: range,
-                     first: bool):
+    async def verify(self, text: prompts.SampleText, answer_claims: list[str], reference_claims: list[str],
+                     batch: range, first: bool):
         """One verification call -> (reply or CallFailed, its records). The failure is returned, not
         raised, so the other batches survive; each batch keeps its own records (they run concurrently)."""
         messages = prompts.verification_messages(text, answer_claims, reference_claims, batch, compare_claims=first)

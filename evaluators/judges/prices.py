@@ -2,9 +2,10 @@
 
 Prices are USD per million tokens, input, cached input and output apart, as OpenAI lists them for its
 standard tier. Cached input is what the provider served from its prompt cache (a repeated prefix of at least
-`CACHE_MIN_TOKENS`, in `CACHE_STEP_TOKENS` steps: `cacheable`); a call's usage says how much. A run records the prices it was started with in its config (`CONFIG_KEY`), so its cost can
-be recomputed from its `judge_calls` tokens later, whatever the list says by then. A model not in
-the table has no price: callers say so rather than show $0.
+`CACHE_MIN_TOKENS`, in `CACHE_STEP_TOKENS` steps: `cacheable`); a call's usage says how much. A run records
+the prices it was started with in its config (`CONFIG_KEY`), so its cost can be recomputed from its
+`judge_calls` tokens later, whatever the list says by then. A model not in the table has no price: callers
+say so rather than show $0.
 """
 from __future__ import annotations
 

@@ -5,6 +5,10 @@
 """
 from __future__ import annotations
 
+from evaluators import threads
+
+threads.limit_blas()  # before numpy is imported (evaluators/threads.py)
+
 __version__ = "0.1.0"  # RAGScope's version, as the report file states it (no release was numbered before)
 
 _API = {"evaluate": "evaluators.api", "Evaluation": "evaluators.api", "read_inputs": "evaluators.api",

@@ -18,6 +18,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from evaluators import threads
+
 # RAGScope runs offline: the model is a local directory, so the Hugging Face libraries must never
 # look for a newer revision online. Set before they are imported (they read these at import time).
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -88,6 +90,7 @@ def fast(net: Any, example: tuple, keep_fp32: Callable[[str], bool] = lambda lay
     from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
     from transformers.utils import logging as hf_logging
 
+    threads.limit_torch()  # one text per pass: one thread (threads.py)
     int8 = {name: per_channel_dynamic_qconfig for name, layer in net.named_modules()
             if isinstance(layer, torch.nn.Linear) and not keep_fp32(name)}
     net.config.return_dict = False  # a tuple out: what tracing keeps

@@ -1,0 +1,80 @@
+"""The thread policy (evaluators/threads.py): the CPU quota read from cgroup files, torch's threads for the small
+models, the BLAS pools' size, and a user's explicit choice winning. Each process-wide setting is checked in a fresh
+process, as an entry point starts."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evaluators import threads
+
+ROOT = Path(__file__).resolve().parent.parent
+CLEAN = {k: v for k, v in os.environ.items() if k not in (*threads.BLAS_VARIABLES, threads.TORCH_THREADS)}
+
+
+def _cgroup(folder: Path, cpu_max: str) -> Path:
+    """A cgroup v2 folder whose cpu.max says `cpu_max` ("QUOTA PERIOD" in microseconds, or "max PERIOD")."""
+    folder.mkdir(parents=True)
+    (folder / "cpu.max").write_text(cpu_max)
+    return folder
+
+
+def test_the_cpu_quota_of_cgroup_v2_and_v1(tmp_path):
+    assert threads.cpu_quota(_cgroup(tmp_path / "a", "150000 100000\n")) == 1.5
+    assert threads.cpu_quota(_cgroup(tmp_path / "b", "max 100000\n")) is None  # unlimited
+    v1 = tmp_path / "c" / "cpu"
+    v1.mkdir(parents=True)
+    (v1 / "cpu.cfs_quota_us").write_text("50000\n")
+    (v1 / "cpu.cfs_period_us").write_text("100000\n")
+    assert threads.cpu_quota(tmp_path / "c") == 0.5
+    (v1 / "cpu.cfs_quota_us").write_text("-1\n")  # v1's unlimited
+    assert threads.cpu_quota(tmp_path / "c") is None
+    assert threads.cpu_quota(tmp_path / "none") is None  # no cgroup files at all
+
+
+def test_usable_cpus_are_the_cores_it_may_run_on_held_to_the_quota(tmp_path):
+    cores = len(os.sched_getaffinity(0))
+    assert threads.usable_cpus(tmp_path / "none") == cores
+    assert threads.usable_cpus(_cgroup(tmp_path / "half", "50000 100000")) == 1  # at least one
+    assert threads.usable_cpus(_cgroup(tmp_path / "big", f"{100000 * (cores + 8)} 100000")) == cores
+    if cores > 1:
+        assert threads.usable_cpus(_cgroup(tmp_path / "one", "100000 100000")) == 1
+
+
+def _fresh(code: str, **env: str) -> dict:
+    """What `code` prints as JSON in a new process started from another folder, with `env` added."""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT / "tests", env={**CLEAN, "PYTHONPATH": str(ROOT),
+                         **env}, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+TORCH = ("import json, torch\nfrom evaluators import embeddings\nbefore = torch.get_num_threads()\n"
+         "embeddings.encode(['one text'])\nprint(json.dumps([before, torch.get_num_threads()]))")
+
+
+def test_the_small_models_run_on_one_thread_unless_the_user_chose():
+    assert _fresh(TORCH)[1] == 1
+    assert _fresh(TORCH, RAGSCOPE_TORCH_THREADS="2")[1] == 2  # the setting is applied, not torch's default kept
+
+
+BLAS = ("import json, os\n{first}import evaluators\nimport numpy\nfrom threadpoolctl import threadpool_info\n"
+        "print(json.dumps([os.environ.get('OPENBLAS_NUM_THREADS'), "
+        "[p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas']]))")
+
+
+@pytest.mark.parametrize("first", ["", "import numpy\n"], ids=["evaluators first", "numpy first"])
+def test_blas_pools_get_the_usable_cores(first):
+    variable, pools = _fresh(BLAS.format(first=first))
+    cpus = threads.usable_cpus()
+    assert variable == str(cpus) and pools and all(n == cpus for n in pools)
+
+
+def test_a_users_blas_setting_wins():
+    variable, pools = _fresh(BLAS.format(first=""), OMP_NUM_THREADS="1")
+    assert variable is None and pools and all(n == 1 for n in pools)

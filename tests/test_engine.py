@@ -220,3 +220,30 @@ def test_a_metric_computes_only_the_samples_that_have_what_it_needs():
     assert seen == ["q1", "q3"]
     assert [(r.status, r.detail) for r in results] == [("ok", None), ("not_applicable", "the reference is empty"),
                                                       ("ok", None), ("not_applicable", "the reference is empty")]
+
+
+def test_batches_are_paced_to_commit_within_seconds(store, tmp_path):
+    """The first batch is the judge's smallest; each next one holds as many samples as took BATCH_SECONDS at the
+    last batch's pace, within the judge's bounds; the scores are those of one big batch, cell by cell."""
+    from evaluators.judges import OfflineJudge, OpenAIJudge
+
+    offline, llm = OfflineJudge(), OpenAIJudge("m", concurrency=4)
+    assert engine.next_batch_size(16, 1.0, offline) == 16 * engine.BATCH_SECONDS  # 16 a second: 80 in 5 s
+    assert engine.next_batch_size(16, 100.0, offline) == offline.min_batch_size  # a slow first batch (model loads)
+    assert engine.next_batch_size(16, 0.001, offline) == offline.batch_size
+    assert engine.next_batch_size(64, 1.0, llm) == engine.next_batch_size(64, 60.0, llm) == llm.batch_size == 32
+
+    rows = [dict(g, question_id=f"{g['question_id']}-{k}") for k in range(5) for g in GOLDEN]  # 35 questions
+    answers = [dict(o, question_id=f"{o['question_id']}-{k}") for k in range(5) for o in OUTPUTS]  # 65 samples
+    golden = store.save_dataset(loaders.load(_write_jsonl(tmp_path / "g35.jsonl", rows), role="golden"))
+    outputs = store.save_dataset(loaders.load(_write_jsonl(tmp_path / "o65.jsonl", answers), role="outputs"))
+    metrics = ["exact_match", "rouge_l"]
+    runs = [engine.create_run(store, golden_dataset_id=golden.dataset_id, outputs_dataset_ids=[outputs.dataset_id],
+                              metrics=metrics) for _ in range(2)]
+    committed = []
+    engine.execute_run(store, runs[0], progress=lambda done, total: committed.append(done))
+    assert committed[:2] == [0, offline.min_batch_size * len(metrics)]  # the first batch: 16 samples
+    assert committed[-1] == 65 * len(metrics) and len(committed) >= 3  # lexical metrics: the rest in one batch
+    engine.execute_run(store, runs[1], batch_size=1000)
+    cells = [sorted(row[:5] for row in _cells(store, run)) for run in runs]
+    assert cells[0] == cells[1] and len(cells[0]) == 130

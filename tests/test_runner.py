@@ -238,3 +238,21 @@ def test_a_key_lent_for_a_run_reaches_its_judge_and_is_never_stored(store, tmp_p
     assert len(texts) > 6 and not any(key in t for (t,) in texts)
     cur.execute("CHECKPOINT")
     assert key.encode() not in (tmp_path / "runs.duckdb").read_bytes()
+
+
+def test_the_pace_leaves_out_each_metrics_first_batch_which_loads_the_models():
+    from evaluators.runner import Job
+
+    job = Job("r")
+    job.on_metric("m", 0, 40, 0, 40)  # the engine's opening report
+    job.on_metric("m", 0, 40, 0, 40)  # starts on the first batch...
+    time.sleep(1.0)  # ... which loads the models
+    job.on_metric("m", 10, 40, 10, 40)
+    job.on_metric("m", 10, 40, 10, 40)  # the second batch: warm
+    time.sleep(0.05)
+    job.on_metric("m", 20, 40, 20, 40)
+    state = job.snapshot().metrics["m"]
+    assert (state.computed, state.warm_computed) == (20, 10) and state.seconds >= 1.05
+    # the warm pace (~5 ms a cell), not the mean since the start (>= 1.05 s / 20 = 52 ms)
+    assert state.seconds_per_cell == pytest.approx(state.warm_seconds / 10) and state.seconds_per_cell < 0.04
+    assert job.snapshot().eta_seconds == pytest.approx(20 * state.seconds_per_cell)

@@ -35,6 +35,9 @@ class OfflineJudge:
     model: ClassVar[None] = None
     price: ClassVar[None] = None
     batch_size: ClassVar[int] = DEFAULT_BATCH
+    # its first batch, and the fewest the engine paces a batch to (engine.BATCH_SECONDS): at ~10 samples a second,
+    # batches of ~50 commit every 5 s, and the first batch, which loads the models, ends early
+    min_batch_size: ClassVar[int] = 16
     # characters of one sample (question, answer, reference, chunks) it judges; over it the sample's judged cells
     # are `skipped` (judges.too_big): 200,000 take it about 10 s (bench/results/limits.md)
     max_chars: ClassVar[int] = 200_000
@@ -83,6 +86,11 @@ class OpenAIJudge:
         if self.batch:
             return BATCH_API_SAMPLES
         return max(MIN_JUDGED_BATCH, 8 * int(self.concurrency or DEFAULT_CONCURRENCY))
+
+    @property
+    def min_batch_size(self) -> int:
+        """Not paced below `batch_size`: fewer samples than that would leave its concurrency idle."""
+        return self.batch_size
 
     def options(self) -> dict:
         """The judge client's settings given (None: its defaults), as the run's config and the client take them."""

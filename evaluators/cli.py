@@ -4,22 +4,25 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import math
 import os
 import re
 import sys
+import time
 import types
 import typing
 from pathlib import Path
 
 import pandas as pd
 
-from evaluators import api, budget, csv_export, engine, queries, run_options, sampling
+from evaluators import api, budget, csv_export, engine, queries, run_options, runner, sampling
 from evaluators.judges import JUDGES, Judge, OfflineJudge, OpenAIJudge, named, prices
 from evaluators.estimate import Estimate, estimate
 from evaluators.gate import ALPHA, gate, junit_xml, markdown_report, parse_tolerances, text_report
 from evaluators.judgments import JudgeRefused
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS, SCALES
+from evaluators.queries.evaluate import seconds_text
 from evaluators.queries.headline import HEADLINE
 from evaluators.queries.screens import SCREENS
 from evaluators.schema import BUDGET_REACHED, LoadError
@@ -55,7 +58,7 @@ examples:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m evaluators", description="RAGScope metric engine: score RAG answers against a golden set.",
+        prog="ragscope" if Path(sys.argv[0]).name == "ragscope" else "python -m evaluators", description="RAGScope metric engine: score RAG answers against a golden set.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -412,10 +415,42 @@ class MetricBar:
             self.bar.close()
 
 
+class MetricLines:
+    """The bar's progress where stderr is not a terminal (a log, CI, a pipe), which a redrawn bar would flood:
+    a line every `every` seconds, and the last one, each with the time left at every metric's own pace (as the
+    Evaluate screen tells it, runner.Job)."""
+
+    def __init__(self, file=sys.stderr, every: float = 10.0):
+        self.file, self.every = file, every
+        self.job = runner.Job("")
+        self.printed = -math.inf
+        self.judged = 0
+
+    def __call__(self, metric_id: str, metric_done: int, metric_total: int, done: int, total: int) -> None:
+        self.job.on_metric(metric_id, metric_done, metric_total, done, total)
+        if time.monotonic() - self.printed >= self.every or done >= total:
+            self.printed = time.monotonic()
+            snap = self.job.snapshot()
+            left = snap.eta_seconds if done < total else None
+            print(f"{time.strftime('%H:%M:%S')} "
+                  + (f"{metric_id} {metric_done:,}/{metric_total:,} · " if done < total else "every metric scored · ")
+                  + f"{done:,} of {total:,} cells ({100 * done / total if total else 100:.0f}%) · "
+                  + f"{seconds_text(snap.elapsed) or '0 s'} elapsed"
+                  + (f" · {self.judged:,} samples judged" if self.judged else "")
+                  + (f" · about {seconds_text(left)} left" if left else ""),
+                  file=self.file, flush=True)
+
+    def sample_judged(self) -> None:
+        self.judged += 1
+
+    def close(self) -> None:
+        pass
+
+
 def _execute_with_bar(store, run_id: str, samples=None) -> str:
     if store.run(run_id) is None:
         raise KeyError(f"no run {run_id!r} in {store.path} (see `python -m evaluators runs`)")
-    bar = MetricBar()
+    bar = MetricBar() if sys.stderr.isatty() else MetricLines()
     try:  # the judge's batch size: an LLM judge's batches are small, so the bar moves and commits are frequent
         return engine.execute_run(store, run_id, on_metric=bar, on_sample=bar.sample_judged, samples=samples)
     finally:

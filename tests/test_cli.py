@@ -50,7 +50,8 @@ def test_run_on_the_demo_data_fills_the_tables(tmp_path):
     assert counts["scores"] == 206 * len(json.loads(cli("metrics", "--json").stdout))
     assert "basic_search" in out.stdout and "local_search" in out.stdout and "(n=" in out.stdout
     assert "cost" not in out.stdout and "$" not in out.stdout  # the offline judge: no money line
-    assert "every metric scored" in out.stderr and f"{counts['scores']}/{counts['scores']}" in out.stderr
+    # stderr is a pipe here: progress comes as lines (MetricLines), the last one whole
+    assert f"every metric scored · {counts['scores']:,} of {counts['scores']:,} cells (100%)" in out.stderr
 
 
 def test_run_on_the_ragchecker_file_with_golden_and_answers_in_one_file(tmp_path, shared_data):
@@ -357,8 +358,8 @@ def test_an_llm_judged_run_records_its_prices_and_reports_its_cost(tmp_path):
     assert (f"judge calls 6 (+0 cached, 0 failed), tokens {paid[0]:,} in, {paid[1]:,} out; cost {amount} at $2 in, "
             f"$8 out per 1M tokens") in first.stdout
     assert cached == (6, 6) and "judge calls 0 (+6 cached, 0 failed), tokens 0 in, 0 out; cost $0.00" in again.stdout
-    assert "faithfulness 0/3" in first.stderr and "cell" in first.stderr  # the bar named the metric being scored
-    assert "3 samples judged" in first.stderr  # and counted the samples the LLM judge has judged
+    # stderr is a pipe: progress lines (MetricLines), the last one with the samples the LLM judge has judged
+    assert "every metric scored · 6 of 6 cells (100%)" in first.stderr and "3 samples judged" in first.stderr
 
 
 def test_the_estimate_counts_every_repeat_and_bad_repeats_are_refused(tmp_path):
@@ -468,3 +469,26 @@ def test_resuming_a_run_of_a_database_that_does_not_exist_creates_no_file(tmp_pa
         out = cli("run", flag, "run-x", db=db)
         assert out.returncode == 2 and f"no database at {db}" in out.stderr and "run-x" in out.stderr, out.stderr
     assert not db.exists()
+
+
+def test_progress_lines_where_stderr_is_not_a_terminal(tmp_path):
+    """A line every few seconds, never one per report (a log would fill up), and the last one; each names the
+    metric, the cells, the time elapsed and, once a batch is timed, the time left."""
+    import io
+
+    from evaluators.cli import MetricLines
+
+    quiet = MetricLines(file=io.StringIO(), every=60)
+    for done in range(1000):
+        quiet("rouge_l", done, 1000, done, 1000)
+    quiet("rouge_l", 1000, 1000, 1000, 1000)
+    first, last = quiet.file.getvalue().splitlines()  # the first report and the end: nothing between
+    assert "rouge_l 0/1,000 · 0 of 1,000 cells (0%) · <1 s elapsed" in first
+    assert last.endswith("every metric scored · 1,000 of 1,000 cells (100%) · <1 s elapsed")
+
+    every = MetricLines(file=io.StringIO(), every=0)
+    for report in [(0, 0), (0, 0), (10, 10), (10, 10), (20, 20)]:  # opening, a batch started, scored, ...
+        every("faithfulness", *report[:1], 40, report[1], 40)
+    lines = every.file.getvalue().splitlines()
+    assert len(lines) == 5 and "faithfulness 20/40 · 20 of 40 cells (50%)" in lines[-1]
+    assert "left" not in lines[1] and " left" in lines[-1]  # a time left once a batch is timed

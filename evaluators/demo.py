@@ -26,7 +26,9 @@ from evaluators import api, engine, labels, loaders
 from evaluators.metrics import REGISTRY
 from evaluators.store import Store
 
-DEMO_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
+# data/demo in a checkout; an installed package carries a copy (pyproject.toml: evaluators.demo_data)
+_CHECKOUT = Path(__file__).resolve().parent.parent / "data" / "demo"
+DEMO_DIR = _CHECKOUT if _CHECKOUT.is_dir() else Path(__file__).resolve().parent / "demo_data"
 ARAGOG_DIR = DEMO_DIR / "aragog"
 CLAPNQ_FILE = DEMO_DIR / "clapnq" / "rag_model_performance.json"
 # The GraphRAG-Bench files: the tests upload them as a user would.

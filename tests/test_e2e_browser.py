@@ -44,8 +44,7 @@ def serving(db: Path, *args: str, address: str = "127.0.0.1", env: dict | None =
     log = open(db.with_suffix(".log"), "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", address, "--server.port",
-         str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none", *args],
+         str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false", *args],
         cwd=ROOT, env={**os.environ, "RAGSCOPE_DB": str(db), **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

@@ -119,6 +119,29 @@ def set_metrics(pick) -> None:
         st.session_state[f"eval-metrics-{family}"] = [m.id for m in REGISTRY.values() if m.family == family and pick(m)]
 
 
+def progress_text(snap) -> str:
+    if not snap.total:  # the worker has not reported yet
+        return f"starting: reading the run, loading the judge · running for {qe.seconds_text(snap.elapsed)}"
+    eta = snap.eta_seconds
+    left = (f"about {qe.seconds_text(eta)} left" if eta is not None
+            else "time left known once every metric has scored a batch")
+    return (f"{snap.done:,} of {snap.total:,} cells ({100 * snap.fraction:.0f}%) · {left} · running for "
+            f"{qe.seconds_text(snap.elapsed)}")
+
+
+def under_way(polling: bool) -> None:
+    """The runs this app is computing, at the top of the screen: their progress without scrolling past the form
+    (details and Cancel in **Runs** below)."""
+    live = [snap for run_id in run_manager().running() if (snap := run_manager().snapshot(run_id)) and snap.active]
+    if polling and not live:
+        st.rerun()  # the last one just ended: redraw the whole page
+    for snap in live:
+        run = store().run(snap.run_id)
+        st.progress(snap.fraction, text=f"{md_escape(run['name'] if run else snap.run_id)} · {progress_text(snap)}")
+    if live:
+        st.caption("Under way: details and Cancel in **Runs** below. Cells are stored after each batch of samples.")
+
+
 def run_panel(run_id: str, polling: bool) -> None:
     """One run: live progress while its worker computes, else its cells and what can be done next."""
     manager = run_manager()
@@ -137,11 +160,7 @@ def run_panel(run_id: str, polling: bool) -> None:
             f"· {status}" + (f"\n{note}" if note else ""))
 
     if live:
-        eta = snap.eta_seconds
-        left = (f"about {qe.seconds_text(eta)} left" if eta is not None
-                else "time left known once every metric has scored a batch")
-        st.progress(snap.fraction, text=f"{snap.done:,} of {snap.total:,} cells ({100 * snap.fraction:.0f}%) · {left} "
-                                        f"· running for {qe.seconds_text(snap.elapsed)}")
+        st.progress(snap.fraction, text=progress_text(snap))
         if snap.metrics:
             st.dataframe(qe.progress(snap), hide_index=True, width="stretch",
                          column_config={"progress": st.column_config.ProgressColumn(min_value=0, max_value=1,
@@ -240,6 +259,8 @@ st.title("Evaluate")
 st.caption("Score the answers of RAG methods against a golden set. A run works in the background: leave this "
            "screen, start other runs or close the tab, and come back to follow it.")
 manager = run_manager()
+busy = bool(manager.running())
+st.fragment(run_every=POLL_SECONDS if busy else None)(under_way)(busy)
 goldens = qd.golden_sets(store())
 if goldens.empty:
     st.info("No golden set stored yet. Upload a golden set and RAG outputs on **Data**, then come back here.")
@@ -437,6 +458,7 @@ if st.button("Start the run", type="primary", disabled=bool(blockers), key="eval
     else:
         manager.start(store(), new_run, api_key=api_key)
         st.session_state["eval-run"] = new_run
+        st.rerun()  # its progress at the top
 
 # -- runs ----------------------------------------------------------------------------------------
 st.subheader("Runs")

@@ -173,8 +173,9 @@ def test_a_cancelled_run_resumes_and_failed_cells_are_recomputed(app_at):
     run_id = engine.create_run(store, golden_dataset_id=golden, outputs_dataset_ids=outputs,
                                metrics=["exact_match", "rouge_l"], name="half done")
     cancel = threading.Event()
-    status = engine.execute_run(store, run_id, on_metric=lambda m, d, *_: d and cancel.set(), cancel=cancel)
-    assert status == "cancelled"  # after exact_match, before rouge_l
+    status = engine.execute_run(store, run_id, batch_size=engine.BATCH_SIZE, cancel=cancel,
+                                on_metric=lambda m, d, *_: d and cancel.set())
+    assert status == "cancelled"  # after exact_match, before rouge_l (one batch of every sample)
 
     at.run()  # the run list now holds it
     at.selectbox(key="eval-run").set_value(run_id)
@@ -279,6 +280,15 @@ def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_
         assert not at.exception, at.exception
         run_id = at.selectbox(key="eval-run").value
         assert at.button(key="eval-cancel")  # live: the worker waits for the judge
+        # its progress at the top of the screen too (tree order: above the form), named, then in its panel below
+        deadline = time.monotonic() + TIMEOUT
+        while "of 36 cells" not in at.progress[0].proto.text:  # the worker's first report: the run's size
+            assert time.monotonic() < deadline, at.progress[0].proto.text
+            time.sleep(0.1)
+            at.run()  # what the fragment's timer does in a browser
+        top, panel = (bar.proto.text for bar in at.progress)
+        assert top.startswith(md_escape(store.run(run_id)["name"]) + " · ") and "of 36 cells" in top
+        assert "of 36 cells" in panel and "running for" in panel
 
         other = app_at("pages/evaluate.py")  # another browser session sees the run and cancels it
         assert any(c.value.startswith("1 run under way in this app") for c in other.caption)

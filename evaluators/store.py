@@ -35,7 +35,7 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from evaluators import ledger
+from evaluators import ledger, threads
 from evaluators.schema import ERROR_STATUSES, Chunk, GoldenItem, RagOutput
 
 
@@ -355,7 +355,8 @@ class StoreUnavailable(RuntimeError):
 # No extension is installed or loaded, and SQL reads no file (data comes in through register()), whatever a file
 # holds; locked, so no statement can turn that back on.
 _CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
-           "allow_community_extensions": False, "enable_external_access": False, "lock_configuration": True}
+           "allow_community_extensions": False, "enable_external_access": False, "lock_configuration": True,
+           "threads": threads.usable_cpus()}  # the CPU quota's cores, not the host's (threads.py)
 _DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB file
 
 

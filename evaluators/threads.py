@@ -1,13 +1,14 @@
 """How many threads the numeric libraries use: chosen by RAGScope, once per process, for every entry point.
 
-torch, and OpenBLAS or MKL under numpy, start one thread per core they see. That is wrong here twice:
-- The offline judge's models (judges/nli.py, embeddings.py) run one short text per forward pass. Split over
-  threads, each pass waits for its slowest thread, and on a busy machine that thread waits for a core: beside
-  two CPU-bound processes on 2 cores, MiniLM took 484-655 ms a text with 2 threads and 20-24 ms with 1, and an
-  offline run 2.6-3.3 times as long (bench/results/threads.md has the run, idle and busy). So one thread for
-  them, which costs little on idle cores (same file).
-- In a container, the cores seen (os.cpu_count) are the host's, not the CPU quota the container may use
-  (cgroup cpu.max): a pool sized by them oversubscribes the quota. BLAS pools get the quota's cores.
+torch, OpenBLAS or MKL under numpy, and DuckDB start one thread per core they see. That is wrong here twice:
+- The offline judge's models (judges/nli.py, embeddings.py) run one short text per forward pass, and the numpy
+  around them multiplies small matrices (a sample's claims by its sentences). Split over threads, each step waits
+  for its slowest thread, and on a busy machine that thread waits for a core (OpenBLAS's threads spin meanwhile):
+  beside two CPU-bound processes on 2 cores, MiniLM took 484-655 ms a text with 2 threads and 20-24 ms with 1,
+  and an offline run 2.6-3.3 times as long. So one thread for torch and for BLAS, which is also the fastest on
+  idle cores (bench/results/threads.md has both, and torch's default beside them).
+- In a container, the cores seen (os.cpu_count) are the host's, not the CPU quota the container may use (cgroup
+  cpu.max): DuckDB, whose scans and aggregates do gain from threads, gets the quota's cores (store.py).
 
 An explicit choice wins: RAGSCOPE_TORCH_THREADS for the models, and the libraries' own variables
 (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS) for BLAS.
@@ -47,18 +48,17 @@ def usable_cpus(cgroup: Path = CGROUP) -> int:
 
 
 def limit_blas() -> None:
-    """BLAS pools sized by the usable cores, unless the user chose. `evaluators` calls it on import: a library
+    """One thread for the BLAS pools (module doc), unless the user chose. `evaluators` calls it on import: a library
     loaded later reads the variables (numpy's OpenBLAS reads them once, as it loads); one loaded before (a notebook
     that imported pandas first) is resized in place."""
     if any(os.environ.get(v) for v in BLAS_VARIABLES):
         return
-    cpus = usable_cpus()
     for variable in BLAS_VARIABLES[1:]:  # not OMP_NUM_THREADS: torch would take it for the user's choice
-        os.environ[variable] = str(cpus)
+        os.environ[variable] = "1"
     if "numpy" in sys.modules:
         from threadpoolctl import threadpool_limits
 
-        threadpool_limits(cpus, user_api="blas")
+        threadpool_limits(1, user_api="blas")
 
 
 def torch_threads() -> int:

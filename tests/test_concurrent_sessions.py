@@ -24,7 +24,7 @@ from ui.common import run_manager
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 300  # seconds; generous: the test machine is shared
 METHODS = ("basic", "local")
-# x 2 methods: 12 batches of engine.BATCH_SIZE samples per run, each committed on its own, so two runs
+# x 2 methods: a dozen batches of up to engine.BATCH_SIZE samples per run, each committed on its own, so two runs
 # started a moment apart write in turns for a while (seconds) and a page reads between their commits
 N_QUESTIONS = 6000
 LEXICAL = [m.id for m in REGISTRY.values() if m.family == "lexical"]  # what "Deterministic only" picks

@@ -1,5 +1,5 @@
-"""The thread policy (evaluators/threads.py): the CPU quota read from cgroup files, torch's threads for the small
-models, the BLAS pools' size, and a user's explicit choice winning. Each process-wide setting is checked in a fresh
+"""The thread policy (evaluators/threads.py): the CPU quota read from cgroup files, one thread for torch's small
+models and for BLAS, DuckDB on the usable cores, and a user's explicit choice winning. Each process-wide setting is checked in a fresh
 process, as an entry point starts."""
 from __future__ import annotations
 
@@ -69,12 +69,21 @@ BLAS = ("import json, os\n{first}import evaluators\nimport numpy\nfrom threadpoo
 
 
 @pytest.mark.parametrize("first", ["", "import numpy\n"], ids=["evaluators first", "numpy first"])
-def test_blas_pools_get_the_usable_cores(first):
+def test_blas_pools_run_on_one_thread(first):
     variable, pools = _fresh(BLAS.format(first=first))
-    cpus = threads.usable_cpus()
-    assert variable == str(cpus) and pools and all(n == cpus for n in pools)
+    assert variable == "1" and pools and all(n == 1 for n in pools)
 
 
 def test_a_users_blas_setting_wins():
-    variable, pools = _fresh(BLAS.format(first=""), OMP_NUM_THREADS="1")
-    assert variable is None and pools and all(n == 1 for n in pools)
+    variable, pools = _fresh(BLAS.format(first=""), OPENBLAS_NUM_THREADS="2")
+    assert variable == "2" and pools and all(n == 2 for n in pools)
+
+
+def test_duckdb_gets_the_usable_cores(tmp_path):
+    from evaluators.store import close_store, open_store
+
+    store = open_store(tmp_path / "t.duckdb")
+    try:
+        assert store.cursor().execute("SELECT current_setting('threads')").fetchall() == [(threads.usable_cpus(),)]
+    finally:
+        close_store(tmp_path / "t.duckdb")

@@ -16,6 +16,7 @@ import json
 from datetime import datetime, timezone
 
 import pandas as pd
+import plotly.io as pio
 import plotly.offline
 from plotly.io.json import to_json_plotly
 
@@ -36,6 +37,7 @@ LABEL_TITLES = {"verdict": "Pass / partial / fail (seed 001)",
 # as data (plotly's PNG export). Markup that escaped escaping would still run nothing.
 POLICY = "default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; img-src data: blob:"
 CHART_CONFIG = {"displaylogo": False, "responsive": True}
+TEMPLATE = pio.templates["plotly"].to_plotly_json()
 
 
 def report_html(store: Store, run_id: str, *, methods: list[str] | None = None,
@@ -106,7 +108,12 @@ class _Report:
     def chart(self, figure) -> str:
         """A figure's div and the script that draws it (plotly.js itself is in the head, once)."""
         div = f"chart-{len(self.scripts) + 1}"
-        spec = to_json_plotly({**figure.to_plotly_json(), "config": CHART_CONFIG})  # "<" and "/" escaped
+        spec = figure.to_plotly_json()
+        # plotly's own template, whichever is the process's default: importing streamlit makes its theme the default,
+        # whose template has no automargin (it cut off the axis labels of the app's report) and colours the app's
+        # page replaces. So the app and the command write the same file.
+        spec["layout"]["template"] = TEMPLATE
+        spec = to_json_plotly({**spec, "config": CHART_CONFIG})  # "<" and "/" escaped
         self.scripts.append(f'Plotly.newPlot("{div}", {spec});')
         height = figure.layout.height or 450
         return (f'<div class="chart"><div id="{div}" class="plotly-graph-div" style="height:{height}px"></div>'

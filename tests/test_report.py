@@ -265,3 +265,32 @@ def test_overview_and_compare_offer_the_report_without_building_it(app_at, monke
         at = app_at(page)
         assert [b.proto.label for b in at.get("download_button")].count("Download report") == 1
     assert built == []  # the report is built when the button is clicked (tests/test_e2e_report.py), not on a rerun
+
+
+def masked(page: str) -> str:
+    """A report without the minute it was written (its footer's only moving part)."""
+    return re.sub(r"on \d{4}-\d\d-\d\d \d\d:\d\d UTC", "on <when> UTC", page)
+
+
+@pytest.mark.usefixtures("navigation_pages")
+def test_the_download_button_writes_the_file_the_report_command_writes(app_at, monkeypatch, tmp_path):
+    """The button's file is built in the app's process, where importing streamlit makes its plotly template the
+    default (no automargin: the heatmap's labels were clipped); the command's in a process without streamlit."""
+    import streamlit as st
+
+    clicked, button = {}, st.download_button
+
+    def recording(label, data, *args, **kwargs):
+        if label == "Download report":
+            clicked[kwargs["key"]] = data  # what the click builds, with Overview's own arguments
+        return button(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", recording)
+    at = app_at()  # Overview on its defaults
+    run_id = at.session_state["run_id"]
+    app_page = clicked["report"]()
+    out = tmp_path / "cli.html"
+    done = cli("report", run_id, "--out", str(out), db=app_at.db)
+    assert done.returncode == 0, done.stderr
+    assert "by-type" in app_page and _graphs(app_page) == 4  # headline, heatmap, two label charts
+    assert masked(app_page) == masked(out.read_text())

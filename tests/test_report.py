@@ -224,7 +224,7 @@ def test_uploaded_text_stays_text(hostile_db_file):
     assert {t for t, _ in page.tags} <= {"html", "head", "meta", "title", "style", "script", "body", "main", "h1",
                                          "h2", "h3", "h4", "section", "dl", "dt", "dd", "p", "ul", "li", "div",
                                          "table", "thead", "tbody", "tr", "th", "td", "b", "i", "br", "span", "mark",
-                                         "sup", "sub", "a", "pre", "article", "footer"}
+                                         "sup", "sub", "a", "pre", "article", "footer", "details", "summary"}
     assert not [a for _, a in page.tags if any(k.startswith("on") for k in a)]
     assert all(a["href"].startswith("#") for t, a in page.tags if t == "a")
     shown = "".join(page.sections.values())

@@ -248,6 +248,7 @@ def test_the_appendix_and_the_chunks_are_folded_and_open_when_needed(from_the_ap
         folded = page.evaluate("() => document.documentElement.scrollHeight")
         assert folded < 9_000  # 13,665 px before the appendix and the chunks were folded (bench/results/report.md)
         assert page.locator("details:not([open])").count() == page.locator("details").count() >= 12
+        page.screenshot(path=str(SHOTS / "report-graphrag-1400.png"), full_page=True)  # as it opens
         link = page.locator("article.question a[href^='#rs-chunk-']").first
         target = link.get_attribute("href")
         assert not page.locator(target).is_visible()
@@ -255,4 +256,3 @@ def test_the_appendix_and_the_chunks_are_folded_and_open_when_needed(from_the_ap
         expect(page.locator(target)).to_be_in_viewport()
         page.evaluate("() => dispatchEvent(new Event('beforeprint'))")  # printed: everything open
         assert page.locator("details:not([open])").count() == 0
-        page.screenshot(path=str(SHOTS / "report-graphrag-1400.png"), full_page=True)

@@ -100,7 +100,9 @@ def main() -> None:
     ]
     if args.no_write:
         return
-    (ROOT / "bench" / "results" / "report.md").write_text("\n".join(lines) + "\n")
+    path = ROOT / "bench" / "results" / "report.md"
+    kept = path.read_text().partition("\n## Page height")[1:] if path.exists() else ()  # bench/report_height.py's
+    path.write_text("\n".join(lines) + "\n" + "".join(kept))
     print("wrote bench/results/report.md")
 
 

@@ -16,6 +16,7 @@ import json
 from datetime import datetime, timezone
 
 import pandas as pd
+import plotly.io as pio
 import plotly.offline
 from plotly.io.json import to_json_plotly
 
@@ -35,7 +36,15 @@ LABEL_TITLES = {"verdict": "Pass / partial / fail (seed 001)",
 # No request of any kind, and no script but the page's own (each allowed by its hash): styles inline, images only
 # as data (plotly's PNG export). Markup that escaped escaping would still run nothing.
 POLICY = "default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; img-src data: blob:"
+# Folded parts open when printed, and when a link goes to something in them (a claim's chunk).
+UNFOLD = """function unfold(e) { for (; e; e = e.parentElement) if (e.tagName === "DETAILS") e.open = true; }
+addEventListener("beforeprint", () => document.querySelectorAll("details").forEach(unfold));
+addEventListener("click", event => {
+  const link = event.target.closest && event.target.closest('a[href^="#"]');
+  if (link) unfold(document.getElementById(link.getAttribute("href").slice(1)));
+});"""
 CHART_CONFIG = {"displaylogo": False, "responsive": True}
+TEMPLATE = pio.templates["plotly"].to_plotly_json()
 
 
 def report_html(store: Store, run_id: str, *, methods: list[str] | None = None,
@@ -89,15 +98,17 @@ class _Report:
             pairs = self.pairs()
             body += [self.headline(), self.by_type(pairs), self.distributions(), self.disagreements(pairs),
                      self.how_computed(pairs)]
-        scripts = [plotly.offline.get_plotlyjs(), *self.scripts] if self.scripts else []
+        head = [plotly.offline.get_plotlyjs()] if self.scripts else []
+        head.append(UNFOLD)
+        scripts = [*head, *self.scripts]
         hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'"
-                          for s in scripts) or "'none'"
+                          for s in scripts)
         title = hl.esc(f"RAGScope report: {self.run['name']}")
         return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
                 f'<meta http-equiv="Content-Security-Policy" content="{POLICY.format(hashes=hashes)}">'
                 f'<meta name="viewport" content="width=device-width, initial-scale=1">'
                 f"<title>{title}</title><style>{STYLE}</style>"
-                + "".join(f"<script>{s}</script>" for s in scripts[:1]) + "</head>\n<body><main>"
+                + "".join(f"<script>{s}</script>" for s in head) + "</head>\n<body><main>"
                 f"<h1>{title}</h1>{''.join(body)}"
                 f"<footer>Written by RAGScope {hl.esc(__version__)} on "
                 f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from the screens' own tables.</footer>"
@@ -106,7 +117,12 @@ class _Report:
     def chart(self, figure) -> str:
         """A figure's div and the script that draws it (plotly.js itself is in the head, once)."""
         div = f"chart-{len(self.scripts) + 1}"
-        spec = to_json_plotly({**figure.to_plotly_json(), "config": CHART_CONFIG})  # "<" and "/" escaped
+        spec = figure.to_plotly_json()
+        # plotly's own template, whichever is the process's default: importing streamlit makes its theme the default,
+        # whose template has no automargin (it cut off the axis labels of the app's report) and colours the app's
+        # page replaces. So the app and the command write the same file.
+        spec["layout"]["template"] = TEMPLATE
+        spec = to_json_plotly({**spec, "config": CHART_CONFIG})  # "<" and "/" escaped
         self.scripts.append(f'Plotly.newPlot("{div}", {spec});')
         height = figure.layout.height or 450
         return (f'<div class="chart"><div id="{div}" class="plotly-graph-div" style="height:{height}px"></div>'
@@ -303,14 +319,17 @@ class _Report:
                 f'<p class="score">{hl.esc(metric)}: <b>{hl.esc(_shown(value))}</b></p>'
                 + (hl.score_chips(chips) if chips else "")
                 + hl.highlight(text, hl.claim_marks(mine["answer_claims"], mine["chunks"]), column=column)
-                + f'<div class="chunks">{hl.chunk_cards(hl.cards(mine["chunks"]), column=column)}</div></div>')
+                + f'<details class="chunks"><summary>Retrieved chunks ({len(mine["chunks"])})</summary>'
+                + f'{hl.chunk_cards(hl.cards(mine["chunks"]), column=column)}</details></div>')
 
     # -- 6. how the scores are computed -----------------------------------------------------------------
 
     def how_computed(self, pairs) -> str:
         metrics = dict.fromkeys([*self.overview["headline"]["metric"], *(m for _, _, m, _ in pairs if m)])
-        parts = [f"<h3>{hl.esc(m.id)}</h3>" + _p(f"{m.family} · scale {m.scale} · seed {m.seed}", "note")
-                 + f"<pre>{hl.esc(m.formula)}</pre>" for m in (REGISTRY[i] for i in metrics if i in REGISTRY)]
+        shown = [REGISTRY[i] for i in metrics if i in REGISTRY]
+        parts = [_folded(f"Formulas of the {len(shown)} metrics in this report", "".join(
+            f"<h3>{hl.esc(m.id)}</h3>" + _p(f"{m.family} · scale {m.scale} · seed {m.seed}", "note")
+            + f"<pre>{hl.esc(m.formula)}</pre>" for m in shown))] if shown else []
         parts.append(_p("Means: of the cells scored `ok`, with Student's t 95% interval; n = questions scored of all "
                         "(not applicable and failed cells are counted in all, never averaged). Differences: paired on "
                         "the questions both methods scored, the mean of A − B with its 95% interval (percentile "
@@ -318,12 +337,11 @@ class _Report:
                         "signed-rank), p adjusted over the tests shown together by Holm's method."))
         if self.judge.offline:
             agreement = self.overview["agreement"]
-            parts.append("<h3>The offline judge against people</h3>"
-                         + _p("Agreement on the test parts of public human-labelled sets, beside the best simple "
-                              "baseline on the same items (a difference whose interval is above 0: the offline judge "
-                              "agrees with people better). The offline judge is heuristics and small local models, "
-                              "not an LLM: its scores are indicative.")
-                         + (_table(agreement, "agreement") if len(agreement) else _p("No measured figure applies.")))
+            parts.append(_folded("The offline judge against people", _p(
+                "Agreement on the test parts of public human-labelled sets, beside the best simple baseline on the "
+                "same items (a difference whose interval is above 0: the offline judge agrees with people better). "
+                "The offline judge is heuristics and small local models, not an LLM: its scores are indicative.")
+                + (_table(agreement, "agreement") if len(agreement) else _p("No measured figure applies."))))
         else:
             parts.append(_p(self.judge_note()))
         return _section("how", "How the scores are computed", "".join(parts))
@@ -346,7 +364,7 @@ def _headline_table(scores: pd.DataFrame) -> str:
     """Items x methods: the mean, its 95% interval and n (shares in percent with one decimal, as Overview's sentences
     write them; 1-5 ratings with two)."""
     methods = sorted(scores["method"].unique())
-    head = "<tr><th></th>" + "".join(f"<th>{hl.esc(m)}</th>" for m in methods) + "</tr>"
+    head = "<tr><th></th>" + "".join(f"<th>{_words(m)}</th>" for m in methods) + "</tr>"
     rows = []
     for item, part in scores.groupby("item", sort=False):
         cells = []
@@ -360,20 +378,32 @@ def _headline_table(scores: pd.DataFrame) -> str:
             interval = f" [{r['ci_low']:.{d}f}, {r['ci_high']:.{d}f}]" if pd.notna(r["ci_low"]) else ""
             cells.append(f'<td><b>{r["value"]:.{d}f}{sign}</b>{interval}'
                          f'<br><span class="n">n {int(r["n"])} of {int(r["n_total"])}</span></td>')
-        rows.append(f"<tr><th>{hl.esc(item)}</th>{''.join(cells)}</tr>")
-    return f'<table class="headline">{head}{"".join(rows)}</table>'
+        rows.append(f"<tr><th>{_words(item)}</th>{''.join(cells)}</tr>")
+    return f'<div class="table"><table class="headline">{head}{"".join(rows)}</table></div>'
 
 
 def _table(frame: pd.DataFrame, cls: str = "") -> str:
     """A view's table as HTML, every cell escaped, numbers rounded as the screens show them."""
     def cell(v) -> str:
         if isinstance(v, float):
-            return "" if pd.isna(v) else f"{v:.3f}".rstrip("0").rstrip(".")
-        return hl.esc(v)
-    head = "".join(f"<th>{hl.esc(c)}</th>" for c in frame.columns)
+            return "" if pd.isna(v) else _words(f"{v:.3f}".rstrip("0").rstrip("."))
+        return _words(v)
+    head = "".join(f"<th>{_words(c)}</th>" for c in frame.columns)
     body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>"
                    for row in frame.itertuples(index=False))
-    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    return f'<div class="table"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _words(text: object) -> str:
+    """Escaped text for a table cell, whose lines break between words only: a word with a hyphen (a method name, a
+    label such as "(1-5)", a negative number), where a browser would break a line too, is kept whole."""
+    words = "" if text is None else str(text)
+    return " ".join(f'<span class="w">{hl.esc(w)}</span>' if "-" in w else hl.esc(w) for w in words.split(" "))
+
+
+def _folded(summary: str, body: str) -> str:
+    """A part of the page shown when its summary is clicked (opened for printing)."""
+    return f"<details><summary>{hl.esc(summary)}</summary>{body}</details>"
 
 
 def _section(anchor: str, title: str, body: str) -> str:
@@ -408,14 +438,13 @@ pre { white-space: pre-wrap; background: #f6f8fa; padding: 8px; font-size: 0.85e
 .question { border: 1px solid #d0d7de; border-radius: 6px; padding: 12px; margin: 14px 0; }
 .sides { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; margin-top: 8px; }
 .side { min-width: 0; }
-/* A long URL, id or method name wraps: the page keeps its width. */
-th, td, dd { overflow-wrap: break-word; } .side { overflow-wrap: anywhere; }
-table.headline, table.agreement { table-layout: fixed; width: 100%; } table.headline th { overflow-wrap: anywhere; }
-table.agreement { font-size: 0.75em; }  /* metric, human label, set, n, statistic; the figures share the rest */
-table.agreement th:nth-child(1) { width: 13%; } table.agreement th:nth-child(2) { width: 19%; }
-table.agreement th:nth-child(3) { width: 9%; } table.agreement th:nth-child(4) { width: 5%; }
-table.agreement th:nth-child(5) { width: 8%; }
+/* A long URL wraps in text: the page keeps its width. A table's cells wrap between words only (a metric id or a
+   method name stays whole); a table wider than the page scrolls sideways. */
+dd { overflow-wrap: break-word; } .side { overflow-wrap: anywhere; }
+.table { overflow-x: auto; } .w { white-space: nowrap; }
+table.agreement { font-size: 0.75em; } table.agreement td:nth-child(2) { min-width: 12em; }
 .score { margin: 2px 0 6px; }
+summary { cursor: pointer; color: #0969da; margin: 8px 0; } .chunks summary { font-size: 0.9em; }
 footer { margin-top: 40px; color: #57606a; font-size: 0.85em; }
 @page { size: A4; margin: 14mm 12mm; }
 @media print {
@@ -425,6 +454,8 @@ footer { margin-top: 40px; color: #57606a; font-size: 0.85em; }
   .chart, .question, table, dl { break-inside: avoid; page-break-inside: avoid; }
   .modebar-container { display: none !important; }
   .chunks > div { max-height: none !important; overflow: visible !important; }
+  /* Paper does not scroll: a table wider than the page breaks its words there, as a last resort. */
+  .table { overflow: visible; } .w { white-space: normal; } th, td { overflow-wrap: anywhere; }
   a { color: inherit; text-decoration: none; }
 }
 """

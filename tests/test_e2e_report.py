@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
-from evaluators.demo import ARAGOG
+from evaluators.demo import ARAGOG, GRAPHRAG
 from evaluators.queries import runs
 from evaluators.report import report_html
 from evaluators.store import close_store, open_store
@@ -163,3 +163,96 @@ def test_the_download_button_hands_over_the_report(aragog, tmp_path):
     assert name == f"{run_id}-report.html"
     text = saved.read_text()
     assert f"RAGScope report: {ARAGOG.name}" in text and 3_000_000 < len(text.encode()) < 6_000_000
+
+
+def by_button(db: Path, run_id: str, out: Path, **choices) -> Path:
+    """The report as the app's Download report button builds it: ui.common.report_button's callable (Overview's
+    arguments by default), in a process that has imported streamlit, as the app's has."""
+    import ui.common
+
+    clicked = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ui.common, "store", lambda: open_store(db))
+        patch.setattr(ui.common.st, "download_button", lambda label, data, **kwargs: clicked.append(data))
+        ui.common.report_button(run_id, **choices)
+        out.write_text(clicked[0](), encoding="utf-8")
+    close_store(db)
+    return out
+
+
+@pytest.fixture(scope="module")
+def from_the_app(aragog) -> list[Path]:
+    """The reports of the ARAGOG demo (four methods, long method names, no question types) and the GraphRAG-Bench
+    one (its question type x metric heatmap), as the app's button writes them."""
+    db, run_id, path = aragog
+    found = runs(open_store(db))
+    graphrag = found.loc[found["name"] == GRAPHRAG.name, "run_id"].iloc[0]
+    return [by_button(db, run_id, path.with_name("aragog-app.html")),
+            by_button(db, graphrag, path.with_name("graphrag-app.html"))]
+
+
+OUTSIDE = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap(plot => {
+    const svg = plot.querySelector('svg.main-svg').getBoundingClientRect();
+    return Array.from(plot.querySelectorAll('g[class$="tick"] > text, g[class$="title"] > text')).filter(t => {
+        const box = t.getBoundingClientRect();
+        return box.width > 0 && (box.left < svg.left - 0.5 || box.right > svg.right + 0.5 || box.top < svg.top - 0.5
+                                 || box.bottom > svg.bottom + 0.5);
+    }).map(t => `${plot.id}: ${t.textContent}`);
+})"""
+
+
+@pytest.mark.parametrize("width", [1000, 1920])
+def test_no_axis_label_is_cut_off(from_the_app, width):
+    for path in from_the_app:
+        with opened(path) as report:
+            report.page.set_viewport_size({"width": width, "height": 1000})
+            report.page.wait_for_timeout(500)  # the charts are responsive: drawn again at the new width
+            ticks = report.page.evaluate("() => document.querySelectorAll('g[class$=\"tick\"] > text').length")
+            assert ticks > 20, path.name
+            assert report.page.evaluate(OUTSIDE) == [], path.name
+
+
+BROKEN_WORDS = """() => Array.from(document.querySelectorAll('table th, table td')).flatMap(cell => {
+    const broken = [], walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (const word of node.data.matchAll(/\\S+/g)) {  // a word's text on more than one line: broken inside
+            const range = document.createRange();
+            range.setStart(node, word.index);
+            range.setEnd(node, word.index + word[0].length);
+            const lines = new Set(Array.from(range.getClientRects()).filter(r => r.width > 0)
+                                  .map(r => Math.round(r.top)));
+            if (lines.size > 1) broken.push(word[0]);
+        }
+    }
+    return broken;
+})"""
+
+
+@pytest.mark.parametrize("width", [1000, 1920])
+def test_tables_wrap_between_words_only(from_the_app, width):
+    for path in from_the_app:
+        with opened(path) as report:
+            page = report.page
+            page.set_viewport_size({"width": width, "height": 1000})
+            page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+            assert page.locator("table.agreement td").count() > 100  # the appendix's table, opened
+            assert page.evaluate(BROKEN_WORDS) == [], path.name
+            # a table wider than the page's column scrolls in its box: the page keeps its width
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+
+
+def test_the_appendix_and_the_chunks_are_folded_and_open_when_needed(from_the_app):
+    with opened(from_the_app[1]) as report:
+        page = report.page
+        page.set_viewport_size({"width": 1400, "height": 1000})
+        folded = page.evaluate("() => document.documentElement.scrollHeight")
+        assert folded < 9_000  # 13,665 px before the appendix and the chunks were folded (bench/results/report.md)
+        assert page.locator("details:not([open])").count() == page.locator("details").count() >= 12
+        page.screenshot(path=str(SHOTS / "report-graphrag-1400.png"), full_page=True)  # as it opens
+        link = page.locator("article.question a[href^='#rs-chunk-']").first
+        target = link.get_attribute("href")
+        assert not page.locator(target).is_visible()
+        link.click()  # a claim's link to its chunk opens the chunks it is in
+        expect(page.locator(target)).to_be_in_viewport()
+        page.evaluate("() => dispatchEvent(new Event('beforeprint'))")  # printed: everything open
+        assert page.locator("details:not([open])").count() == 0

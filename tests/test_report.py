@@ -224,7 +224,7 @@ def test_uploaded_text_stays_text(hostile_db_file):
     assert {t for t, _ in page.tags} <= {"html", "head", "meta", "title", "style", "script", "body", "main", "h1",
                                          "h2", "h3", "h4", "section", "dl", "dt", "dd", "p", "ul", "li", "div",
                                          "table", "thead", "tbody", "tr", "th", "td", "b", "i", "br", "span", "mark",
-                                         "sup", "sub", "a", "pre", "article", "footer"}
+                                         "sup", "sub", "a", "pre", "article", "footer", "details", "summary"}
     assert not [a for _, a in page.tags if any(k.startswith("on") for k in a)]
     assert all(a["href"].startswith("#") for t, a in page.tags if t == "a")
     shown = "".join(page.sections.values())
@@ -265,3 +265,32 @@ def test_overview_and_compare_offer_the_report_without_building_it(app_at, monke
         at = app_at(page)
         assert [b.proto.label for b in at.get("download_button")].count("Download report") == 1
     assert built == []  # the report is built when the button is clicked (tests/test_e2e_report.py), not on a rerun
+
+
+def masked(page: str) -> str:
+    """A report without the minute it was written (its footer's only moving part)."""
+    return re.sub(r"on \d{4}-\d\d-\d\d \d\d:\d\d UTC", "on <when> UTC", page)
+
+
+@pytest.mark.usefixtures("navigation_pages")
+def test_the_download_button_writes_the_file_the_report_command_writes(app_at, monkeypatch, tmp_path):
+    """The button's file is built in the app's process, where importing streamlit makes its plotly template the
+    default (no automargin: the heatmap's labels were clipped); the command's in a process without streamlit."""
+    import streamlit as st
+
+    clicked, button = {}, st.download_button
+
+    def recording(label, data, *args, **kwargs):
+        if label == "Download report":
+            clicked[kwargs["key"]] = data  # what the click builds, with Overview's own arguments
+        return button(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", recording)
+    at = app_at()  # Overview on its defaults
+    run_id = at.session_state["run_id"]
+    app_page = clicked["report"]()
+    out = tmp_path / "cli.html"
+    done = cli("report", run_id, "--out", str(out), db=app_at.db)
+    assert done.returncode == 0, done.stderr
+    assert "by-type" in app_page and _graphs(app_page) == 4  # headline, heatmap, two label charts
+    assert masked(app_page) == masked(out.read_text())

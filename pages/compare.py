@@ -216,7 +216,9 @@ if deltas.empty:
     st.info("No question is scored `ok` by both methods.")
 else:
     figure = figures.type_heatmap(deltas, pair_rows["metric"], method_a, baseline)
-    heat = st.plotly_chart(figure, on_select="rerun", selection_mode="points", key="cmp_heatmap",
+    # As wide as its question types need (one column per type), not the page: a run without types is one column.
+    figure.update_layout(width=figures.heatmap_width(deltas["question_type"].nunique()))
+    heat = st.plotly_chart(figure, on_select="rerun", selection_mode="points", key="cmp_heatmap", width="content",
                            config=plotly_config(f"{run_id}-{method_a}-vs-{baseline}-by-type"))
     st.caption("Cell text: mean Δ in the chosen view; colour: the difference in norm units ([0, 1]) oriented so "
                "green is better for A whatever the metric's direction; blank colour: a metric without a direction. "

@@ -306,7 +306,9 @@ with right:
     gap_event = st.dataframe(disagreements.style.apply(lambda _: gap_css(disagreements, gap_col, metric), axis=None)
                              .format({gap_col: signed}, precision=3),
                              hide_index=True, width="stretch", height=420, on_select="rerun",
-                             selection_mode="single-row", key="cmp_disagreements")
+                             selection_mode="single-row", key="cmp_disagreements",
+                             # a short header, so both scores and the gap fit the half page at 1400 px
+                             column_config={gap_col: st.column_config.NumberColumn("Δ A − B", help=gap_col)})
     st.caption(f"Sorted by |Δ|, largest first ({len(disagreements)} of {pairs_n}). Click a row to open the question "
                "on **Claims**.")
     downloads(disagreements, f"{run_id}-{metric}-disagreements", "cmp-gaps")

@@ -88,7 +88,9 @@ left, right = st.columns([3, 2])
 with left:
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                          key=f"errors-table-{filter_key}", height=min(38 + 35 * max(len(table), 1), 640),
-                         column_config={"question": st.column_config.TextColumn(width="medium", pinned=True)})
+                         # question, method and the sort metric in view at 1400 px (long method names cut short)
+                         column_config={"question": st.column_config.TextColumn(width="medium", pinned=True),
+                                        "method": st.column_config.TextColumn(width="medium")})
     everything = total > len(table) and st.toggle(f"Export all {total} matches, not only the {len(table)} shown",
                                                   key="ea-export-all")
     export = q.sample_table(store(), run_id, **filters, limit=None)[0] if everything else table
@@ -278,7 +280,9 @@ else:
         gap_event = st.dataframe(shown.drop(columns=["dimension", "metric"]).dropna(axis=1, how="all"),
                                  hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                                  key=f"ea-humans-gaps-{picked}",
-                                 column_config={"question": st.column_config.TextColumn(width="medium", pinned=True)})
+                                 # question, method and the sort metric in view at 1400 px (long method names cut short)
+                         column_config={"question": st.column_config.TextColumn(width="medium", pinned=True),
+                                        "method": st.column_config.TextColumn(width="medium")})
         st.caption("Ratings: largest |rank difference| first (the item's percentile rank under the metric minus under "
                    "the mean human rating; + means the judge ranks it higher than people do). Labels: the items "
                    "whose judge label is not the humans' majority. Click a row to open the question on **Claims**.")

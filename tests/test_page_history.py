@@ -2,7 +2,9 @@
 numbers of the view it draws): one chart per metric with a star on each significant step, and the view's tables."""
 import pytest
 
+from evaluators.figures import method_colours
 from evaluators.queries import history as h
+from evaluators.queries.compare import run_methods
 from tests.test_page_compare import figure, same, values
 from tests.test_queries_history import runs  # noqa: F401  (the fixture)
 
@@ -19,6 +21,7 @@ def test_the_page_draws_each_methods_runs_and_stars_the_significant_steps(runs, 
     line, stars = figure(at, "hist_judge_overall")["data"]
     assert values(line["x"]) == [1, 2, 3] and values(line["y"]) == [2.0, 4.0, 4.0]
     assert values(stars["x"]) == [2] and stars["marker"]["color"] == ["#1a7f37"]  # 2 -> 4: better, significant
+    assert line["marker"]["color"] == method_colours(run_methods(store, rising[0]))["m1"]  # as on its Overview
     at.multiselect(key="hist_metrics").set_value([]).run()
     assert any("Pick at least one" in i.value for i in at.info)
 

@@ -148,3 +148,25 @@ def test_the_default_run_is_the_newest_finished_one_of_20_samples_or_more():
     assert queries.default_run(frame(("tiny", "finished", 2), ("tinier", "finished", 1))) == "tiny"
     assert queries.default_run(frame(("queued", "queued", 428), ("cut", "cancelled", 3))) == "queued"  # a first start
     assert queries.default_run(frame()) is None
+
+
+def test_one_colour_per_method_in_every_chart_of_the_run(app_at):
+    from evaluators import figures
+
+    at = app_at()
+    methods = compare.run_methods(open_store(app_at.db), at.session_state["run_id"])
+    expected = figures.method_colours(methods)
+    assert len(set(expected.values())) == len(methods) == 2
+    for chart in at.get("plotly_chart"):  # the headline and the chart by question type
+        traces = json.loads(chart.proto.spec)["data"]
+        assert {t["name"]: t["marker"]["color"] for t in traces} == expected
+
+
+def test_method_colours_do_not_depend_on_the_order_or_the_methods_a_chart_shows():
+    from evaluators import figures
+
+    run = figures.method_colours(["b", "a", "c"])
+    assert run == figures.method_colours(["c", "b", "a"]) and list(run) == ["a", "b", "c"]
+    assert len(set(run.values())) == 3 and not {figures.GREEN, figures.RED} & set(run.values())
+    with_others = figures.method_colours(["b", "a", "c"], others=["a", "0-older"])  # another run's method after
+    assert {m: with_others[m] for m in run} == run and with_others["0-older"] not in run.values()

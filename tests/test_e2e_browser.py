@@ -94,9 +94,18 @@ def chromium() -> Iterator[Page]:
 
 
 @pytest.fixture(scope="module")
-def page(server):
-    with chromium() as page:
-        yield page
+def browser():
+    """The module's one Chromium (playwright's sync API runs one instance per thread at a time)."""
+    with chromium() as first:
+        yield first.context.browser
+
+
+@pytest.fixture(scope="module")
+def page(server, browser):
+    page = browser.new_page(viewport={"width": 1500, "height": 1000})
+    page.set_default_timeout(TIMEOUT_MS)
+    yield page
+    page.close()
 
 
 def _open(page: Page, server: str, path: str = "") -> None:
@@ -375,14 +384,16 @@ def themed(request, tmp_path_factory, all_demos_db_file):
         yield request.param, url
 
 
-def test_every_screen_reads_well_at_1400_and_1920_px_in_both_themes(themed):
+def test_every_screen_reads_well_at_1400_and_1920_px_in_both_themes(themed, browser):
     """Each screen at both widths: no error, no table whose first columns are cut, the highlighted claims of the
     answers on Claims and in Error analysis' selected sample readable (WCAG contrast >= 4.5:1 with their
     background); a screenshot of each in tests/e2e/screenshots/<theme>-<width>-<screen>.png for a person to look
     at (Error analysis with its first sample selected)."""
     theme, url = themed
     problems = []
-    with chromium() as page:
+    page = browser.new_page(viewport={"width": WIDTHS[0], "height": 1200})
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
         for width in WIDTHS:
             page.set_viewport_size({"width": width, "height": 1200})
             for title, path in SCREENS:
@@ -407,4 +418,6 @@ def test_every_screen_reads_well_at_1400_and_1920_px_in_both_themes(themed):
                                  f"contrast {contrast(m['color'], m['background']):.1f}"
                                  for m in marks if contrast(m["color"], m["background"]) < MIN_CONTRAST]
                 _shoot(page, f"{theme}-{width}-{path or 'overview'}.png", width)
+    finally:
+        page.close()
     assert not problems, "\n".join(problems)

@@ -66,8 +66,8 @@ with st.session_state["store"].lease(wait=math.inf, on_busy=_busy):
         names = runs.set_index("run_id")["name"]
         # The run in view lives in a plain session key (pages set it to open a run); the picker shows it.
         # A widget key would be dropped whenever the widget is not drawn in a script run.
-        if st.session_state.get("run_id") not in names.index:
-            st.session_state["run_id"] = names.index[0] if len(names) else None
+        if st.session_state.get("run_id") not in names.index:  # a new session: the newest finished run that is
+            st.session_state["run_id"] = queries.default_run(runs)  # not a try-out of a few samples (queries.py)
         if st.session_state["run_id"] is not None:
             options = list(names.index)
             st.session_state["run_id"] = st.selectbox("Run", options,

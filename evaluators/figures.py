@@ -16,7 +16,9 @@ from plotly.subplots import make_subplots
 from evaluators.metrics.registry import label_metrics
 from evaluators.queries.compare import type_name
 
-COLOURS = px.colors.qualitative.Plotly
+# Methods' colours: distinct, readable on a light and on a dark page, and clear of the green / red / amber that mean
+# better / worse / partial (D3's category10 without its green and red).
+COLOURS = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 GREEN, RED, GREY = "#1a7f37", "#cf222e", "#6e7781"  # better, worse, no direction
 AMBER = "#d4a72c"
 # A label metric's labels in their order (metrics/registry.py): pass / partial / fail; CORRECT / WRONG / DON'T KNOW.
@@ -41,23 +43,30 @@ def plot_wrap(text: object, width: int = 70, max_lines: int = 6) -> str:
     return "<br>".join(plot_label(x) for x in lines[:max_lines]) + ("…" if len(lines) > max_lines else "")
 
 
-def method_colours(methods) -> dict[str, str]:
-    """One colour per method, in the order given (the same method, the same colour in every chart of a page)."""
-    return {m: COLOURS[i % len(COLOURS)] for i, m in enumerate(methods)}
+def method_colours(methods, others=()) -> dict[str, str]:
+    """The run's method -> colour mapping, the one every chart of a run uses (Overview, History, Correlations, the
+    report): the run's `methods` sorted by name take the palette's colours in turn, so a method keeps its colour in
+    every chart whichever methods the chart shows or in what order. `others` (methods of other runs that a chart
+    shows beside the run's, e.g. History's) come after them, sorted too, so they never shift the run's colours.
+    Pass every method of the run (queries.compare.run_methods), not a chart's selection."""
+    ordered = sorted(dict.fromkeys(map(str, methods)))
+    ordered += sorted(set(map(str, others)) - set(ordered))
+    return {m: COLOURS[i % len(COLOURS)] for i, m in enumerate(ordered)}
 
 
-def headline(scores: pd.DataFrame) -> go.Figure:
+def headline(scores: pd.DataFrame, colours: dict[str, str] | None = None) -> go.Figure:
     """The headline's scores (queries.headline `scores`): per item a bar per method with its 95% CI and n; the
-    1-5 overall rating in its own panel, the shares and ratios (percent) beside it."""
+    1-5 overall rating in its own panel, the shares and ratios (percent) beside it. `colours`: the run's
+    `method_colours` (default: those of the methods shown)."""
     panels = [("1-5", "overall rating (1-5)"), ("%", "shares and ratios (%)")]
     panels = [p for p in panels if (scores["unit"] == p[0]).any()] or panels[1:]
     figure = make_subplots(rows=1, cols=len(panels), subplot_titles=[title for _, title in panels],
                            column_widths=[0.18, 0.82] if len(panels) == 2 else None, horizontal_spacing=0.08)
-    colours = method_colours(sorted(scores["method"].unique()))
+    colours = colours or method_colours(scores["method"].unique())
     for col, (unit, _) in enumerate(panels, 1):
         part = scores[scores["unit"] == unit]
-        for method, colour in colours.items():
-            rows = part[part["method"] == method]
+        for method in sorted(scores["method"].unique()):
+            colour, rows = colours.get(method, GREY), part[part["method"] == method]
             figure.add_bar(
                 name=plot_label(method), legendgroup=method, showlegend=col == 1, marker_color=colour,
                 x=rows["item"], y=rows["value"],
@@ -72,37 +81,51 @@ def headline(scores: pd.DataFrame) -> go.Figure:
     return figure
 
 
+HEATMAP_ROW = 26  # px per metric (a row of the heatmap): room for the cell's text at size 11
+
+
 def type_heatmap(cells: pd.DataFrame, metric_order, method_a: str, baseline: str) -> go.Figure:
-    """Compare's question type x metric heatmap (queries.compare `heatmap`): the cell's text is the mean Δ in the
-    view's scale, its colour `advantage` (green better for A, red better for B); metrics in `metric_order`."""
+    """Compare's metric x question type heatmap (queries.compare `heatmap`): a row per metric (in `metric_order`), a
+    column per question type; the cell's text is the mean Δ in the view's scale, its colour `advantage` (green better
+    for A, red better for B). Metrics are rows: a run scores up to 34 of them, side by side their cells' texts
+    would overlap, one above the other each gets a readable row (and the colour bar the height of them all).
+    Its width follows its container; a page may set `layout.width` from `heatmap_width`."""
     order = [m for m in metric_order if m in set(cells["metric"])]
     type_order = list(dict.fromkeys(cells["question_type"]))
-    z = cells.pivot(index="question_type", columns="metric", values="advantage").reindex(index=type_order,
-                                                                                        columns=order)
-    text = cells.pivot(index="question_type", columns="metric", values="Δ").reindex(index=type_order, columns=order)
-    y_labels = [plot_label(type_name(t)) for t in type_order]
+    z = cells.pivot(index="metric", columns="question_type", values="advantage").reindex(index=order,
+                                                                                        columns=type_order)
+    text = cells.pivot(index="metric", columns="question_type", values="Δ").reindex(index=order, columns=type_order)
+    x_labels = [plot_wrap(type_name(t), width=18, max_lines=2) for t in type_order]  # a column's label, wrapped
     limit = max(0.05, float(z.abs().max().max()) if z.notna().any().any() else 0.05)
     figure = go.Figure(go.Heatmap(
-        z=z.to_numpy(), x=order, y=y_labels, zmin=-limit, zmax=limit, zmid=0,
+        z=z.to_numpy(), x=x_labels, y=order, zmin=-limit, zmax=limit, zmid=0, xgap=2, ygap=2,
         colorscale=[[0, RED], [0.5, "#f6f8fa"], [1, GREEN]], hoverinfo="skip",
         text=text.map(lambda v: "" if pd.isna(v) else f"{v:+.2f}").to_numpy(), texttemplate="%{text}",
-        textfont={"size": 10 if len(order) <= 24 else 9},
-        colorbar={"title": {"text": f"better for<br>{plot_label(method_a)} (norm)"}}))
+        textfont={"size": 11},
+        colorbar={"title": {"text": f"better for<br>{plot_label(method_a)}<br>(norm)", "side": "top"},
+                  "thickness": 14, "len": 1, "lenmode": "fraction", "y": 0.5, "yanchor": "middle"}))
     # Plotly reports no clicks on heatmaps in Streamlit (streamlit#8760): invisible square markers on the
     # cell centres carry the clicks and the hover.
     cell_labels = [plot_label(type_name(t)) for t in cells["question_type"]]
     figure.add_trace(go.Scatter(
-        x=cells["metric"], y=cell_labels, mode="markers",
-        marker={"symbol": "square", "size": 30, "color": "rgba(0,0,0,0)"}, showlegend=False,
+        x=[plot_wrap(type_name(t), width=18, max_lines=2) for t in cells["question_type"]], y=cells["metric"],
+        mode="markers",
+        marker={"symbol": "square", "size": HEATMAP_ROW - 4, "color": "rgba(0,0,0,0)"}, showlegend=False,
         customdata=list(zip(cells["question_type"], cells["metric"], cell_labels, cells["n"], cells["Δ"],
                             cells[f"{method_a} mean"], cells[f"{baseline} mean"])),
         hovertemplate="%{customdata[2]} · %{customdata[1]}<br>Δ %{customdata[4]:+.3f} (n %{customdata[3]})<br>"
                       f"{plot_label(method_a)} %{{customdata[5]:.3f}} · {plot_label(baseline)} %{{customdata[6]:.3f}}"
                       "<extra></extra>"))
-    figure.update_layout(height=170 + 48 * len(type_order), margin={"t": 20, "b": 10},
-                         xaxis={"tickangle": -45, "type": "category"},
+    figure.update_layout(height=110 + HEATMAP_ROW * len(order), margin={"t": 70, "b": 10, "l": 10, "r": 10},
+                         xaxis={"type": "category", "side": "top", "tickangle": 0},
                          yaxis={"type": "category", "autorange": "reversed"})
     return figure
+
+
+def heatmap_width(n_types: int) -> int:
+    """A width in px that fits `type_heatmap`'s columns (metric names, ~150 px a question type, the colour bar), for
+    a page whose container is wider than the few columns need."""
+    return 330 + 150 * max(n_types, 1)
 
 
 def label_bars(table: pd.DataFrame, metric: str) -> go.Figure:

@@ -26,6 +26,12 @@ COLOURS = {
     UNKNOWN: ("#e5e7eb", "#4b5563"),
 }
 LABELS = {SUPPORTED: "supported", CONTRADICTED: "contradicted", NOT_FOUND: "not found", UNKNOWN: "unknown"}
+# Text on the pastel backgrounds above: always dark, whatever the page's theme (inherited, a dark theme's light text
+# on pastel is unreadable). Contrast with every background above is at least 12:1 (WCAG asks 4.5:1).
+MARK_TEXT = "#111827"
+# Secondary text on the page's own background (captions, a chunk's facts): the theme's text colour, dimmed, so it
+# reads on a light and on a dark page alike (a fixed grey would fade into one of them).
+MUTED = "color:inherit;opacity:0.72"
 
 
 def esc(text: object) -> str:
@@ -87,8 +93,8 @@ def chunk_anchor(column: int, rank: int) -> str:
 def _chunk_links(claim: ClaimMark, column: int | None) -> str:
     if column is None or not claim.chunk_ranks:
         return ""
-    links = " ".join(f'<a href="#{chunk_anchor(column, r)}" style="text-decoration:none">[{int(r) + 1}]</a>'
-                     for r in claim.chunk_ranks)
+    links = " ".join(f'<a href="#{chunk_anchor(column, r)}" style="{MUTED};text-decoration:underline dotted">'
+                     f'[{int(r) + 1}]</a>' for r in claim.chunk_ranks)
     return f'<sub style="font-size:0.7em">{links}</sub>'
 
 
@@ -99,7 +105,7 @@ def _title(claim: ClaimMark) -> str:
 
 def _mark(text: str, claim: ClaimMark, column: int | None) -> str:
     background, border = _colour(claim.verdict)
-    return (f'<mark title="{_title(claim)}" style="background:{background};color:inherit;'
+    return (f'<mark title="{_title(claim)}" style="background:{background};color:{MARK_TEXT};'
             f'border-bottom:2px solid {border};padding:0 2px;border-radius:3px">{esc(text)}'
             f'<sup style="color:{border};font-size:0.7em;margin-left:2px">{esc(claim.label)}</sup></mark>'
             f'{_chunk_links(claim, column)}')
@@ -129,7 +135,7 @@ def claim_list(claims: Sequence[ClaimMark], column: int | None = None) -> str:
 def text_list(items: Sequence[str]) -> str:
     """Plain items (claim texts) as a bullet list; "none" when empty."""
     if not len(items):
-        return '<i style="color:#6b7280">none</i>'
+        return f'<i style="{MUTED}">none</i>'
     return ('<ul style="margin:2px 0 6px 0">' + "".join(f'<li>{esc(t)}</li>' for t in items) + "</ul>")
 
 
@@ -145,26 +151,26 @@ def highlight(text: str, claims: Sequence[ClaimMark], column: int | None = None)
         parts.append(_mark(text[start:end], claim, column))
         at = end
     parts.append(esc(text[at:]))
-    body = "".join(parts) if text.strip() else '<i style="color:#6b7280">(empty answer)</i>'
+    body = "".join(parts) if text.strip() else f'<i style="{MUTED}">(empty answer)</i>'
     out = f'<div style="white-space:pre-wrap;line-height:1.6">{body}</div>'
     rest = [c for span, c in zip(spans, claims) if span is None]
     if rest:
         note = ("Claims as the judge phrased them (not found verbatim in the answer):" if placed
                 else "Claims as the judge phrased them:")
-        out += f'<div style="font-size:0.85em;color:#6b7280;margin-top:6px">{note}</div>' + claim_list(rest, column)
+        out += f'<div style="font-size:0.85em;{MUTED};margin-top:6px">{note}</div>' + claim_list(rest, column)
     return out
 
 
 def text_box(text: str, *, label: str | None = None) -> str:
     """A block of uploaded text, escaped, line breaks kept, with an optional (escaped) label."""
-    head = f'<div style="font-size:0.8em;color:#6b7280">{esc(label)}</div>' if label else ""
+    head = f'<div style="font-size:0.8em;{MUTED}">{esc(label)}</div>' if label else ""
     return (f'<div style="border-left:3px solid #d1d5db;padding:4px 10px;margin:4px 0">{head}'
             f'<div style="white-space:pre-wrap">{esc(text)}</div></div>')
 
 
 def caption(text: str) -> str:
     """A small grey line holding uploaded or user-typed text (a run name): escaped, never markdown."""
-    return f'<div style="color:#6b7280;font-size:0.875em">{esc(text)}</div>'
+    return f'<div style="{MUTED};font-size:0.875em">{esc(text)}</div>'
 
 
 def heading(text: str, level: int = 3) -> str:
@@ -192,7 +198,7 @@ def _flag(value: bool | None, yes: str, no: str) -> str:
 def chunk_cards(cards: Sequence[ChunkCard], column: int, max_height: int = 460) -> str:
     """The retrieved chunks as cards in a scrollable box; each card is the target of its claims' links."""
     if not cards:
-        return '<i style="color:#6b7280">No retrieved chunks.</i>'
+        return f'<i style="{MUTED}">No retrieved chunks.</i>'
     out = []
     for c in cards:
         score = "" if c.relevance_score is None else f" ({c.relevance_score:.0f})"
@@ -208,7 +214,7 @@ def chunk_cards(cards: Sequence[ChunkCard], column: int, max_height: int = 460) 
         out.append(
             f'<div id="{chunk_anchor(column, c.rank)}" style="border:1px solid {border};border-radius:6px;'
             f'padding:6px 8px;margin:6px 0">'
-            f'<div style="font-size:0.8em;color:#374151">{" · ".join(facts)}{shared}</div>'
+            f'<div style="font-size:0.8em"><span style="{MUTED}">{" · ".join(facts)}</span>{shared}</div>'
             f'<div style="white-space:pre-wrap;font-size:0.9em">{esc(c.text)}</div></div>')
     return f'<div style="max-height:{int(max_height)}px;overflow-y:auto">{"".join(out)}</div>'
 
@@ -217,7 +223,7 @@ def score_chips(chips: Sequence[tuple[str, str]]) -> str:
     """(name, shown value) pairs as a row of small chips (values are escaped like everything else)."""
     return '<div style="display:flex;flex-wrap:wrap;gap:4px">' + "".join(
         f'<span style="border:1px solid #d1d5db;border-radius:6px;padding:1px 6px;font-size:0.85em">'
-        f'<span style="color:#6b7280">{esc(name)}</span> <b>{esc(value)}</b></span>' for name, value in chips) + "</div>"
+        f'<span style="{MUTED}">{esc(name)}</span> <b>{esc(value)}</b></span>' for name, value in chips) + "</div>"
 
 
 # -- from the Claims view's tables (queries.claims.view) -------------------------------------------

@@ -27,8 +27,10 @@ def _go(question_id: str) -> None:
     st.session_state["claims-question"] = question_id
 
 
-search = st.text_input("Search questions", key="claims-search", placeholder="part of a question id or text",
-                       help="Case-insensitive; Previous and Next step through the matching questions by id.",
+search = st.text_input("Search questions and answers", key="claims-search",
+                       placeholder="part of a question id or text, or of an answer",
+                       help="Case-insensitive: the questions whose id or text, or one of whose answers, contains it. "
+                            "Previous and Next step through the matching questions by id.",
                        on_change=lambda: st.session_state.update({"claims-new-search": True}))
 options, n_matches = q.question_options(store(), run_id, search, limit=q.OPTIONS_LIMIT)
 if options.empty:
@@ -89,7 +91,7 @@ def _columns():
 
 
 def _method_label(method: str, column) -> None:
-    column.html(f'<div style="font-size:0.85em;color:#6b7280">{hl.esc(method)}</div>')
+    column.html(f'<div style="font-size:0.85em;{hl.MUTED}">{hl.esc(method)}</div>')
 
 
 def _of(name: str, method: str) -> pd.DataFrame:
@@ -110,7 +112,7 @@ for i, (method, col) in enumerate(_columns()):
     col.html(hl.heading(method))
     key = _of("key_scores", method)
     chips = [(m, v) for m, v in key.iloc[0].items() if isinstance(v, str)] if len(key) else []
-    col.html(hl.score_chips(chips) if chips else '<i style="color:#6b7280">no key scores in this run</i>')
+    col.html(hl.score_chips(chips) if chips else f'<i style="{hl.MUTED}">no key scores in this run</i>')
     marks = hl.claim_marks(_of("answer_claims", method), _of("chunks", method))
     col.html(hl.highlight(answer_text[method], marks, column=i))
     scores = _of("scores", method)

@@ -216,7 +216,9 @@ if deltas.empty:
     st.info("No question is scored `ok` by both methods.")
 else:
     figure = figures.type_heatmap(deltas, pair_rows["metric"], method_a, baseline)
-    heat = st.plotly_chart(figure, on_select="rerun", selection_mode="points", key="cmp_heatmap",
+    # As wide as its question types need (one column per type), not the page: a run without types is one column.
+    figure.update_layout(width=figures.heatmap_width(deltas["question_type"].nunique()))
+    heat = st.plotly_chart(figure, on_select="rerun", selection_mode="points", key="cmp_heatmap", width="content",
                            config=plotly_config(f"{run_id}-{method_a}-vs-{baseline}-by-type"))
     st.caption("Cell text: mean Δ in the chosen view; colour: the difference in norm units ([0, 1]) oriented so "
                "green is better for A whatever the metric's direction; blank colour: a metric without a direction. "
@@ -304,7 +306,9 @@ with right:
     gap_event = st.dataframe(disagreements.style.apply(lambda _: gap_css(disagreements, gap_col, metric), axis=None)
                              .format({gap_col: signed}, precision=3),
                              hide_index=True, width="stretch", height=420, on_select="rerun",
-                             selection_mode="single-row", key="cmp_disagreements")
+                             selection_mode="single-row", key="cmp_disagreements",
+                             # a short header, so both scores and the gap fit the half page at 1400 px
+                             column_config={gap_col: st.column_config.NumberColumn("Δ A − B", help=gap_col)})
     st.caption(f"Sorted by |Δ|, largest first ({len(disagreements)} of {pairs_n}). Click a row to open the question "
                "on **Claims**.")
     downloads(disagreements, f"{run_id}-{metric}-disagreements", "cmp-gaps")

@@ -11,14 +11,13 @@ import streamlit as st
 
 from evaluators.queries import compare as qc
 from evaluators.queries import correlations as q
-from evaluators.figures import plot_label as label, plot_wrap as wrap
+from evaluators.figures import method_colours, plot_label as label, plot_wrap as wrap
 from ui.common import md_escape as md
 from ui.common import (current_run, downloads, how_computed, open_question, plotly_config, run_header,
                        stop_without_scores, store)
 
 NAMES = {"pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ-b"}
 TEXT_UP_TO = 20  # coefficients printed in the cells up to this many metrics; hover beyond
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 
 
 def jitter(values, seed: int):
@@ -131,13 +130,14 @@ else:
     spread = spread and bool(points[[metric_x, metric_y]].duplicated().mean() > 0.2)
     scatter = go.Figure()
     trace = go.Scattergl if len(points) > 1000 else go.Scatter
+    colours = method_colours(methods)  # a method has its colour of every chart of the run, whatever the selection
     for m in sorted(points["method"].unique()):
         part = points[points["method"] == m]
-        i = methods.index(m) if m in methods else 0  # a method keeps its colour whatever the selection
+        i = methods.index(m) if m in methods else 0  # its fixed spread
         scatter.add_trace(trace(
             x=jitter(part[metric_x], 2 * i + 1) if spread else part[metric_x],
             y=jitter(part[metric_y], 2 * i + 2) if spread else part[metric_y],
-            mode="markers", name=label(m), marker={"size": 8, "opacity": 0.6, "color": PALETTE[i % len(PALETTE)]},
+            mode="markers", name=label(m), marker={"size": 8, "opacity": 0.6, "color": colours.get(m)},
             customdata=list(zip(part["question_id"], [wrap(t) for t in part["question"]],
                                 [label(t) for t in part["question_type"]], part[metric_x], part[metric_y])),
             hovertemplate="%{customdata[1]}<br>" + f"{metric_x} %{{customdata[3]:.3f}} · {metric_y} "

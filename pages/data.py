@@ -17,7 +17,7 @@ import streamlit as st
 from evaluators.queries import datasets as qd
 from evaluators import labels, loaders
 from evaluators.schema import GoldenItem, LoadError, Problem
-from ui.common import md_escape, store
+from ui.common import downloads, md_escape, store
 
 ROLES = {"Detect": "auto", "Golden set": "golden", "RAG outputs": "outputs"}
 ENCODINGS = ("utf-8", "cp1252", "latin-1", "utf-16")
@@ -33,6 +33,22 @@ def problem_frame(problems: list[Problem]) -> pd.DataFrame:
                          "row": pd.array([p.row for p in problems], dtype="Int64"),
                          "field": [p.field or "" for p in problems],
                          "message": [p.message for p in problems]})
+
+
+PROBLEMS_SHOWN = 100  # problems listed in full on the screen; every one of them is in the download
+
+
+def show_problems(problems: list[Problem], key: str) -> None:
+    """Every problem with its file, row and field and its whole message, wrapped, as the CLI prints it: st.table,
+    whose rows grow with their text (st.dataframe's canvas cut long messages at the column's edge). st.table reads
+    its cells as markdown, so each cell is escaped: a message quoting the file's text shows it as written."""
+    frame = problem_frame(problems)
+    shown = frame.head(PROBLEMS_SHOWN).astype({"row": object})
+    shown["row"] = ["" if pd.isna(r) else str(r) for r in shown["row"]]
+    st.table(shown.map(md_escape), hide_index=True)
+    if len(frame) > PROBLEMS_SHOWN:
+        st.caption(f"The first {PROBLEMS_SHOWN} of {len(frame):,} problems; download them all:")
+        downloads(frame, "problems", key)
 
 
 def file_columns(raw: bytes, name: str, encoding: str) -> list[str]:
@@ -153,7 +169,9 @@ def file_panel(slot: str, upload) -> tuple[loaders.Dataset | None, list[Problem]
             if columns.get(slot, (None,))[0] != (upload.file_id, encoding):
                 columns[slot] = ((upload.file_id, encoding), file_columns(raw, upload.name, encoding))
             options = [AUTO, OFF, *columns[slot][1]]
-            read_from = dataset.columns if dataset else {}
+            # The columns recognised: those read, or, when the file could not be read (a required column missing),
+            # those the loader finds all the same; only the missing ones are "not found".
+            read_from = dataset.columns if dataset else qd.recognised_columns(columns[slot][1], role, column_map)
             fields = sorted(loaders.ALIASES, key=lambda f: (f not in missing, list(loaders.ALIASES).index(f)))
             cols = st.columns(2)
             for i, field in enumerate(fields):
@@ -167,7 +185,7 @@ def file_panel(slot: str, upload) -> tuple[loaders.Dataset | None, list[Problem]
         if problems:
             st.error(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in this file: nothing is stored "
                      "until every file is valid. Fix the file and upload it again, or change the options above.")
-            st.dataframe(problem_frame(problems), hide_index=True, width="stretch")
+            show_problems(problems, f"{key}-problems")
         else:
             if dataset.golden:
                 st.caption(f"Golden items: first {min(PREVIEW_ROWS, len(dataset.golden))} of {len(dataset.golden):,}")
@@ -249,7 +267,7 @@ if uploads:
         if cross:
             st.error(f"{len(cross)} answer{'s' if len(cross) != 1 else ''} do not fit the golden set: fix them, "
                      "check against another golden set, or choose 'do not check'.")
-            st.dataframe(problem_frame(cross), hide_index=True, width="stretch")
+            show_problems(cross, "data-cross-problems")
     blocked = len(problems) + len(cross)
     if blocked:
         st.info(f"Nothing is stored while there are problems ({blocked} listed above).")
@@ -320,7 +338,7 @@ def labels_import() -> None:
     except LoadError as exc:
         st.error(f"{len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''} in this file: nothing was "
                  "stored. Fix the file and upload it again.")
-        st.dataframe(problem_frame(exc.problems), hide_index=True, width="stretch", key="labels-problems")
+        show_problems(exc.problems, "labels-problems")
     except ValueError as exc:  # the run is gone
         st.error(md_escape(str(exc)))
     else:

@@ -1,5 +1,6 @@
-"""Error analysis: the samples that match a filter, worst first; a side panel to label one (claim
-verdicts, score overrides, tags, a note) beside the judge's output; judge-human agreement."""
+"""Error analysis: the samples that match a filter or a search, worst first; under the list the selected one, its
+question, reference, answer (claims highlighted) and chunks beside its labels (claim verdicts, score overrides,
+tags, a note) and the judge's output; judge-human agreement."""
 from __future__ import annotations
 
 import hashlib
@@ -36,6 +37,9 @@ if not facets["methods"]:
 
 metrics = facets["metrics"]
 types = question_types(store(), run_id)
+search = st.text_input("Search questions and answers", key="ea-search",
+                       placeholder="part of a question (its text or id) or of an answer",
+                       help="Case-insensitive: keeps the samples whose question or answer contains it.")
 row1 = st.columns(3)
 methods = row1[0].multiselect("Methods", facets["methods"], key="ea-methods", placeholder="every method")
 chosen_types = row1[1].multiselect("Question types", types, key="ea-types", placeholder="every type",
@@ -67,12 +71,13 @@ annotated_only = row3[4].toggle("Annotated only", key="ea-annotated")
 
 filters = dict(methods=methods, question_types=chosen_types, metric=None if filter_metric == "(none)" else filter_metric,
                low=low, high=high, verdicts=verdicts, answer_classes=classes, statuses=statuses,
-               annotated_only=annotated_only, sort_metric=sort_metric)
+               annotated_only=annotated_only, search=search, sort_metric=sort_metric)
 tables = q.view(store(), run_id, **filters, limit=limit)
 matches, table = tables["matches"].iloc[0], tables["samples"]
 total = int(matches["matched"])
 if total == 0:
-    st.warning("No sample matches these filters. Widen the range or clear a filter.")
+    st.warning("No sample matches these filters" + (" and the search" if search.strip() else "")
+               + ". Widen the range or clear a filter" + (" or the search." if search.strip() else "."))
 else:
     st.caption(f"{total} samples match; showing {len(table)}, {matches['worst first']} {sort_metric} first (cells of "
                f"{sort_metric} that are not ok last). Select a row to label it or open it on Claims.")
@@ -80,11 +85,14 @@ else:
 # The table's key follows the filters: a new list starts without a selection (a kept row index would
 # point at another sample).
 filter_key = hashlib.sha1(json.dumps(filters, sort_keys=True, default=str).encode()).hexdigest()[:10]
-left, right = st.columns([3, 2])
+# The list at the page's width (its question, method and scores in view at 1400 px), the selected sample under it:
+# beside each other both were too narrow to read.
+left, right = st.container(), st.container()
 with left:
     event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
-                         key=f"errors-table-{filter_key}", height=min(38 + 35 * max(len(table), 1), 640),
-                         column_config={"question": st.column_config.TextColumn(width="large")})
+                         key=f"errors-table-{filter_key}", height=min(38 + 35 * max(len(table), 1), 460),
+                         column_config={"question": st.column_config.TextColumn(width="large", pinned=True),
+                                        "method": st.column_config.TextColumn(width="medium")})
     everything = total > len(table) and st.toggle(f"Export all {total} matches, not only the {len(table)} shown",
                                                   key="ea-export-all")
     export = q.sample_table(store(), run_id, **filters, limit=None)[0] if everything else table
@@ -193,24 +201,36 @@ with right:
         sample = table.iloc[selected[0]]
         question_id, method = sample["question_id"], sample["method"]
         panel = q.sample_panel(store(), run_id, question_id, method)
+        text = panel["sample_text"].iloc[0]
         st.html(hl.heading(f"{question_id} · {method}", level=4))
-        st.html(hl.text_box(sample["question"] if isinstance(sample["question"], str) else "", label="Question"))
-        if st.button("Open on Claims", key="ea-open", type="primary"):
-            open_question(question_id)
-        author = _author()
-        scores_tab, claims_tab, tags_tab, history_tab = st.tabs(["Scores", "Claim verdicts", "Tags and note",
-                                                                 "Labels of this sample"])
-        with scores_tab:
-            _score_panel(question_id, method, author, panel["sample_scores"])
-        with claims_tab:
-            _claims_panel(question_id, method, author, panel["sample_claims"])
-        with tags_tab:
-            _tags_panel(question_id, method, author)
-        with history_tab:
-            if panel["sample_labels"].empty:
-                st.caption("No labels yet.")
-            else:
-                st.dataframe(panel["sample_labels"], hide_index=True, width="stretch")
+        what, labels = st.columns([1, 1])
+        with what:  # what is labelled: the question, the reference, the answer with its claims by verdict
+            st.html(hl.text_box(text["question"], label="Question"))
+            st.html(hl.text_box(text["reference"], label="Reference answer"))
+            st.html(hl.caption(f"Answer of {method}") + hl.legend()
+                    + hl.highlight(text["answer"], hl.claim_marks(panel["sample_answer_claims"],
+                                                                  panel["sample_chunks"]), column=0))
+            if st.button("Open on Claims", key="ea-open", type="primary"):
+                open_question(question_id)
+        with labels:  # its labels, the chunks first: a claim's verdict is against them
+            author = _author()
+            chunks_tab, scores_tab, claims_tab, tags_tab, history_tab = st.tabs(
+                [f"Retrieved chunks ({len(panel['sample_chunks'])})", "Scores", "Claim verdicts", "Tags and note",
+                 "Labels of this sample"])
+            with chunks_tab:
+                # the cards the answer's claim links [n] above jump to
+                st.html(hl.chunk_cards(hl.cards(panel["sample_chunks"]), column=0))
+            with scores_tab:
+                _score_panel(question_id, method, author, panel["sample_scores"])
+            with claims_tab:
+                _claims_panel(question_id, method, author, panel["sample_claims"])
+            with tags_tab:
+                _tags_panel(question_id, method, author)
+            with history_tab:
+                if panel["sample_labels"].empty:
+                    st.caption("No labels yet.")
+                else:
+                    st.dataframe(panel["sample_labels"], hide_index=True, width="stretch")
 
 # -- judge-human agreement -----------------------------------------------------------------------------
 
@@ -264,7 +284,9 @@ else:
         gap_event = st.dataframe(shown.drop(columns=["dimension", "metric"]).dropna(axis=1, how="all"),
                                  hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                                  key=f"ea-humans-gaps-{picked}",
-                                 column_config={"question": st.column_config.TextColumn(width="large")})
+                                 # question, method and the sort metric in view at 1400 px (long method names cut short)
+                         column_config={"question": st.column_config.TextColumn(width="medium", pinned=True),
+                                        "method": st.column_config.TextColumn(width="medium")})
         st.caption("Ratings: largest |rank difference| first (the item's percentile rank under the metric minus under "
                    "the mean human rating; + means the judge ranks it higher than people do). Labels: the items "
                    "whose judge label is not the humans' majority. Click a row to open the question on **Claims**.")

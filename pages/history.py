@@ -10,17 +10,26 @@ from evaluators.queries import OWN, VIEWS
 from evaluators.metrics.registry import in_catalogue_order
 from evaluators.queries import history as q
 from evaluators.queries.compare import ALPHA
-from ui.common import current_run, downloads, how_computed, md_escape as md, plotly_config, run_header, store
-from evaluators.figures import plot_label as label, plot_wrap as wrap
+from evaluators.queries.compare import run_methods
+from ui.common import (current_run, downloads, how_computed, md_escape as md, plotly_config, run_header,
+                       stop_without_scores, store)
+from evaluators.figures import method_colours, plot_label as label, plot_wrap as wrap
 
-PALETTE = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 CHANGE_COLOURS = {"better": "#1a7f37", "worse": "#cf222e"}
 
 run = current_run()
 run_id = run["run_id"]
 run_header("History", run)
 runs = q.golden_runs(store(), run_id)
-if len(runs) < 2:
+scored = run_id in set(runs["run_id"])
+if not scored and len(runs) < 2:
+    # Nothing of this run is scored yet: it is not "the only run with scores", and with fewer than two other runs
+    # that have scores there is no history to show either.
+    stop_without_scores(run)
+if not scored:
+    st.info(f"This run has no scores yet (status: {run['status']}), so it is not among the points below; they are "
+            f"the {len(runs)} other runs with scores on its golden set.")
+elif len(runs) < 2:
     st.info("This is the only run with scores on its golden set, so there is no history yet. Evaluate new outputs "
             "against the same golden set on **Evaluate**: each run then adds a point here.")
     st.stop()
@@ -30,6 +39,8 @@ known_methods = sorted(cells["method"].unique())
 known_metrics = in_catalogue_order(cells["metric"].unique())
 top = st.columns([2, 3, 2])
 methods = top[0].multiselect("Methods", known_methods, default=known_methods, key="hist_methods")
+# The run's colours (as on its Overview), the methods of other runs of the golden set after them
+colours = method_colours(run_methods(store(), run_id), others=known_methods)
 metrics = top[1].multiselect("Metrics", known_metrics, default=q.default_metrics(known_metrics), key="hist_metrics",
                              help="Opens on the headline metrics: the seeds' primary scores.")
 scale = top[2].radio("Show scores in", VIEWS, key="hist_view")
@@ -49,11 +60,11 @@ st.caption(f"{len(runs)} runs on this golden set, oldest first. A point: the mea
 ticks = [wrap(f"{p}. {name}", width=28, max_lines=3) for p, name in zip(runs["position"], runs["name"])]
 for metric in metrics:
     figure = go.Figure()
-    for i, method in enumerate(methods):
+    for method in methods:
         line = points[(points["metric"] == metric) & (points["method"] == method)]
         figure.add_trace(go.Scatter(
             x=line["position"], y=line["mean"], mode="lines+markers", name=label(method),
-            marker={"color": PALETTE[i % len(PALETTE)]},
+            marker={"color": colours[method]}, line={"color": colours[method]},
             error_y={"type": "data", "symmetric": False, "array": line["ci_high"] - line["mean"],
                      "arrayminus": line["mean"] - line["ci_low"]},
             customdata=list(zip(line["run_id"], line["n"])),

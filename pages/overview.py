@@ -26,6 +26,8 @@ if description:
 metric_ids = run_metrics(store(), run_id)
 if not metric_ids:
     stop_without_scores(run)
+notice = st.container()  # a partial run says so first; filled from the view's `progress` below
+colours = figures.method_colours(run_methods(store(), run_id))  # one colour per method in every chart of the run
 
 # The headline's control sits with it; its tables are drawn once the controls below it are read too.
 headline_area = st.container()
@@ -48,6 +50,15 @@ metric = st.selectbox("Metric", metric_ids, index=metric_ids.index(q.default_met
 tables = q.view(store(), run_id, question_type=chosen_type, scale=view, metric=metric,
                 baseline=None if against == LEADER else against)
 
+with notice:
+    state = tables["progress"].iloc[0] if len(tables["progress"]) else None
+    if state is not None and state["partial"]:  # cancelled, interrupted, stopped at its budget or still running: its numbers are so far
+        st.warning(md_escape(f"Partial results: this run {state['state']}. {state['samples scored']:,} of "
+                             f"{state['samples']:,} samples are scored ({state['cells stored']:,} of "
+                             f"{state['cells']:,} cells); every number below is over the cells scored so far.")
+                   + (" Resume it on **Evaluate**." if state["status"] not in ("queued", "running") else ""),
+                   icon=":material/hourglass_bottom:")
+
 with above:
     table = tables["metrics"]
     st.subheader("Every metric, per method")
@@ -57,13 +68,13 @@ with above:
     downloads(table.reset_index(), f"{run_id}-overview", "overview")
 
     st.subheader("Verdicts, classes and grades")
-    for col, (label_metric, title) in zip(st.columns(3), LABEL_TITLES.items()):
-        col.markdown(f"**{title}**")
+    # One table under the other, each the page's width: side by side, three tables of a method name and up to 7
+    # counts were cut at 1400 px (their last columns scrolled out of sight).
+    for label_metric, title in LABEL_TITLES.items():
         labels = tables[label_metric]
-        if labels.empty:
-            col.caption("not scored in this run")
-        else:
-            col.dataframe(labels, width="stretch")
+        st.markdown(f"**{title}**" + (": not scored in this run" if labels.empty else ""))
+        if not labels.empty:
+            st.dataframe(labels, width="stretch", key=f"labels-{label_metric}")
 
     spread = tables["repeatability"]
     if not spread.empty:
@@ -81,7 +92,8 @@ with headline_area:
         st.caption("This run scored none of the headline metrics (" + ", ".join(q.HEADLINE) + "): see every "
                    "metric below.")
     else:
-        st.plotly_chart(figures.headline(scores), config=plotly_config(f"{run_id}-headline"), key="headline-chart")
+        st.plotly_chart(figures.headline(scores, colours), config=plotly_config(f"{run_id}-headline"),
+                        key="headline-chart")
         st.caption("All questions of the run; each bar is a method's mean with its 95% interval (hover: n scored of "
                    "all). Pass rate: the share of `pass` verdicts (seed 001); correct answers: the share classed "
                    "CORRECT (seed 003).")
@@ -109,12 +121,14 @@ bars = tables["by_question_type_chart"]
 figure = go.Figure()
 for method in sorted(bars["method"].unique()):
     part = bars[bars["method"] == method]
-    figure.add_bar(name=method, x=part["question_type"], y=part["mean"],
+    figure.add_bar(name=figures.plot_label(method), x=[figures.plot_label(t) for t in part["question_type"]],
+                   y=part["mean"],
+                   marker_color=colours.get(method),
                    error_y={"type": "data", "symmetric": False, "array": part["ci_high"] - part["mean"],
                             "arrayminus": part["mean"] - part["ci_low"]},
                    customdata=part[["n_scored", "n_total"]],
-                   hovertemplate="%{x}<br>mean %{y:.3f}<br>n %{customdata[0]}/%{customdata[1]}<extra>" + method
-                                 + "</extra>")
+                   hovertemplate="%{x}<br>mean %{y:.3f}<br>n %{customdata[0]}/%{customdata[1]}<extra>"
+                                 + figures.plot_label(method) + "</extra>")
 figure.update_layout(barmode="group", height=380, margin={"t": 30, "b": 10}, yaxis_title=f"{metric} ({view})",
                      legend_title="method")
 st.plotly_chart(figure, config=plotly_config(f"{run_id}-{metric}-by-type"))

@@ -96,7 +96,13 @@ def test_a_run_without_scores_says_so(app, tmp_path):
     outputs = store.save_dataset(loaders.load(demo.DEMO_OUTPUTS, role="outputs")).dataset_id
     run_id = engine.create_run(store, golden_dataset_id=golden, outputs_dataset_ids=[outputs], name="empty",
                                metrics=["exact_match"])
-    fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)  # a new session: newest run first
+    fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)  # a new session: not on an unfinished run
+    fresh.run()
+    assert not fresh.exception, fresh.exception
+    opened = fresh.session_state["run_id"]
+    assert fresh.sidebar.selectbox[0].value == opened != run_id and store.run(opened)["status"] == "finished"
+    fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    fresh.session_state["run_id"] = run_id  # the run picked in the sidebar
     fresh.run()
     assert not fresh.exception, fresh.exception
     assert fresh.sidebar.selectbox[0].value == run_id

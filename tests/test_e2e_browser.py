@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from evaluators.demo import ARAGOG, CLAPNQ, DEMO_GOLDEN, DEMO_OUTPUTS
 
@@ -92,9 +93,18 @@ def chromium() -> Iterator[Page]:
 
 
 @pytest.fixture(scope="module")
-def page(server):
-    with chromium() as page:
-        yield page
+def browser():
+    """The module's one Chromium (playwright's sync API runs one instance per thread at a time)."""
+    with chromium() as first:
+        yield first.context.browser
+
+
+@pytest.fixture(scope="module")
+def page(server, browser):
+    page = browser.new_page(viewport={"width": 1500, "height": 1000})
+    page.set_default_timeout(TIMEOUT_MS)
+    yield page
+    page.close()
 
 
 def _open(page: Page, server: str, path: str = "") -> None:
@@ -276,3 +286,137 @@ def test_error_analysis_shows_judge_vs_humans_on_the_clapnq_demo(page, server):
     expect(page.get_by_text("Per human dimension and matching metric")).to_be_visible()
     assert page.locator("[data-testid='stException']").count() == 0
     page.screenshot(path=str(SHOTS / "06-judge-vs-humans.png"), full_page=True)
+
+
+# -- every screen at two widths in both themes ------------------------------------------------------------------
+
+THEMES = ("light", "dark")
+WIDTHS = (1400, 1920)
+SCREENS = (("Overview", ""), ("Compare", "compare"), ("History", "history"), ("Claims", "claims"),
+           ("Correlations", "correlations"), ("Error analysis", "error_analysis"), ("Data", "data"),
+           ("Evaluate", "evaluate"))
+RESULTS = {"", "compare", "history", "claims", "correlations", "error_analysis"}
+FIRST_COLUMNS = 3  # a table's first columns, always wholly in view (its name or question, then what it says of it)
+FITTING_COLUMNS = 8  # a result table this narrow shows every column when it has the page's width (>= 800 px)
+MIN_CONTRAST = 4.5  # WCAG 2 AA, normal text
+
+# Per st.dataframe (a canvas: glide-data-grid): its column count, the columns it draws (glide keeps an accessible
+# table of the cells in view: one <th> per column at least partly visible, numbered by aria-colindex), its content
+# width and its viewport's.
+TABLES_JS = """() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].map(frame => {
+    const grid = frame.querySelector('[role=grid]'), scroller = frame.querySelector('.dvn-scroller');
+    if (!frame.checkVisibility() || !grid) return null;  // in a closed expander or another tab
+    return {columns: +grid.getAttribute('aria-colcount'),
+            drawn: [...grid.querySelectorAll('thead th')].map(h => [+h.getAttribute('aria-colindex'), h.textContent]),
+            content: scroller.scrollWidth, width: scroller.clientWidth};
+})"""
+# The highlighted claims of the answers: each one's text colour and background, as the browser computed them.
+MARKS_JS = """() => [...document.querySelectorAll('mark')].map(m => {
+    const style = getComputedStyle(m);
+    return {text: m.textContent.slice(0, 40), color: style.color, background: style.backgroundColor};
+})"""
+
+
+def _luminance(rgb: str) -> float:
+    """WCAG 2's relative luminance of a CSS rgb()/rgba() colour."""
+    channels = [int(c) / 255 for c in re.findall(r"[\d.]+", rgb)[:3]]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(foreground: str, background: str) -> float:
+    """WCAG 2's contrast ratio of two colours, 1 to 21."""
+    light, dark = sorted((_luminance(foreground), _luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_contrast_of_wcag_examples():
+    assert contrast("rgb(0, 0, 0)", "rgb(255, 255, 255)") == pytest.approx(21)
+    assert contrast("rgb(118, 118, 118)", "rgba(255, 255, 255, 1)") == pytest.approx(4.54, abs=0.01)  # #767676
+
+
+def _cut_tables(page: Page, path: str) -> list[str]:
+    """The tables of the screen whose first columns are not wholly in view, or (a result table of at most
+    FITTING_COLUMNS columns at the page's width) that scroll sideways: what is wrong with each."""
+    frames = page.locator("[data-testid='stDataFrame']")
+    for i in range(frames.count()):  # drawn when scrolled into view (not those in a closed expander or tab)
+        if frames.nth(i).is_visible():
+            frames.nth(i).scroll_into_view_if_needed()
+            with contextlib.suppress(PlaywrightTimeout):  # one hidden as the page redraws: not measured
+                frames.nth(i).locator("[role=grid]").wait_for(state="attached", timeout=15_000)
+    wrong = []
+    for table in filter(None, page.evaluate(TABLES_JS)):
+        drawn = sorted(table["drawn"])
+        names = [name for _, name in drawn]
+        first = min(FIRST_COLUMNS, table["columns"])
+        scrolls = table["content"] > table["width"] + 1
+        # the first columns drawn from the left; if the table scrolls, one more after them, so they are whole
+        if [i for i, _ in drawn[:first]] != list(range(1, first + 1)) or (scrolls and len(drawn) <= first):
+            wrong.append(f"first columns cut: {names} drawn of {table['columns']}, {table['width']} px wide")
+        elif (path in RESULTS and scrolls and table["columns"] <= FITTING_COLUMNS and table["width"] >= 800):
+            wrong.append(f"{table['columns']} columns need {table['content']} px of {table['width']}: {names}")
+    return wrong
+
+
+def _shoot(page: Page, name: str, width: int) -> None:
+    """A screenshot of the whole screen: the viewport as tall as Streamlit's scrolling container's content, once
+    that has stopped growing (charts and tables are laid out after the script run)."""
+    height = -1
+    for _ in range(12):
+        page.wait_for_timeout(600)
+        now = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+        if now == height:
+            break
+        height = now
+    page.set_viewport_size({"width": width, "height": min(max(height, 900), 16000)})
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(SHOTS / name))
+    page.set_viewport_size({"width": width, "height": 1200})
+
+
+@pytest.fixture(scope="module", params=THEMES)
+def themed(request, tmp_path_factory, all_demos_db_file):
+    """(theme, URL): the app on a private copy of the demo database in Streamlit's light or dark theme."""
+    db = tmp_path_factory.mktemp(f"e2e-{request.param}") / "themed.duckdb"
+    shutil.copy(all_demos_db_file, db)
+    with serving(db, "--theme.base", request.param) as url:
+        yield request.param, url
+
+
+def test_every_screen_reads_well_at_1400_and_1920_px_in_both_themes(themed, browser):
+    """Each screen at both widths: no error, no table whose first columns are cut, the highlighted claims of the
+    answers on Claims and in Error analysis' selected sample readable (WCAG contrast >= 4.5:1 with their
+    background); a screenshot of each in tests/e2e/screenshots/<theme>-<width>-<screen>.png for a person to look
+    at (Error analysis with its first sample selected)."""
+    theme, url = themed
+    problems = []
+    page = browser.new_page(viewport={"width": WIDTHS[0], "height": 1200})
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 1200})
+            for title, path in SCREENS:
+                _open(page, url, path)
+                expect(page.get_by_role("heading", name=title).first).to_be_visible()
+                assert page.locator("[data-testid='stException']").count() == 0, (theme, width, title)
+                assert page.locator("[data-testid='stAppDeployButton']").count() == 0  # client.toolbarMode viewer
+                # plotly's chunk loads lazily: wait until every chart is drawn
+                page.wait_for_function("[...document.querySelectorAll('.stPlotlyChart')]"
+                                       ".every(chart => chart.querySelector('.main-svg'))")
+                problems += [f"{theme} {width} px {title}: {p}" for p in _cut_tables(page, path)]
+                if path == "error_analysis":  # the first sample of the list: its answer, reference and chunks
+                    grid = page.locator("[data-testid='stDataFrame']").first.bounding_box()
+                    page.mouse.click(grid["x"] + 16, grid["y"] + 35 + 17)  # its row's checkbox (a canvas)
+                    _settle(page)
+                    expect(page.get_by_text("Reference answer").first).to_be_visible()
+                if path == "claims":
+                    page.locator("mark").first.wait_for()  # the answers of the first question, claims highlighted
+                if path in ("claims", "error_analysis"):  # (the worst sample's answer may have no claim to mark)
+                    marks = page.evaluate(MARKS_JS)
+                    problems += [f"{theme} {width} px {title}: {m['text']!r} {m['color']} on {m['background']}: "
+                                 f"contrast {contrast(m['color'], m['background']):.1f}"
+                                 for m in marks if contrast(m["color"], m["background"]) < MIN_CONTRAST]
+                _shoot(page, f"{theme}-{width}-{path or 'overview'}.png", width)
+    finally:
+        page.close()
+    assert not problems, "\n".join(problems)

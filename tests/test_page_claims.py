@@ -182,3 +182,24 @@ def test_a_run_with_repeats_stores_every_reply_and_both_screens_show_the_spread(
     scores = q.view(store, run_id)["scores"].set_index("metric")
     assert scores.loc["judge_overall", "judge replies"] == "3, 4, 5"
     assert scores.loc["verdict", "value"] == "pass"  # the label of the mean overall 4, read back from the store
+
+
+def test_the_search_finds_questions_by_their_answers_too(app_at):
+    """Text found only in an answer (not in any question's id or text) finds that answer's question."""
+    at = app_at()
+    run_id, questions = _demo_questions(app_at.db)
+    keep_run(at, run_id)
+    at.switch_page("pages/claims.py").run()
+    cur = open_store(app_at.db).cursor()
+    answer = cur.execute("SELECT answer FROM rag_outputs WHERE question_id = ? AND length(answer) > 60 LIMIT 1",
+                         [questions[60]]).fetchall()[0][0]
+    phrase = answer[20:50]
+    expected = sorted(r for r, in cur.execute(
+        """SELECT DISTINCT g.question_id FROM golden_items g JOIN rag_outputs o USING (question_id)
+           WHERE contains(lower(o.answer), lower(?)) OR contains(lower(g.question), lower(?))""",
+        [phrase, phrase]).fetchall())
+    assert questions[60] in expected
+    at.text_input(key="claims-search").set_value(phrase.upper()).run()  # case-insensitive
+    assert not at.exception, at.exception
+    options = at.selectbox(key="claims-question").options
+    assert [o.split(" · ")[0] for o in options] == expected

@@ -2,6 +2,7 @@
 the stored list shown, uploads read and previewed, problems listed with file, row and field, the column-mapping
 step, storing once (content hash), human labels imported."""
 import json
+import re
 from pathlib import Path
 
 from evaluators.queries import datasets as qd
@@ -30,6 +31,22 @@ def _stored(at):
 
 def _captions(at):
     return [c.value for c in at.caption]
+
+
+def _problems(at) -> list:
+    """The problem lists shown (st.table: each message whole and wrapped), one DataFrame each, as the loader wrote
+    them: st.table reads cells as markdown, so the page escapes them; `row` back to a number (NA: none)."""
+    import pandas as pd
+
+    lists = []
+    for table in at.table:
+        frame = table.value
+        if list(frame.columns) != ["file", "row", "field", "message"]:
+            continue
+        frame = frame.map(lambda v: re.sub(r"\\(.)", r"\1", str(v)))
+        frame["row"] = pd.array([int(r) if r else None for r in frame["row"]], dtype="Int64")
+        lists.append(frame)
+    return lists
 
 
 def test_the_screen_shows_the_stored_datasets_of_the_view(app_at):
@@ -100,7 +117,7 @@ def test_a_malformed_file_lists_every_problem_with_file_row_and_field_and_nothin
     at = _upload(app_at("pages/data.py"), _file(MALFORMED / "empty_question.csv"),
                  _file(MALFORMED / "duplicate_ids.csv"))
     assert len(at.error) == 2 and "nothing is stored" in at.error[0].value
-    problems = [d.value for d in at.dataframe if list(d.value.columns) == ["file", "row", "field", "message"]]
+    problems = _problems(at)
     assert len(problems) == 2
     empty, duplicate = (p.iloc[0] for p in problems)
     assert (empty["file"], empty["row"], empty["field"]) == ("empty_question.csv", 2, "question")
@@ -116,7 +133,7 @@ def test_deeply_nested_json_is_listed_as_a_problem_not_a_traceback(app_at):
     at = _upload(app_at("pages/data.py"), _file(MALFORMED / "deep_brackets.json"), _file(MALFORMED / "deep_nesting.jsonl"),
                  _file(MALFORMED / "deep_contexts.csv"))
     assert len(at.error) == 3 and all("nothing is stored" in e.value for e in at.error)
-    problems = [d.value.iloc[0] for d in at.dataframe if list(d.value.columns) == ["file", "row", "field", "message"]]
+    problems = [p.iloc[0] for p in _problems(at)]
     assert [(p["file"], p["row"], p["field"]) for p in problems] == [
         ("deep_brackets.json", 1, ""), ("deep_nesting.jsonl", 2, "contexts"), ("deep_contexts.csv", 1, "contexts")]
     assert all("nested more than 64 levels deep" in p["message"] for p in problems)
@@ -127,7 +144,7 @@ def test_files_in_other_encodings_are_read_with_the_encoding_their_problem_advis
     import re
 
     at = _upload(app_at("pages/data.py"), _file(MALFORMED / "cp1252.csv"), _file(MALFORMED / "utf16.csv"))
-    messages = [d.value.iloc[0]["message"] for d in at.dataframe if "message" in d.value.columns]
+    messages = [p.iloc[0]["message"] for p in _problems(at)]
     advised = [re.search(r"Data screen: set Encoding to (\S+?)\)", m).group(1) for m in messages]
     assert advised == ["cp1252", "utf-16"]
     for name, encoding in zip(("cp1252.csv", "utf16.csv"), advised):
@@ -141,7 +158,7 @@ def test_files_in_other_encodings_are_read_with_the_encoding_their_problem_advis
 def test_unrecognised_columns_are_mapped_and_the_file_is_read_again(app_at):
     at = _upload(app_at("pages/data.py"), _file(MALFORMED / "german_headers.csv"))
     assert any("Map the file's columns" in w.value for w in at.warning)
-    problems = next(d.value for d in at.dataframe if "message" in d.value.columns)
+    problems = _problems(at)[0]
     assert set(problems["field"]) == {"reference", "answer"} and problems["row"].isna().all()
     assert "Columns found: Frage, Antwort_Text" in problems.iloc[0]["message"]
     reference = at.selectbox(key="data-german_headers.csv-map-reference")
@@ -166,7 +183,7 @@ def test_answers_to_questions_the_golden_set_lacks_block_storing_until_unchecked
     rows = [{"question_id": "Novel-73586ddc", "method": "m", "answer": "Cornish heath.", "contexts": []},
             {"question_id": "not-a-demo-question", "method": "m", "answer": "Truro.", "contexts": []}]
     at = _upload(app_at("pages/data.py"), ("answers.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode()))
-    problems = next(d.value for d in at.dataframe if "message" in d.value.columns)
+    problems = _problems(at)[0]
     assert len(problems) == 1
     problem = problems.iloc[0]
     assert (problem["file"], problem["row"], problem["field"]) == ("answers.jsonl", 2, "question_id")
@@ -212,7 +229,7 @@ def test_files_of_haystack_and_inspectorraget_are_read_as_they_are_and_stored(ap
 def test_a_bad_python_list_of_contexts_is_listed_with_its_row(app_at):
     text = HAYSTACK.read_text(encoding="utf-8").replace("['steps in our", "['steps in our', 42, '", 1)
     at = _upload(app_at("pages/data.py"), ("detailed_bad.csv", text.encode("utf-8")))
-    problems = next(d.value for d in at.dataframe if "message" in d.value.columns)
+    problems = _problems(at)[0]
     assert len(problems) == 1
     problem = problems.iloc[0]
     assert (problem["file"], problem["row"], problem["field"]) == ("detailed_bad.csv", 1, "contexts")
@@ -239,7 +256,7 @@ def test_importing_human_labels_lists_problems_then_stores_once(tmp_path, app_on
     at.button(key="labels-import").click().run()
     assert not at.exception, at.exception
     assert at.error and at.error[0].value.startswith("1 problem in this file: nothing was stored")
-    problems = next(d.value for d in at.dataframe if "message" in d.value.columns)
+    problems = _problems(at)[0]
     assert list(zip(problems["file"], problems["row"], problems["field"])) == [("ratings.csv", 2, "question_id")]
     count = lambda: open_store(db).cursor().execute("SELECT count(*) FROM annotations").fetchall()[0][0]  # noqa: E731
     assert count() == 0
@@ -270,7 +287,7 @@ def test_labels_in_another_encoding_are_imported_as_advised_and_skipped_ratings_
     at.file_uploader(key="labels-upload").set_value(("ratings.csv", data, "text/csv")).run()
     at.button(key="labels-import").click().run()
     assert not at.exception and at.error
-    message = next(d.value for d in at.dataframe if "message" in d.value.columns).iloc[0]["message"]
+    message = _problems(at)[0].iloc[0]["message"]
     advised = re.search(r"Data screen: set Encoding to (\S+?)\)", message).group(1)
     at.selectbox(key="labels-encoding").set_value(advised)
     at.button(key="labels-import").click().run()
@@ -278,3 +295,39 @@ def test_labels_in_another_encoding_are_imported_as_advised_and_skipped_ratings_
     assert at.success and at.success[0].value == md_escape(  # shown as written, never as markup
         "imported 6 ratings of 2 dimensions (correctness, faithfulness) by 2 annotators from ratings.csv into run "
         f"{run_id}; skipped 2 ratings with no value: 1 NaN (row 4), 1 blank (row 4)")
+
+
+def test_the_mapping_reports_missing_only_the_columns_that_are_missing(app_at):
+    """A golden set whose question column has another name: question_id and reference are recognised (and said so),
+    only the question is "required, not found"."""
+    text = "question_id,Frage,reference\nq1,Was ist die Hauptstadt von Cornwall?,Truro\n"
+    at = _upload(app_at("pages/data.py"), ("golden_frage.csv", text.encode()))
+    (problems,) = _problems(at)
+    assert list(problems["field"]) == ["question"]
+    field = lambda name: at.selectbox(key=f"data-golden_frage.csv-map-{name}")  # noqa: E731
+    assert "required, not found" in field("question").label
+    assert field("question").options[0] == "(recognised automatically): not found"
+    for name in ("question_id", "reference"):
+        assert "not found" not in field(name).label
+        assert field(name).options[0] == f"(recognised automatically): {name}"  # the file's column it is read from
+    field("question").set_value("Frage")
+    at.run()
+    assert not at.error and not _problems(at)
+    assert any("read as golden set, 1 questions" in c for c in _captions(at))
+
+
+def test_problem_messages_are_shown_whole_and_uploaded_text_in_them_stays_text(app_at):
+    """Each message in full (the loader's words, as the CLI prints them), in a table whose cells are markdown: the
+    file's text quoted in a message (a link, emphasis) is escaped, shown as written."""
+    from ui.common import md_escape
+
+    qid = "[x](javascript:alert(1))_**bold**_" + "long-" * 40
+    rows = [{"question_id": "Novel-73586ddc", "method": "m", "answer": "Cornish heath.", "contexts": []},
+            {"question_id": qid, "method": "m", "answer": "Truro.", "contexts": []}]
+    at = _upload(app_at("pages/data.py"), ("answers.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode()))
+    (table,) = [t.value for t in at.table]
+    raw = table.iloc[0]["message"]
+    assert f"'{md_escape(qid)}'" in raw and "[x](" not in raw and "**bold**" not in raw  # escaped markdown
+    (problems,) = _problems(at)
+    message = problems.iloc[0]["message"]
+    assert f"'{qid}'" in message and len(message) > 250  # the whole message, the id quoted in full

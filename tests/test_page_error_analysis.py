@@ -153,3 +153,56 @@ def test_uploaded_html_stays_inert_on_error_analysis(tmp_path, app_on):
     for row in range(len(_list(at)[0])):
         _select(at, row)
         _assert_page_is_inert(at)
+
+
+def _plain(markup: str) -> str:
+    """The text of st.html markup as written before it was marked up: tags dropped, entities read, and the claims'
+    labels (<sup>A1</sup>) and chunk links (<sub>[1]</sub>) the highlighting adds left out."""
+    import html
+    import re
+
+    markup = re.sub(r"<(sup|sub)\b.*?</\1>", "", markup, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+def test_the_list_shows_the_questions_and_a_selected_sample_shows_its_answer_reference_and_chunks(app_at):
+    at, run_id = _open(app_at)
+    table, _ = _list(at)
+    assert table.columns[0] == "question" and table.columns[1] == "method"  # the question's text first, not its id
+    golden = dict(_sql(app_at.db, "SELECT question_id, question FROM golden_items"))
+    assert list(table["question"]) == [golden[q] for q in table["question_id"]]
+
+    _select(at, 1)
+    qid, method = table["question_id"].iloc[1], table["method"].iloc[1]
+    (answer, contexts), = _sql(app_at.db, "SELECT o.answer, o.contexts FROM rag_outputs o JOIN runs r ON "
+                                          "list_contains(r.outputs_dataset_ids, o.dataset_id) WHERE r.run_id = ? AND "
+                                          "o.question_id = ? AND o.method = ?", run_id, qid, method)
+    (question, reference), = _sql(app_at.db, "SELECT question, reference FROM golden_items WHERE question_id = ?",
+                                  qid)
+    shown = [_plain(h.value) for h in at.html]
+    assert any(question in s for s in shown) and any(reference in s for s in shown)
+    assert any(answer in s for s in shown)  # whole, its claims marked inside it
+    assert contexts and all(any(c["text"] in s for s in shown) for c in contexts)  # every retrieved chunk
+    assert f"Retrieved chunks ({len(contexts)})" in [t.label for t in at.tabs]
+
+
+def test_the_search_keeps_the_samples_whose_question_or_answer_holds_the_text(app_at):
+    at, run_id = _open(app_at)
+    (answer,), = _sql(app_at.db, "SELECT answer FROM rag_outputs WHERE length(answer) > 80 "
+                                 "ORDER BY question_id, method LIMIT 1")
+    phrase = answer[30:55]
+    expected = set(_sql(app_at.db, """
+        SELECT DISTINCT s.question_id, s.method FROM scores s JOIN runs r USING (run_id)
+        JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = s.question_id
+        JOIN rag_outputs o ON list_contains(r.outputs_dataset_ids, o.dataset_id) AND o.question_id = s.question_id
+             AND o.method = s.method
+        WHERE s.run_id = ? AND (contains(lower(o.answer), lower(?)) OR contains(lower(g.question), lower(?)))""",
+                        run_id, phrase, phrase))
+    assert expected
+    at.text_input(key="ea-search").set_value(phrase.upper()).run()  # case-insensitive
+    assert not at.exception, at.exception
+    table, _ = _list(at)
+    assert set(zip(table["question_id"], table["method"])) == expected
+    assert any(c.value.startswith(f"{len(expected)} samples match") for c in at.caption)
+    at.text_input(key="ea-search").set_value("no answer or question says this").run()
+    assert any("No sample matches these filters and the search" in w.value for w in at.warning)

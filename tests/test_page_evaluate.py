@@ -322,8 +322,16 @@ def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_
                                   "NOT cached", [run_id]).fetchall()[0]
     line = md_escape(prices.spent_text(prices.cost(*paid, prices.Price(2, 8)), prices.Price(2, 8), "test-model"))
     assert paid[0] > 0 and line in [c.value for c in at.caption]
-    # AppTest draws the sidebar of an st.navigation app in its first run only: a fresh session, on the newest run.
-    sidebar = [c.value for c in app_at().sidebar.caption]
+    # AppTest draws the sidebar of an st.navigation app in its first run only: a fresh session, on this run (picked:
+    # a session opens on the newest finished run of 20 samples or more, the demo's).
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import ROOT
+
+    fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    fresh.session_state["run_id"] = run_id
+    fresh.run()
+    sidebar = [c.value for c in fresh.sidebar.caption]
     assert sidebar[0].startswith("finished · judge openai · test\\-model") and line in sidebar
     stored = store.cursor().execute("SELECT string_agg(coalesce(request, '') || coalesce(response, '') || "
                                     "coalesce(error, ''), '') FROM judge_calls WHERE run_id = ?", [run_id]).fetchall()

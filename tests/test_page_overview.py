@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evaluators import queries
 from evaluators.queries import PERCENT, compare
 from evaluators.queries import overview as q
 from evaluators.store import open_store
@@ -88,3 +89,84 @@ def test_the_headline_draws_the_views_scores_and_says_compares_numbers(app_at):
     shown = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith("- ")]
     assert shown == ["- " + f for f in findings["sentence"]]
     assert shown[0] == f"- Each method is compared with {others[0]}."
+
+
+def _unescaped(text: str) -> str:
+    return text.replace("\\", "")
+
+
+def test_a_cancelled_run_says_its_results_are_partial_and_how_much_is_scored(app_at):
+    from evaluators.store import close_store
+
+    at = app_at()
+    assert not [w for w in at.warning if "Partial results" in w.value]  # a finished run: no notice
+    store = open_store(app_at.db)
+    run_id = at.session_state["run_id"]
+    cur = store.cursor()
+    # As a run cancelled mid-way leaves it: the last 40 questions never scored, one more sample half scored
+    cur.execute("DELETE FROM scores WHERE run_id = $r AND question_id IN (SELECT DISTINCT question_id FROM scores "
+                "WHERE run_id = $r ORDER BY question_id DESC LIMIT 40)", {"r": run_id})
+    cur.execute("DELETE FROM scores WHERE run_id = $r AND (question_id, method, metric) IN (SELECT (question_id, "
+                "method, metric) FROM scores WHERE run_id = $r ORDER BY question_id, method, metric LIMIT 3)",
+                {"r": run_id})
+    cur.execute("UPDATE runs SET status = 'cancelled' WHERE run_id = ?", [run_id])
+    (samples, metrics), = cur.execute("SELECT n_samples, len(metrics) FROM runs WHERE run_id = ?", [run_id]).fetchall()
+    (stored,), = cur.execute("SELECT count(*) FROM scores WHERE run_id = ?", [run_id]).fetchall()
+    (complete,), = cur.execute("SELECT count(*) FROM (SELECT question_id, method FROM scores WHERE run_id = ? "
+                               "GROUP BY ALL HAVING count(*) = ?)", [run_id, metrics]).fetchall()
+    assert samples == 206 and complete == 206 - 2 * 40 - 1
+    close_store(app_at.db)
+    at = app_at()
+    notices = [_unescaped(w.value) for w in at.warning if "Partial results" in w.value]
+    assert notices == [f"Partial results: this run was cancelled. {complete:,} of {samples:,} samples are scored "
+                       f"({stored:,} of {samples * metrics:,} cells); every number below is over the cells scored so "
+                       "far. Resume it on **Evaluate**."]
+
+
+def test_a_new_session_opens_on_the_newest_finished_run_that_is_not_a_try_out(app_at):
+    from evaluators import evaluate
+    from evaluators.store import close_store
+
+    store = open_store(app_at.db)
+    (demo_run,), = store.cursor().execute("SELECT run_id FROM runs").fetchall()
+    golden = [{"question_id": "t1", "question": "Where is Truro?", "reference": "In Cornwall."},
+              {"question_id": "t2", "question": "What is Truro?", "reference": "A city."}]
+    tiny = evaluate(golden, {"smoke": [{"question_id": "t1", "answer": "Cornwall.", "contexts": ["Truro, Cornwall"]},
+                                       {"question_id": "t2", "answer": "A city.", "contexts": ["Truro is a city"]}]},
+                    db=app_at.db, metrics=["exact_match"], name="two-sample try-out").run_id
+    close_store(app_at.db)
+    at = app_at()
+    assert queries.runs(open_store(app_at.db))["run_id"].iloc[0] == tiny  # the newest, yet not the one opened
+    assert at.session_state["run_id"] == demo_run and at.title[0].value == "Overview"
+    assert at.sidebar.selectbox[0].value == demo_run
+
+
+def test_the_default_run_is_the_newest_finished_one_of_20_samples_or_more():
+    frame = lambda *rows: pd.DataFrame(rows, columns=["run_id", "status", "n_samples"])  # noqa: E731  (newest first)
+    assert queries.default_run(frame(("tiny", "finished", 2), ("cut", "cancelled", 400), ("big", "finished", 206),
+                                     ("older", "finished", 500))) == "big"
+    assert queries.default_run(frame(("tiny", "finished", 2), ("tinier", "finished", 1))) == "tiny"
+    assert queries.default_run(frame(("queued", "queued", 428), ("cut", "cancelled", 3))) == "queued"  # a first start
+    assert queries.default_run(frame()) is None
+
+
+def test_one_colour_per_method_in_every_chart_of_the_run(app_at):
+    from evaluators import figures
+
+    at = app_at()
+    methods = compare.run_methods(open_store(app_at.db), at.session_state["run_id"])
+    expected = figures.method_colours(methods)
+    assert len(set(expected.values())) == len(methods) == 2
+    for chart in at.get("plotly_chart"):  # the headline and the chart by question type
+        traces = json.loads(chart.proto.spec)["data"]
+        assert {t["name"]: t["marker"]["color"] for t in traces} == expected
+
+
+def test_method_colours_do_not_depend_on_the_order_or_the_methods_a_chart_shows():
+    from evaluators import figures
+
+    run = figures.method_colours(["b", "a", "c"])
+    assert run == figures.method_colours(["c", "b", "a"]) and list(run) == ["a", "b", "c"]
+    assert len(set(run.values())) == 3 and not {figures.GREEN, figures.RED} & set(run.values())
+    with_others = figures.method_colours(["b", "a", "c"], others=["a", "0-older"])  # another run's method after
+    assert {m: with_others[m] for m in run} == run and with_others["0-older"] not in run.values()

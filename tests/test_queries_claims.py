@@ -101,7 +101,9 @@ def test_question_options_search_and_neighbours(payload_db):
     assert list(options["question_id"]) == ["q1", "q2", "q3"] and total == 3
     assert options.set_index("question_id").loc["q3", "question_type"] == ""
     found, total = q.question_options(store, run_id, "SCRIPT>")  # case-insensitive, literal (no LIKE wildcards)
-    assert list(found["question_id"]) == ["q2"] and total == 1
+    assert list(found["question_id"]) == ["q1", "q2"] and total == 2  # q2's question, and q1's answer of basic
+    assert list(q.question_options(store, run_id, "GREY STONE")[0]["question_id"]) == ["q1"]  # an answer only
+    assert list(q.question_options(store, run_id, "don't know")[0]["question_id"]) == ["q3"]
     assert q.question_options(store, run_id, "%")[1] == 0
     limited, total = q.question_options(store, run_id, "", limit=2)
     assert len(limited) == 2 and total == 3

@@ -158,8 +158,9 @@ def test_the_view_lists_the_worst_samples_first_with_the_count_of_all(demo):
                            "metric = 'judge_overall' ORDER BY norm, question_id, method LIMIT 100", run_id)
     assert list(zip(table["question_id"], table["method"], table["judge_overall"])) == \
         [(qid, m, round(v, 3)) for qid, m, v in expected]
-    assert list(table.columns[:3]) == ["question_id", "method", "judge_overall"]  # scores in the first columns
-    assert list(table.columns[-4:]) == ["failed cells", "labels", "question_type", "question"]
+    # the question's text and the method first, then the scores; the question's id last
+    assert list(table.columns[:3]) == ["question", "method", "judge_overall"]
+    assert list(table.columns[-4:]) == ["failed cells", "labels", "question_type", "question_id"]
     assert len(q.sample_table(store, run_id, limit=None)[0]) == 206  # what "Export all" downloads
     assert list(tables)[:2] == ["matches", "samples"] and "sample_scores" not in tables  # no sample selected
 
@@ -221,7 +222,16 @@ def test_the_selected_samples_panel(demo):
     store.add_annotation(run_id=run_id, question_id=qid, method=method, author="Ada", metric="judge_overall",
                          override_value=4.5, judge_value=judge)
     tables = q.view(store, run_id, question_id=qid, method=method)
-    assert list(tables)[:5] == ["matches", "samples", "sample_scores", "sample_claims", "sample_labels"]
+    assert list(tables)[:8] == ["matches", "samples", "sample_text", "sample_answer_claims", "sample_chunks",
+                                "sample_scores", "sample_claims", "sample_labels"]
+    text = tables["sample_text"].iloc[0]
+    (question, reference), = _sql(store, "SELECT question, reference FROM golden_items WHERE question_id = ?", qid)
+    (answer, contexts), = _sql(store, "SELECT o.answer, o.contexts FROM rag_outputs o JOIN runs r ON list_contains("
+                                      "r.outputs_dataset_ids, o.dataset_id) WHERE r.run_id = ? AND o.question_id = ? "
+                                      "AND o.method = ?", run_id, qid, method)
+    assert (text["question"], text["reference"], text["answer"]) == (question, reference, answer)
+    assert tables["sample_chunks"]["text"].tolist() == [c["text"] for c in contexts]  # in rank order
+    assert tables["sample_answer_claims"]["claim"].iloc[0] == "A1"
     scores = tables["sample_scores"].set_index("metric")
     assert scores.loc["judge_overall", "human"] == "4.5" and scores.loc["judge_overall", "by"] == "Ada"
     assert scores.loc["judge_overall", "judge"] == str(round(judge, 3))  # the judge's value beside

@@ -76,7 +76,7 @@ def t_interval(values, low=0.0, width=1.0) -> str:
 def test_the_metric_table_has_each_methods_mean_ci_and_n(small):
     store, run_id = small
     tables = q.view(store, run_id)
-    assert list(tables) == ["headline", "findings", "judge", "agreement", "metrics", "verdict", "answer_class",
+    assert list(tables) == ["progress", "headline", "findings", "judge", "agreement", "metrics", "verdict", "answer_class",
                             "accuracy_grade", "repeatability", "by_question_type_chart", "by_question_type"]
     table = tables["metrics"]
     assert list(table.index) == ["rouge_l", "judge_overall", "verdict"]  # catalogue order
@@ -139,11 +139,30 @@ def test_bad_options_name_what_is_allowed(small):
         q.view(store, run_id, metric="faithfulness")
 
 
+def test_progress_says_how_much_of_a_stopped_run_is_scored(tmp_path):
+    store, run_id = small_run(tmp_path)
+    try:
+        done = q.progress(store, run_id).iloc[0]
+        assert not done["partial"] and done["status"] == "finished"
+        assert (done["samples"], done["samples scored"], done["cells"]) == (8, 8, 8 * (len(VALUES) + 1))
+        # the cells of q3 never computed, one cell of q0 m1 neither; stopped at its budget
+        store.cursor().execute("DELETE FROM scores WHERE run_id = ? AND (question_id = 'q3' OR (question_id = 'q0' "
+                               "AND method = 'm1' AND metric = 'verdict'))", [run_id])
+        store.cursor().execute("UPDATE runs SET status = 'budget_reached' WHERE run_id = ?", [run_id])
+        (stored,), = store.cursor().execute("SELECT count(*) FROM scores WHERE run_id = ?", [run_id]).fetchall()
+        partial = q.view(store, run_id)["progress"].to_dict("records")
+        assert partial == [{"status": "budget_reached", "partial": True,
+                            "state": "stopped when its judge calls reached its budget", "samples": 8,
+                            "samples scored": 8 - 2 - 1, "cells": 8 * (len(VALUES) + 1), "cells stored": stored}]
+    finally:
+        close_store(tmp_path / "small.duckdb")
+
+
 def test_a_run_without_scores_has_empty_tables(tmp_path):
     store, run_id = small_run(tmp_path, scored=False)
     try:
         tables = q.view(store, run_id)
-        assert list(tables) == ["headline", "findings", "judge", "agreement", "metrics", "verdict", "answer_class",
+        assert list(tables) == ["progress", "headline", "findings", "judge", "agreement", "metrics", "verdict", "answer_class",
                                 "accuracy_grade", "repeatability", "by_question_type_chart", "by_question_type"]
         assert all(t.empty for t in tables.values())
     finally:

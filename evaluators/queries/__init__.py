@@ -79,6 +79,25 @@ def runs(store: Store, *, cells: bool = False) -> pd.DataFrame:
     ).df()
 
 
+# A run this small is a try-out (a smoke test of a new pipeline, a two-sample check of a judge's settings), not the
+# run a new session should open on: fewer samples (question x method) than this.
+TINY_RUN = 20
+
+
+def default_run(runs: pd.DataFrame) -> str | None:
+    """The run a new session opens on, from `runs` (newest first): the newest finished run that is not a try-out
+    (at least TINY_RUN samples); else the newest finished run; else the newest run (a first start: the demo
+    being computed, whose pages fill in when it has finished). None without runs."""
+    if runs.empty:
+        return None
+    finished = runs[runs["status"] == "finished"]
+    sized = finished[finished["n_samples"].fillna(0) >= TINY_RUN]
+    for candidates in (sized, finished, runs):
+        if len(candidates):
+            return str(candidates["run_id"].iloc[0])
+    return None
+
+
 def run_scores(store: Store, run_id: str) -> pd.DataFrame:
     """The run's score cells, long format, with the question's text and type beside them."""
     return store.cursor().execute(

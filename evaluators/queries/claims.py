@@ -28,12 +28,16 @@ _RUN_QUESTIONS = """
         SELECT 1 FROM rag_outputs o
         WHERE list_contains(r.outputs_dataset_ids, o.dataset_id) AND o.question_id = g.question_id)
 """
+# A question matches a search when its id, its text or one of the run's answers to it contains it.
 _SEARCH = """($search = '' OR contains(lower(question_id), lower($search))
-              OR contains(lower(question), lower($search)))"""
+              OR contains(lower(question), lower($search))
+              OR question_id IN (SELECT o.question_id FROM rag_outputs o JOIN runs r
+                                 ON list_contains(r.outputs_dataset_ids, o.dataset_id)
+                                 WHERE r.run_id = $run_id AND contains(lower(o.answer), lower($search))))"""
 
 
 def question_options(store: Store, run_id: str, search: str = "", limit: int = OPTIONS_LIMIT) -> tuple[pd.DataFrame, int]:
-    """The run's questions whose id or text contains `search` (case-insensitive), by id, at most
+    """The run's questions whose id or text, or an answer to which, contains `search` (case-insensitive), by id, at most
     `limit` of them, and how many match in all."""
     frame = store.cursor().execute(
         f"""
@@ -214,8 +218,8 @@ def view(store: Store, run_id: str, *, question_id: str | None = None, search: s
     questions and the judge calls (with their raw request and response). Every table but the question has
     a `method` column, in method order.
 
-    question_id: the question shown (default: the first by id whose id or text contains the search)
-    search: part of a question's id or text, case-insensitive
+    question_id: the question shown (default: the first by id whose id, text or an answer contains the search)
+    search: part of a question's id or text, or of an answer to it, case-insensitive
     methods: the methods side by side (default: the first 3 that answered the question)
     """
     if question_id is None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from evaluators.loaders.columns import resolve_columns
+from evaluators.loaders.problems import Problems
 from evaluators.queries import FAILED, NOT_APPLICABLE, OK
 from evaluators.store import Store
 
@@ -35,6 +37,13 @@ def view(store: Store, run_id: str | None = None) -> dict[str, pd.DataFrame]:
                                 "dataset_id"]].rename(columns={
         "dataset_id": "dataset", "n_golden": "golden questions", "n_outputs": "answers", "n_runs": "runs",
         "created_at": "added"})}
+
+
+def recognised_columns(columns: list[str], role: str, column_map: dict | None = None) -> dict[str, str]:
+    """RAGScope's field -> the file's column the loader reads it from (its aliases, the user's mapping first), for
+    a file whose columns are `columns`, read as `role`: what the Data screen's mapping shows as recognised, also
+    when the file could not be read (a required column missing: the others are still found)."""
+    return resolve_columns(list(columns), role, column_map or {}, Problems(""))
 
 
 def golden_sets(store: Store) -> pd.DataFrame:

@@ -51,7 +51,7 @@ def run_facets(store: Store, run_id: str) -> dict[str, list[str]]:
 def samples(store: Store, run_id: str, *, methods: Sequence[str] = (), question_types: Sequence[str] = (),
             metric: str | None = None, low: float | None = None, high: float | None = None,
             verdicts: Sequence[str] = (), answer_classes: Sequence[str] = (), statuses: Sequence[str] = (),
-            annotated_only: bool = False, sort_metric: str = "judge_overall",
+            annotated_only: bool = False, search: str = "", sort_metric: str = "judge_overall",
             limit: int | None = 100) -> tuple[pd.DataFrame, int]:
     """The (question, method) samples of a run that pass every given filter, worst first on
     `sort_metric`, at most `limit` rows (None: all), and the number of all matches.
@@ -59,7 +59,8 @@ def samples(store: Store, run_id: str, *, methods: Sequence[str] = (), question_
     Filters (an empty one does not filter): methods; question types ("" for none); `metric`'s value
     in its own scale within [low, high] (a cell that is not ok never passes); the verdict and
     answer-class labels; `statuses`: the sample has at least one cell with one of them; annotated_only:
-    the sample has a human annotation. Samples whose sort cell is not ok come last."""
+    the sample has a human annotation; `search`: the question's text or id, or the sample's answer, contains it
+    (case-insensitive). Samples whose sort cell is not ok come last."""
     params: dict = {"run_id": run_id, "sort": sort_metric, "filter": metric or sort_metric}
     where = ["TRUE"]
     scan = ["run_id = $run_id"]  # filters applied while scanning the scores, before aggregating
@@ -86,6 +87,13 @@ def samples(store: Store, run_id: str, *, methods: Sequence[str] = (), question_
         params["statuses"] = list(statuses)
     if annotated_only:
         where.append("coalesce(a.n_annotations, 0) > 0")
+    if search.strip():
+        where.append("""(contains(lower(coalesce(g.question, '')), $search) OR contains(lower(c.question_id), $search)
+                         OR EXISTS (SELECT 1 FROM rag_outputs o
+                                    WHERE list_contains(r.outputs_dataset_ids, o.dataset_id)
+                                      AND o.question_id = c.question_id AND o.method = c.method
+                                      AND contains(lower(o.answer), $search)))""")
+        params["search"] = search.strip().lower()
     direction = "ASC" if worst_is_lowest(sort_metric) else "DESC"
     columns = ",\n".join(f"max(value) FILTER (metric = '{m}' AND status = {OK}) AS \"{m}\"" for m in SAMPLE_METRICS)
     shown = ", ".join(f'c."{m}"' for m in SAMPLE_METRICS)
@@ -220,11 +228,12 @@ def override_summary(store: Store, run_id: str, methods: Sequence[str] = ()) -> 
 def view(store: Store, run_id: str, *, methods: list[str] | None = None, question_types: list[str] | None = None,
          sort_metric: str | None = None, metric: str | None = None, low: float | None = None,
          high: float | None = None, verdicts: list[str] | None = None, answer_classes: list[str] | None = None,
-         statuses: list[str] | None = None, annotated_only: bool = False, limit: int = 100,
+         statuses: list[str] | None = None, annotated_only: bool = False, search: str = "", limit: int = 100,
          question_id: str | None = None, method: str | None = None) -> dict[str, pd.DataFrame]:
     """The Error analysis screen's tables, as shown: `matches` (how many samples pass the filters, how many
     are listed, worst first on which metric) and `samples` (the listed ones); with a sample selected,
-    `sample_scores`, `sample_claims` and `sample_labels`; `kappa` (the judge against the humans on claim
+    `sample_text` (its question, reference and answer), `sample_answer_claims`, `sample_chunks`, `sample_scores`,
+    `sample_claims` and `sample_labels`; `kappa` (the judge against the humans on claim
     verdicts and on each relabelled label metric) with each one's confusion table ("confusion: <agreement
     on>"); `overrides`; `humans` (the judge against imported human ratings) and `disagreements` (every
     compared pair's largest ones); `labels` (every label of the run). The agreement tables are over the
@@ -240,6 +249,7 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, questio
     answer_classes: only these answer classes (CORRECT, WRONG, DON'T KNOW)
     statuses: only samples with a cell of one of these statuses
     annotated_only: only samples with a human label
+    search: only samples whose question (text or id) or answer contains this text, case-insensitive
     limit: rows listed
     question_id: the selected sample's question (with method)
     method: the selected sample's method (with question_id)
@@ -250,7 +260,7 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, questio
         one_of(metric, metrics, "metric")
     filters = dict(methods=methods or (), question_types=question_types or (), metric=metric, low=low, high=high,
                    verdicts=verdicts or (), answer_classes=answer_classes or (), statuses=statuses or (),
-                   annotated_only=annotated_only, sort_metric=sort_metric)
+                   annotated_only=annotated_only, search=search, sort_metric=sort_metric)
     table, total = sample_table(store, run_id, **filters, limit=limit)
     matches = pd.DataFrame([{"matched": total, "shown": len(table), "sort metric": sort_metric,
                              "worst first": "lowest" if worst_is_lowest(sort_metric) else "highest"}])
@@ -265,10 +275,10 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, questio
 
 def sample_table(store: Store, run_id: str, *, sort_metric: str = "judge_overall", metric: str | None = None,
                  limit: int | None = 100, **filters) -> tuple[pd.DataFrame, int]:
-    """`samples` as listed on the screen: the sort (and filter) metric first, the labels, the key scores,
-    the counts, the question; and the number of all matches."""
+    """`samples` as listed on the screen: the question's text and the method first, then the sort (and filter)
+    metric, the labels, the key scores, the counts, the question's type and id; and the number of all matches."""
     rows, total = samples(store, run_id, sort_metric=sort_metric, metric=metric, limit=limit, **filters)
-    table = rows[["question_id", "method"]].copy()
+    table = rows[["question", "method"]].copy()
     table[sort_metric] = rows["sort_value"]
     if (rows["sort_status"] != schema.OK).any():  # say why a cell is empty
         table[f"{sort_metric} status"] = rows["sort_status"]
@@ -282,19 +292,30 @@ def sample_table(store: Store, run_id: str, *, sort_metric: str = "judge_overall
     table["failed cells"] = rows["n_failed"]
     table["labels"] = rows["n_annotations"]
     table["question_type"] = rows["question_type"]
-    table["question"] = rows["question"]
+    table["question_id"] = rows["question_id"]
     return table.round(3), total
 
 
 def sample_panel(store: Store, run_id: str, question_id: str, method: str) -> dict[str, pd.DataFrame]:
-    """One sample's side panel: its scores (the judge's value or label, the latest human one and its author),
-    its claims (the judge's verdict and the human's, to edit) and its labels, newest first."""
+    """One sample's side panel: what is labelled (`sample_text`: the question, its reference answer and the method's
+    answer; `sample_answer_claims`: the answer's claims to highlight in it; `sample_chunks`: the chunks it
+    retrieved, as Claims shows them), its scores (the judge's value or label, the latest human one and its
+    author), its claims (the judge's verdict and the human's, to edit) and its labels, newest first."""
+    answered = set(qc.answers(store, run_id, question_id)["method"])
+    shown = qc.view(store, run_id, question_id=question_id, methods=[method] if method in answered else [])
+    item = shown["question"].iloc[0]
+    answer = shown["answers"]["answer"]
+    texts = pd.DataFrame([{"question_id": question_id, "method": method, "question": item["question"],
+                           "reference": item["reference"], "answer": answer.iloc[0] if len(answer) else ""}])
     scores = qc.sample_scores(store, run_id, question_id)
     scores = scores[scores["method"] == method]
     claim_rows = qc.claims(store, run_id, question_id)
     claim_rows = claim_rows[claim_rows["method"] == method]
     rows = list(scores.itertuples(index=False))
     return {
+        "sample_text": texts,
+        "sample_answer_claims": shown["answer_claims"].drop(columns="method"),
+        "sample_chunks": shown["chunks"].drop(columns="method"),
         "sample_scores": pd.DataFrame({
             "metric": scores["metric"].to_numpy(),
             "judge": [r.label if isinstance(r.label, str) else r.status if r.status != schema.OK else round(r.value, 3)

@@ -110,6 +110,43 @@ def repeatability(store: Store, run_id: str) -> pd.DataFrame:
         """, [run_id]).df()
 
 
+FINISHED = "finished"
+# What a run that is not finished is doing, or why it stopped, in the words of the Overview's notice.
+UNFINISHED = {"queued": "is waiting to be computed", "running": "is being computed",
+              "cancelled": "was cancelled", "interrupted": "was interrupted", "failed": "failed",
+              "budget_reached": "stopped when its judge calls reached its budget"}
+
+
+PROGRESS_COLUMNS = ["status", "partial", "state", "samples", "samples scored", "cells", "cells stored"]
+
+
+def progress(store: Store, run_id: str) -> pd.DataFrame:
+    """How much of the run is scored, one row: its `status`, `partial` (not finished: every number of the run
+    is then over the cells scored so far), the `state` in words, its samples (question x
+    method) and those `samples scored` (every metric's cell stored), its `cells` (samples x metrics) and the
+    `cells stored` (ok, not applicable or failed: a failed cell is stored, a missing one was never computed). Empty
+    while nothing of the run is scored."""
+    rows = store.cursor().execute(
+        """
+        WITH per_sample AS (SELECT question_id, method, count(*) AS n FROM scores WHERE run_id = $run GROUP BY ALL)
+        SELECT r.status, coalesce(r.n_samples, 0) AS samples, len(r.metrics) AS metrics,
+               (SELECT count(*) FROM per_sample WHERE n >= len(r.metrics)) AS samples_scored,
+               (SELECT coalesce(sum(n), 0) FROM per_sample) AS cells_stored
+        FROM runs r WHERE r.run_id = $run
+        """, {"run": run_id}).fetchall()
+    if not rows:
+        raise ValueError(f"unknown run {run_id!r}")
+    status, samples, metrics, scored, stored = rows[0]
+    if not stored:  # nothing scored: the screen shows no numbers to call partial, and says so itself
+        return pd.DataFrame(columns=PROGRESS_COLUMNS)
+    cells = int(samples) * int(metrics)
+    partial = status != FINISHED
+    return pd.DataFrame([{
+        "status": status, "partial": partial,
+        "state": UNFINISHED.get(status, f"has status {status}") if status != FINISHED else "finished",
+        "samples": int(samples), "samples scored": int(scored), "cells": cells, "cells stored": int(stored)}])
+
+
 def default_metric(metric_ids: list[str]) -> str | None:
     """The metric the by-question-type chart opens on: judge_overall when scored, else the first."""
     return DEFAULT_METRIC if DEFAULT_METRIC in metric_ids else next(iter(metric_ids), None)
@@ -117,7 +154,8 @@ def default_metric(metric_ids: list[str]) -> str | None:
 
 def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: str = OWN,
          metric: str | None = None, baseline: str | None = None) -> dict[str, pd.DataFrame]:
-    """The Overview screen's tables, as shown: the headline of all questions (`headline`: per method the primary
+    """The Overview screen's tables, as shown: `progress` (how much of the run is scored: a run that is not finished
+    shows a notice that its numbers are partial), the headline of all questions (`headline`: per method the primary
     scores with 95% CI and n; `findings`: the differences that hold, in sentences; `judge` and its measured
     `agreement` with people; queries/headline.py), `metrics` (every metric per method: mean, 95% CI, n), one table
     per label metric (`verdict`, `answer_class`, `accuracy_grade`: counts and share per method), `repeatability`
@@ -146,6 +184,7 @@ def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: st
         one_of(baseline, sorted(means["method"].unique()), "baseline")
     top = headline(store, run_id, metric_means(store, run_id) if not everything else rows, baseline=baseline)
     return {
+        "progress": progress(store, run_id),
         "headline": top["scores"], "findings": top["findings"], "judge": top["judge"], "agreement": top["agreement"],
         "metrics": _cell_table(rows, methods, scale),
         **{m: _labels(counts, m) for m in LABEL_TABLES},

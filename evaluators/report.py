@@ -71,6 +71,7 @@ class _Report:
         self.scripts: list[str] = []  # one per figure written; plotly.js goes in once when there is one
         self.columns = itertools.count()  # a side's number, which keeps its chunk cards' anchors unique in the file
         known = compare.run_methods(store, self.run_id)
+        self.colours = figures.method_colours(known)  # the run's: each method as coloured as on the screens
         self.sides = compare.sides(store, self.run_id, known if methods is None else methods)
         base = compare.sides(store, self.run_id, [baseline])[0] if baseline is not None else None
         if base is not None and base not in self.sides:
@@ -172,7 +173,7 @@ class _Report:
         scores, findings = self.overview["headline"], self.overview["findings"]
         parts = []
         if scores["value"].notna().any():
-            figure = figures.headline(scores).update_layout(  # the legend under the chart: the page is narrow
+            figure = figures.headline(scores, self.colours).update_layout(  # the legend under the chart: the page is narrow
                 legend={"orientation": "h", "yanchor": "top", "y": -0.32, "x": 0}, height=440, margin={"b": 10})
             parts += [self.chart(figure), _headline_table(scores),
                       _p("All questions, every method of the run (as Overview shows them); each bar is a method's "

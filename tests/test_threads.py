@@ -14,7 +14,8 @@ import pytest
 from evaluators import threads
 
 ROOT = Path(__file__).resolve().parent.parent
-CLEAN = {k: v for k, v in os.environ.items() if k not in (*threads.BLAS_VARIABLES, threads.TORCH_THREADS)}
+CLEAN = {k: v for k, v in os.environ.items()
+         if k not in (*threads.BLAS_VARIABLES, threads.TORCH_THREADS, threads.WORKERS)}
 
 
 def _cgroup(folder: Path, cpu_max: str) -> Path:
@@ -87,3 +88,50 @@ def test_duckdb_gets_the_usable_cores(tmp_path):
         assert store.cursor().execute("SELECT current_setting('threads')").fetchall() == [(threads.usable_cpus(),)]
     finally:
         close_store(tmp_path / "t.duckdb")
+
+
+def test_workers_are_the_usable_cores_unless_the_user_chose(monkeypatch):
+    monkeypatch.delenv(threads.WORKERS, raising=False)
+    assert threads.workers() == threads.usable_cpus()
+    monkeypatch.setenv(threads.WORKERS, "3")
+    assert threads.workers() == 3
+    monkeypatch.setenv(threads.WORKERS, "0")  # at least one
+    assert threads.workers() == 1
+
+
+def test_parallel_keeps_the_order_spreads_the_items_and_runs_nested_calls_in_line(monkeypatch):
+    import threading
+    import time
+
+    monkeypatch.setenv(threads.WORKERS, "2")  # a pool made now has two workers; one made earlier had two or more
+
+    def item(x: int) -> tuple[int, str, list[str]]:
+        time.sleep(0.05)  # long enough for the other worker to take the next item
+        inner = threads.parallel(lambda _: threading.current_thread().name, range(3))  # in line, no deadlock
+        return x * x, threading.current_thread().name, inner
+
+    out = threads.parallel(item, range(8))
+    assert [square for square, _, _ in out] == [x * x for x in range(8)]
+    names = {name for _, name, _ in out}
+    assert len(names) > 1 and all(n.startswith("ragscope-worker") for n in names)
+    assert all(inner == [name] * 3 for _, name, inner in out)
+    assert threads.parallel(lambda x: x + 1, [41]) == [42]  # one item: no pool needed
+
+
+# The offline judge's claim matrices of a few demo samples, and the torch threads its workers ran on.
+MATRICES = ("import json, torch\nfrom dataclasses import asdict\nfrom evaluators import demo, engine, threads\n"
+            "from evaluators.judges import offline\n"
+            "golden = demo.read_source(demo.ARAGOG.golden, 'golden')\n"
+            "outputs = [o for s in demo.ARAGOG.outputs[:2] for o in demo.read_source(s, 'outputs').outputs]\n"
+            "samples = engine.plan(golden.golden, outputs).samples[:12]\n"
+            "matrices = [asdict(m) for m in offline.build_matrices(samples)]\n"
+            "print(json.dumps([matrices, sorted(set(threads.parallel(lambda _: torch.get_num_threads(), range(8))))]))")
+
+
+def test_the_offline_judge_gives_the_same_verdicts_on_one_worker_and_on_two():
+    """Every text and pair is one forward pass of its own, so the workers change when a verdict is computed,
+    never what it is; the workers' passes run on one torch thread each."""
+    one, one_threads = _fresh(MATRICES, RAGSCOPE_WORKERS="1")
+    two, two_threads = _fresh(MATRICES, RAGSCOPE_WORKERS="2")
+    assert one == two and one
+    assert one_threads == two_threads == [1]

@@ -6,9 +6,9 @@ weights/NOTICE). The model is built from the package's directory and the shipped
 tensors (weights/nli_minilm.safetensors, fp16, every tensor except the frozen word-embedding
 matrix, which comes from the package) are laid over it as fp32.
 
-Loaded lazily, once per process; one re-entrant lock serialises loading and inference (Hugging
-Face's fast tokenizers are not safe to share between threads, and 2 cores gain nothing from
-parallel forward passes). The model runs as `embeddings.fast` makes it: int8 (bar `_ffn_output`),
+Loaded lazily, once per process; one re-entrant lock serialises loading, the cache and tokenizing
+(Hugging Face's fast tokenizers are not safe to share between threads); the forward passes of a
+call's pairs run on `threads.parallel`'s workers. The model runs as `embeddings.fast` makes it: int8 (bar `_ffn_output`),
 traced, one pair per forward pass, so a pair's numbers never depend on what else is evaluated with
 it (and can be cached: recent pairs are); they are rounded to 4 decimals.
 
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluators import embeddings
+from evaluators import embeddings, threads
 
 # Offline: the model is a local directory; set before the Hugging Face libraries are imported.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -117,12 +117,18 @@ def probabilities(premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndar
             tokenizer, net = model()
             # "longest_first" as in training: it cuts the premise for any claim shorter than its premise
             enc = tokenizer([p for p, _ in new], [h for _, h in new], truncation="longest_first", max_length=MAX_TOKENS)
-            with torch.inference_mode():
-                for k, pair in enumerate(new):  # one pair per pass, no padding (module doc)
-                    ids = torch.tensor([enc["input_ids"][k]])
-                    logits = net(ids, torch.ones_like(ids), torch.tensor([enc["token_type_ids"][k]]))[0]
-                    found[pair] = np.round(torch.softmax(logits.double(), dim=-1).numpy()[0], DECIMALS)
-                    _remember(pair, found[pair])
+
+    def read(k: int) -> np.ndarray:  # one pair per pass, no padding (module doc)
+        ids = torch.tensor([enc["input_ids"][k]])
+        with torch.inference_mode():
+            logits = net(ids, torch.ones_like(ids), torch.tensor([enc["token_type_ids"][k]]))[0]
+        return np.round(torch.softmax(logits.double(), dim=-1).numpy()[0], DECIMALS)
+
+    read_now = threads.parallel(read, range(len(new)))
+    with _lock:
+        for pair, p in zip(new, read_now):
+            found[pair] = p
+            _remember(pair, p)
     return np.stack([found[pair] for pair in pairs])
 
 

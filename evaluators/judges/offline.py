@@ -74,7 +74,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from evaluators import embeddings, formulas
+from evaluators import embeddings, formulas, threads
 from evaluators.judges import nli, verdict_model
 from evaluators.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, ChunkRelevance, ClaimMatrix, combine
 from evaluators.schema import Chunk, Sample
@@ -492,10 +492,11 @@ class _SampleTexts:
 
 
 def build_matrices(samples: Sequence[Sample]) -> list[ClaimMatrix]:
-    """The claim matrix of every sample; every distinct text of the batch is embedded in one call."""
+    """The claim matrix of every sample; every distinct text of the batch is embedded in one call, and the
+    samples are spread over the workers (`threads.parallel`: their NLI passes run side by side)."""
     parts = [_SampleTexts.of(s) for s in samples]
     vectors = Vectors(t for p in parts for t in p.texts())
-    return [p.matrix(vectors) for p in parts]
+    return threads.parallel(lambda p: p.matrix(vectors), parts)
 
 
 def build_matrix(sample: Sample) -> ClaimMatrix:

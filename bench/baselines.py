@@ -18,12 +18,12 @@ token_f1 / token_recall / token_precision
     normalisation -> 1.0, one side empty -> 0.0, as in SQuAD (where an empty reference means "no
     answer").
 rouge_l
-    `evaluators.text.rouge_l_f1`, the project's ROUGE-L F1 (its own tokens, not SQuAD's); 0.0
+    `evaluators.maths.text.rouge_l_f1`, the project's ROUGE-L F1 (its own tokens, not SQuAD's); 0.0
     when either side is empty, both included.
 minilm_cosine
-    Cosine of the packaged all-MiniLM-L6-v2 sentence vectors (`evaluators.embeddings.encode`).
+    Cosine of the packaged all-MiniLM-L6-v2 sentence vectors (`evaluators.judges.embeddings.encode`).
 bertscore_minilm
-    BERTScore F1 on the same model's token vectors (`evaluators.embeddings.token_embeddings` and
+    BERTScore F1 on the same model's token vectors (`evaluators.judges.embeddings.token_embeddings` and
     `evaluators.metrics.semantic.bertscore_prf`): greedy matching, no idf, no rescaling.
 length
     The candidate's length in whitespace-separated words (ignores refs).
@@ -46,7 +46,7 @@ if str(ROOT) not in sys.path:  # run from bench/ as a script's sibling, as the o
 
 from evaluators import embeddings  # noqa: E402
 from evaluators.metrics.semantic import bertscore_prf  # noqa: E402
-from evaluators.text import rouge_l_f1, squad_tokens  # noqa: E402
+from evaluators.maths.text import rouge_l_f1, squad_tokens  # noqa: E402
 
 __all__ = [
     "BASELINES",
@@ -60,7 +60,7 @@ __all__ = [
     "length",
 ]
 
-# squad_tokens (evaluators.text, shared with the offline correctness scorer) is the official script's
+# squad_tokens (evaluators.maths.text, shared with the offline correctness scorer) is the official script's
 # normalisation: `string.punctuation` only, so "don't" -> "dont" but a curly "don’t" keeps its
 # apostrophe, and "state-of-the-art" becomes one token: "SQuAD token F1" means what it means elsewhere.
 # Pairs per token_embeddings call in bertscore_minilm: a text's token vectors take up to
@@ -129,7 +129,7 @@ def token_f1(cands: Sequence[str], refs: Sequence[str]) -> np.ndarray:
 
 
 def rouge_l(cands: Sequence[str], refs: Sequence[str]) -> np.ndarray:
-    """ROUGE-L F1 per pair, `evaluators.text.rouge_l_f1` (0.0 when either side is empty)."""
+    """ROUGE-L F1 per pair, `evaluators.maths.text.rouge_l_f1` (0.0 when either side is empty)."""
     cands, refs = _texts(cands, refs)
     return np.array([rouge_l_f1(c, r) for c, r in zip(cands, refs)], dtype=float)
 

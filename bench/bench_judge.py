@@ -60,13 +60,13 @@ sys.path.insert(0, str(ROOT))
 
 import openai  # noqa: E402
 
-from evaluators.engine import plan  # noqa: E402
+from evaluators.runs.engine import plan  # noqa: E402
 from evaluators.judges import CLAIMS, HOLISTIC, OpenAIJudge, judge_samples, offline, prompts  # noqa: E402
-from evaluators.estimate import HOLISTIC_TOKENS, approx_tokens, estimate  # noqa: E402
-from evaluators.judgments import ClaimMatrix, Holistic  # noqa: E402
+from evaluators.runs.estimate import HOLISTIC_TOKENS, approx_tokens, estimate  # noqa: E402
+from evaluators.records.judgments import ClaimMatrix, Holistic  # noqa: E402
 from evaluators.loaders import load  # noqa: E402
 from evaluators.metrics import resolve  # noqa: E402
-from evaluators.schema import OK, Sample  # noqa: E402
+from evaluators.records import OK, Sample  # noqa: E402
 from bench import prompt_cache  # noqa: E402
 from tests.openai_server import PromptCache, Reply, start_server  # noqa: E402
 

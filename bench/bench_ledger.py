@@ -1,5 +1,5 @@
 """Judge-call ledger: bytes per sample of the `judge_calls` rows with whole requests (before) and packed
-(after: evaluators.ledger, each shared text once in `judge_texts`), with write and read times.
+(after: evaluators.store.ledger, each shared text once in `judge_texts`), with write and read times.
 
     .venv/bin/python bench/bench_ledger.py [--samples 10000 100000] [--out bench/results/ledger.md]
 
@@ -36,7 +36,7 @@ import pyarrow as pa  # noqa: E402
 
 from evaluators.judges import prompts  # noqa: E402
 from evaluators.queries import claims as claims_queries  # noqa: E402
-from evaluators.schema import Chunk, GoldenItem, RagOutput  # noqa: E402
+from evaluators.records import Chunk, GoldenItem, RagOutput  # noqa: E402
 from evaluators.store import Store  # noqa: E402
 
 CORPUS_CHUNKS = 10_000
@@ -386,7 +386,7 @@ def report(results: list[dict], elapsed: float, started_load: str) -> str:
         "Files: **before**, schema 6's `judge_calls` table, every request whole (DuckDB picks ZSTD for the long "
         "request strings and FSST for the responses); **before + zstd responses**, the same with ZSTD forced on "
         "`response` (what compression alone gives); **after**, `Store.write_judge_calls` (requests packed by "
-        "`evaluators/ledger.py`, texts once in `judge_texts`, ZSTD on `response` and `judge_texts.text`), written "
+        "`evaluators/store/ledger.py`, texts once in `judge_texts`, ZSTD on `response` and `judge_texts.text`), written "
         f"in batches of {BATCH_SAMPLES:,} samples as the engine writes them. Bytes per sample: the file's growth "
         "after CHECKPOINT from the first call to the last, divided by the samples; in brackets, the part of it "
         "in free blocks (space DuckDB reuses for later writes). Write: the time of the inserts only (the "

@@ -36,11 +36,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from evaluators.checks import CHECK_TYPES  # noqa: E402
-from evaluators.engine import BATCH_SIZE  # noqa: E402
+from evaluators.maths.checks import CHECK_TYPES  # noqa: E402
+from evaluators.runs.engine import BATCH_SIZE  # noqa: E402
 from evaluators.metrics import REGISTRY  # noqa: E402
-from evaluators.schema import GoldenItem, RagOutput, Sample  # noqa: E402
-from evaluators.text import ANSWER_CACHE_SIZE, CACHE_SIZE, clear_caches, numbers  # noqa: E402
+from evaluators.records import GoldenItem, RagOutput, Sample  # noqa: E402
+from evaluators.maths.text import ANSWER_CACHE_SIZE, CACHE_SIZE, clear_caches, numbers  # noqa: E402
 
 WORDS = """rate change premium policy territory coverage factor base table rule group rating plan
 liability vehicle driver class discount surcharge limit deductible annual filing manual page

@@ -53,7 +53,8 @@ UNBOUNDED = {"RAGSCOPE_INPUT_MEMORY_MB": str(10**9)}
 # What cmd_run does before it computes anything (evaluators/cli.py), with the peak after each phase.
 STORE_CHILD = """
 import json, resource, sys
-from evaluators import engine, loaders
+from evaluators import loaders
+from evaluators.runs import engine
 from evaluators.store import open_store
 golden_path, outputs_path, db = sys.argv[1:4]
 peaks = {}

@@ -5,7 +5,7 @@
 
 For each human label of the public sets in ../shared/data (calibration/sets.py reads them and fixes each set's
 dev/test split by a hash of the item's group), the test items are scored by RAGScope through the real engine
-(bench/engine_scores.py: a DuckDB file, `engine.execute_run`, the offline judge), by the release before the judge
+(calibration/engine_scores.py: a DuckDB file, `engine.execute_run`, the offline judge), by the release before the judge
 work through its own engine (bench/previous_release.py, cached), and by the simple baselines of bench/baselines.py.
 Each label is set beside the metrics the screens present for it (bench/quality_tasks.py), with the statistics of
 bench/quality_stats.py: binary labels AUROC and balanced accuracy at the product's threshold (baselines: the
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import previous_release  # noqa: E402
 from bench.baselines import BASELINES  # noqa: E402
-from bench.engine_scores import Scored, score_items  # noqa: E402
+from calibration.engine_scores import Scored, score_items  # noqa: E402
 from bench.quality_report import ALL, agreement, report  # noqa: E402
 from bench.quality_stats import Scorer, Units, part_rows, status_note, units_of  # noqa: E402
 from bench.quality_tasks import TASKS, VERDICTS, WHOLE_GROUPS, Ours, Task, cells  # noqa: E402

@@ -139,7 +139,7 @@ def build(path: Path, n_questions: int, n_methods: int, n_metrics: int = 30, cla
         FROM range(?) t(i), unnest(?::VARCHAR[]) u(m), range({chunks_per_sample}) c(j)
         """, [RUN_ID, n_questions, list(methods)])
     step("judge_calls", """
-        INSERT INTO judge_calls_packed  -- judge_calls is a view over it (evaluators/ledger.py)
+        INSERT INTO judge_calls_packed  -- judge_calls is a view over it (evaluators/store/ledger.py)
         SELECT 'call-' || i || '-' || m || '-' || p, ?, 'q' || lpad(i::VARCHAR, 6, '0'), m, p, 'bench-model', 'h',
                [{'literal': '{"messages": []}', 'hash': NULL::VARCHAR}], '{"choices": []}', 900, 120, 250.0, false,
                'ok', NULL, now()

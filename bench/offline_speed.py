@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.engine_scores import score_items  # noqa: E402
+from calibration.engine_scores import score_items  # noqa: E402
 from calibration.sets import DATA, Item  # noqa: E402
 from evaluators.metrics import REGISTRY  # noqa: E402
 

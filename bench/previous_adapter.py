@@ -4,7 +4,7 @@
 
 TREE is the release's source (a `git archive` of its commit); its own `evaluators` package is imported, never
 this checkout's, so this file uses only the standard library and the API that release had (`Store`,
-`loaders.Dataset`, `engine.create_run` / `execute_run`, the `scores`, `claims` and `chunk_verdicts` tables), which
+`loaders.Dataset`, `engine.create_run` / `execute_run` (in `evaluators.runs` since issue 32), the `scores`, `claims` and `chunk_verdicts` tables), which
 has not changed since e063c5b. ITEMS.jsonl holds one item a line (item_id, question, reference, answer,
 contexts); METRICS is a comma-separated list of metric ids. OUT.json gets the stored cells, claims and chunk
 verdicts, and the metric ids the release did not have (those are not run: its engine would refuse them).
@@ -51,11 +51,15 @@ def _known_labels(metric_id: str) -> tuple[str, ...]:
 
 
 def score(items: list[dict], metrics: list[str], db: Path) -> dict:
-    from evaluators import engine
     from evaluators.loaders import Dataset
     from evaluators.metrics import REGISTRY
-    from evaluators.schema import Chunk, GoldenItem, RagOutput
     from evaluators.store import Store
+    try:  # the layout since issue 32
+        from evaluators.records import Chunk, GoldenItem, RagOutput
+        from evaluators.runs import engine
+    except ImportError:  # releases before it: flat modules
+        from evaluators import engine
+        from evaluators.schema import Chunk, GoldenItem, RagOutput
 
     known = [m for m in metrics if m in REGISTRY]
     golden = [GoldenItem(i["item_id"], i["question"], i["reference"]) for i in items]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.engine_scores import Scored, scored_from_cells
+from calibration.engine_scores import Scored, scored_from_cells
 from calibration.sets import Item
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,10 +27,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators.estimate import estimate
+from evaluators.runs.estimate import estimate
 from evaluators.judges import CLAIMS, HOLISTIC, OpenAIJudge, judge_samples, offline, prices, prompts
 from evaluators.metrics import resolve
-from evaluators.schema import Chunk, RagOutput, Sample
+from evaluators.records import Chunk, RagOutput, Sample
 from tests.openai_server import PromptCache
 
 ROOT = Path(__file__).resolve().parent.parent

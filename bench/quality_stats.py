@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from calibration.sets import Item
-from evaluators import stats
+from evaluators.maths import stats
 
 N_BOOT = 1000
 SHORT, LONG, NO_REFERENCE = "reference ≤ 5 words", "reference > 5 words", "no reference"

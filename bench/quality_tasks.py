@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from bench.baselines import BASELINES
-from bench.engine_scores import Scored
+from calibration.engine_scores import Scored
 from calibration.sets import CONTRADICTED, NOT_FOUND, SUPPORTED, Item
-from evaluators.text import is_dont_know
+from evaluators.maths.text import is_dont_know
 
 VERDICTS = (SUPPORTED, CONTRADICTED, NOT_FOUND)
 Reader = Callable[[Scored, Sequence[Item]], np.ndarray]

@@ -28,12 +28,12 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from calibration.sets import DEV, Item, load
-from evaluators import stats
+from evaluators.maths import stats
 from evaluators.judges import offline
 from evaluators.judges.correctness import INPUTS, SIGNALS, WEIGHTS, inputs, is_long, signals
 from evaluators.metrics.claims import claim_metrics
 from evaluators.metrics.rubric import answer_contradicted_by_reference, similarities
-from evaluators.schema import GoldenItem, RagOutput, Sample
+from evaluators.records import GoldenItem, RagOutput, Sample
 
 SETS = ("evouna", "squality")
 CANDIDATES = (0.01, 0.03, 0.1, 0.3, 1.0)  # sklearn's C; the signals are all in [0, 1], so no scaling is needed

@@ -18,11 +18,11 @@ import time
 import numpy as np
 
 from calibration.sets import DEV, SUPPORTED, load, subsample
-from evaluators import stats
+from evaluators.maths import stats
 from evaluators.metrics.claims import claim_metrics
 from evaluators.judges import offline
 from evaluators.judges.grounding import WEIGHTS, word_support
-from evaluators.schema import Chunk, GoldenItem, RagOutput, Sample
+from evaluators.records import Chunk, GoldenItem, RagOutput, Sample
 
 MAX_ITEMS = 600
 CANDIDATES = np.round(np.linspace(0.0, 1.0, 21), 2)

@@ -34,8 +34,8 @@ import numpy as np
 
 from calibration.fit_correctness import pearson_over_responses
 from calibration.sets import DEV, Item, load, subsample
-from evaluators import stats
-from evaluators.text import rouge_l_f1, token_overlap
+from evaluators.maths import stats
+from evaluators.maths.text import rouge_l_f1, token_overlap
 
 WEIGHTS = Path(__file__).resolve().parent.parent / "evaluators" / "judges" / "weights" / "overall.json"
 SETS = {"evouna": 1200, "squality": None}  # dev answers per set (None: all)
@@ -71,7 +71,7 @@ class Data:
 
 
 def engine_scores(items: list[Item]):
-    from bench.engine_scores import score_items
+    from calibration.engine_scores import score_items
 
     with tempfile.TemporaryDirectory() as tmp:
         return score_items(items, METRICS, Path(tmp) / "fit_overall.duckdb", name="fit judge_overall").scores

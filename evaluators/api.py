@@ -25,13 +25,14 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators import budget, engine, loaders, queries, sampling
-from evaluators.gate import ALPHA, GateResult, gate
+from evaluators import loaders, queries
+from evaluators.runs import budget, engine, sampling
+from evaluators.presentation.gate import ALPHA, GateResult, gate
 from evaluators.judges import Judge, OfflineJudge
 from evaluators.queries import compare, overview
 from evaluators.queries.sides import SEPARATOR
-from evaluators.run_options import check
-from evaluators.schema import LoadError
+from evaluators.runs.options import check
+from evaluators.records import LoadError
 from evaluators.store import Store, open_store
 
 Source = Any  # a path, a DataFrame, a list of dicts (records) or a loaders.Dataset
@@ -116,7 +117,7 @@ def create_run(store: Store, golden: loaders.Dataset | str, outputs: Sequence[lo
                sample: int | None = None, seed: int | None = None) -> str:
     """Store the datasets (a `str` is the id of one stored already) and a new run of them; its id. `plan`: the
     samples of these datasets when the caller has them (Inputs.plan), so they are not read back to be planned.
-    `max_cost`: the run's budget in USD (evaluators.budget); a run estimated above it is not stored (OverBudget).
+    `max_cost`: the run's budget in USD (evaluators.runs.budget); a run estimated above it is not stored (OverBudget).
     `sample`, `seed`: judge a stratified random sample of that many questions (engine.create_run)."""
     with store.lease():  # the import and the new run: one unit of work
         golden_id = golden if isinstance(golden, str) else store.save_dataset(golden).dataset_id
@@ -144,7 +145,7 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
     `OfflineJudge()` (default) or `OpenAIJudge(model=...)`. db: a DuckDB file (default: one in a new temporary
     folder). on_progress(metric_id, metric_done, metric_total, done, total): as the engine scores.
     max_cost: a budget in USD for an LLM judge: a run estimated above it is not started (`budget.OverBudget`,
-    nothing stored), and one whose judge calls reach it stops with status `schema.BUDGET_REACHED` (`.run`),
+    nothing stored), and one whose judge calls reach it stops with status `records.BUDGET_REACHED` (`.run`),
     its cells not judged yet left to do (resume: `engine.execute_run` after `budget.set_limit`). sample: judge a
     random sample of that many questions, stratified by question type, drawn with `seed` (default: a random one;
     the run's config records both: `result.run["config"]`); every method is judged on the same questions.

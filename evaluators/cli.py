@@ -15,17 +15,19 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluators import api, budget, csv_export, engine, queries, run_options, runner, sampling
+from evaluators import api, queries
+from evaluators.runs import budget, engine, options as run_options, runner, sampling
+from evaluators.presentation import csv_export
 from evaluators.judges import JUDGES, Judge, OfflineJudge, OpenAIJudge, named, prices
-from evaluators.estimate import Estimate, estimate
-from evaluators.gate import ALPHA, gate, junit_xml, markdown_report, parse_tolerances, text_report
-from evaluators.judgments import JudgeRefused
+from evaluators.runs.estimate import Estimate, estimate
+from evaluators.presentation.gate import ALPHA, gate, junit_xml, markdown_report, parse_tolerances, text_report
+from evaluators.records.judgments import JudgeRefused
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS, SCALES
 from evaluators.queries.evaluate import seconds_text
 from evaluators.queries.headline import HEADLINE
 from evaluators.queries.screens import SCREENS
-from evaluators.schema import BUDGET_REACHED, LoadError
+from evaluators.records import BUDGET_REACHED, LoadError
 from evaluators.store import Store, StoreLocked, StoreUnavailable, open_store
 
 DEFAULT_DB = "data/ragscope.duckdb"
@@ -632,7 +634,7 @@ def _csv(tables: dict[str, pd.DataFrame]) -> str:
 
 
 def cmd_labels(args) -> int:
-    from evaluators.labels import import_file
+    from evaluators.store.ratings import import_file
 
     store = _open_store(args.db)
     with store.lease():  # an import: one unit of work
@@ -644,7 +646,7 @@ def cmd_labels(args) -> int:
 # -- report -------------------------------------------------------------------------------------------
 
 def cmd_report(args) -> int:
-    from evaluators.report import report_html
+    from evaluators.presentation.report import report_html
 
     if not Path(args.db).exists():  # a read: never create an empty database
         return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB)", EXIT_BAD_INPUT)

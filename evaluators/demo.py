@@ -22,7 +22,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators import api, engine, labels, loaders
+from evaluators import api, loaders
+from evaluators.runs import engine
+from evaluators.store import ratings
 from evaluators.metrics import REGISTRY
 from evaluators.store import Store
 
@@ -74,7 +76,7 @@ def _import_clapnq_ratings(store: Store, run_id: str) -> None:
     `annotations`, so Error analysis shows judge vs humans. Idempotent: a re-import of the same file stores
     nothing (its content hash), so every build_demos may call it."""
     with store.lease():  # one unit of work: the file is not let go of between its reads and its write
-        labels.import_file(store, run_id, CLAPNQ_FILE)
+        ratings.import_file(store, run_id, CLAPNQ_FILE)
 
 
 # The four retrieval settings of haystack's ARAGOG parameter search: the embedder, the chunks retrieved

@@ -8,8 +8,8 @@ import streamlit as st
 
 from evaluators.judges import of_run
 from evaluators.queries import claims as q
-from evaluators.schema import OK
-from evaluators import highlight as hl
+from evaluators.records import OK
+from evaluators.presentation import highlight as hl
 from ui.common import current_run, how_computed, run_line, store
 
 run = current_run()

@@ -16,8 +16,8 @@ from evaluators.queries import compare as q
 from evaluators.queries.compare import scale_text, type_name
 from evaluators.queries import ALL_TYPES, question_types
 from evaluators.queries.sides import Side
-from evaluators import figures
-from evaluators.figures import GREEN, GREY, RED, plot_label as label, plot_wrap as wrap
+from evaluators.presentation import figures
+from evaluators.presentation.figures import GREEN, GREY, RED, plot_label as label, plot_wrap as wrap
 from ui.common import md_escape as md
 from ui.common import (current_run, downloads, how_computed, open_question, plotly_config, report_button,
                        run_header, stop_without_scores, store)

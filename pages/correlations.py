@@ -11,7 +11,7 @@ import streamlit as st
 
 from evaluators.queries import compare as qc
 from evaluators.queries import correlations as q
-from evaluators.figures import method_colours, plot_label as label, plot_wrap as wrap
+from evaluators.presentation.figures import method_colours, plot_label as label, plot_wrap as wrap
 from ui.common import md_escape as md
 from ui.common import (current_run, downloads, how_computed, open_question, plotly_config, run_header,
                        stop_without_scores, store)

@@ -1,5 +1,5 @@
 """Data: upload golden sets and RAG outputs, see what was read and every problem, store valid files;
-import people's ratings of a run's answers (evaluators.labels).
+import people's ratings of a run's answers (evaluators.store.ratings).
 
 Each file is read by `evaluators.loaders` (format detected, columns recognised under the names of
 ragas, DeepEval, RAGChecker, GraphRAG-Bench and haystack, InspectorRAGet's JSON by its keys). When a
@@ -15,8 +15,9 @@ import pandas as pd
 import streamlit as st
 
 from evaluators.queries import datasets as qd
-from evaluators import labels, loaders
-from evaluators.schema import GoldenItem, LoadError, Problem
+from evaluators import loaders
+from evaluators.store import ratings
+from evaluators.records import GoldenItem, LoadError, Problem
 from ui.common import downloads, md_escape, store
 
 ROLES = {"Detect": "auto", "Golden set": "golden", "RAG outputs": "outputs"}
@@ -208,7 +209,7 @@ def check_target(uploaded_golden: list[loaders.Dataset], answers: list[loaders.D
     labels[NO_CHECK] = "do not check"
     best = 0 if uploaded_golden or (not stored.empty and stored["n_matched"].iloc[0] > 0) else len(choices)
     target = st.selectbox("Check the answers against the golden set", [*choices, NO_CHECK], index=best,
-                          format_func=labels.get, key="data-check",
+                          format_func=ratings.get, key="data-check",
                           help="Answers to questions the golden set does not hold are listed as problems.")
     if target == NO_CHECK and best == len(choices):
         st.warning("No stored golden set holds any question these answers are for, so they are not checked. Upload "
@@ -334,7 +335,7 @@ def labels_import() -> None:
     if not st.button("Import labels", type="primary", disabled=upload is None, key="labels-import"):
         return
     try:
-        result = labels.import_file(store(), run_id, upload.getvalue(), name=upload.name, encoding=encoding)
+        result = ratings.import_file(store(), run_id, upload.getvalue(), name=upload.name, encoding=encoding)
     except LoadError as exc:
         st.error(f"{len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''} in this file: nothing was "
                  "stored. Fix the file and upload it again.")

@@ -9,17 +9,17 @@ import json
 import pandas as pd
 import streamlit as st
 
-from evaluators import schema
-from evaluators.judgments import VERDICTS
+from evaluators import records
+from evaluators.records.judgments import VERDICTS
 from evaluators.metrics.registry import lookup
 from evaluators.queries import claims as qc
 from evaluators.queries import errors as q
 from evaluators.queries.compare import selected_row
 from evaluators.queries import question_types
-from evaluators import highlight as hl
+from evaluators.presentation import highlight as hl
 from ui.common import current_run, downloads, open_question, run_line, stop_without_scores, store
 
-STATUSES = tuple(s for s in schema.STATUSES if s != schema.OK)  # the statuses a cell can be filtered by
+STATUSES = tuple(s for s in records.STATUSES if s != records.OK)  # the statuses a cell can be filtered by
 ROW_LIMITS = (50, 100, 500, 1000)
 
 run = current_run()

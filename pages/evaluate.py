@@ -1,7 +1,7 @@
 """Evaluate: choose a golden set, outputs, methods, metrics and the judge; see the cost; start a run
 that works in the background; follow it live, cancel, resume or re-run its failed cells; open it.
 
-Runs execute in `evaluators.runner.RunManager` (one per process, held by st.cache_resource), so a
+Runs execute in `evaluators.runs.runner.RunManager` (one per process, held by st.cache_resource), so a
 click elsewhere, another browser session or a closed tab does not stop them. The run panel polls
 the manager every POLL_SECONDS in an st.fragment. An API key typed here stays in this session's
 st.session_state and reaches the worker through the manager; it is never stored.
@@ -16,14 +16,15 @@ import streamlit as st
 
 from evaluators.queries import datasets as qd
 from evaluators.queries import evaluate as qe
-from evaluators import api, budget, engine, queries, sampling
+from evaluators import api, queries
+from evaluators.runs import budget, engine, sampling
 from evaluators.demo import QUEUED
 from evaluators.judges import OfflineJudge, OpenAIJudge, of_run, prices
 from evaluators.judges.specs import JUDGES
-from evaluators.estimate import Estimate, estimate
+from evaluators.runs.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS
-from evaluators.schema import BUDGET_REACHED
+from evaluators.records import BUDGET_REACHED
 from ui.common import md_escape, run_cost_caption, run_manager, store
 
 POLL_SECONDS = 1.5

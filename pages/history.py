@@ -13,7 +13,7 @@ from evaluators.queries.compare import ALPHA
 from evaluators.queries.compare import run_methods
 from ui.common import (current_run, downloads, how_computed, md_escape as md, plotly_config, run_header,
                        stop_without_scores, store)
-from evaluators.figures import method_colours, plot_label as label, plot_wrap as wrap
+from evaluators.presentation.figures import method_colours, plot_label as label, plot_wrap as wrap
 
 CHANGE_COLOURS = {"better": "#1a7f37", "worse": "#cf222e"}
 

@@ -5,7 +5,7 @@ import json
 import plotly.graph_objects as go
 import streamlit as st
 
-from evaluators import figures
+from evaluators.presentation import figures
 from evaluators.queries import OWN, VIEWS
 from evaluators.queries import overview as q
 from evaluators.queries.compare import run_methods, run_metrics

@@ -1,8 +1,8 @@
-"""evaluators/abstention.py: the DON'T KNOW check finds abstentions in other words than seed 003's."""
+"""evaluators/maths/abstention.py: the DON'T KNOW check finds abstentions in other words than seed 003's."""
 import pytest
 
-from evaluators.abstention import PATTERNS, abstains
-from evaluators.text import is_dont_know
+from evaluators.maths.abstention import PATTERNS, abstains
+from evaluators.maths.text import is_dont_know
 
 
 @pytest.mark.parametrize("answer, why", [

@@ -11,7 +11,7 @@ import pytest
 from evaluators import Evaluation, OfflineJudge, OpenAIJudge, evaluate
 from evaluators.api import read_inputs
 from evaluators.demo import DEMO_GOLDEN, DEMO_OUTPUTS
-from evaluators.schema import LoadError
+from evaluators.records import LoadError
 from evaluators.store import close_store
 from tests.conftest import ROOT
 from tests.test_cli import _tiny_files, cli

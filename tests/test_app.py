@@ -87,7 +87,8 @@ def test_a_demo_build_stopped_mid_way_is_resumed_on_the_next_start(app, tmp_path
 
 
 def test_a_run_without_scores_says_so(app, tmp_path):
-    from evaluators import engine, loaders
+    from evaluators import loaders
+    from evaluators.runs import engine
 
     app.run()  # starts the demo build
     store = open_store(tmp_path / "app.duckdb")

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from bench import baselines as bl
-from evaluators import embeddings
+from evaluators.judges import embeddings
 from evaluators.metrics.semantic import bertscore_prf
-from evaluators.text import rouge_l_f1
+from evaluators.maths.text import rouge_l_f1
 
 
 # The official SQuAD v2.0 evaluation script's functions, verbatim (the reference implementation).

@@ -11,9 +11,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from evaluators import budget
+from evaluators.runs import budget
 from evaluators.judges import prices, prompts
-from evaluators.schema import BUDGET_REACHED
+from evaluators.records import BUDGET_REACHED
 from tests.openai_server import Reply, start_server
 from tests.test_cli import _tiny_files
 from tests.test_openai_judge import SEED_000_EXTRACTION, SEED_000_VERIFICATION
@@ -128,7 +128,7 @@ def _responder(body):
 
 def test_the_evaluate_screen_refuses_a_start_above_its_stop_at_cost_and_shows_the_budget(app_at, tmp_path, server,
                                                                                           monkeypatch):
-    from evaluators.estimate import estimate
+    from evaluators.runs.estimate import estimate
     from evaluators.judges import OpenAIJudge
     from evaluators.metrics import resolve
     from evaluators.store import open_store
@@ -177,7 +177,7 @@ def test_the_evaluate_screen_refuses_a_start_above_its_stop_at_cost_and_shows_th
 
 
 def engine_samples(store, golden, outputs):
-    from evaluators import engine
+    from evaluators.runs import engine
 
     return engine.plan(store.golden_items(golden), store.rag_outputs([outputs])).samples
 

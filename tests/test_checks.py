@@ -1,11 +1,11 @@
-"""Per-question checks (evaluators/checks.py): each check type, validation messages, run_checks."""
+"""Per-question checks (evaluators/maths/checks.py): each check type, validation messages, run_checks."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from evaluators import checks as ck
+from evaluators.maths import checks as ck
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -75,7 +75,7 @@ def test_a_regex_check_that_backtracks_without_end_is_skipped_with_the_reason_no
     import subprocess
     import sys
     code = ("from evaluators.metrics.lexical import checks_pass_rate\n"
-            "from evaluators.schema import GoldenItem, RagOutput, Sample\n"
+            "from evaluators.records import GoldenItem, RagOutput, Sample\n"
             "checks = ({'type': 'regex', 'pattern': '(a|aa)+$'}, {'type': 'contains', 'value': 'a'})\n"
             "s = Sample(GoldenItem('q', 'Q?', 'R', checks=checks), RagOutput('q', 'm', 'a' * 40 + '!'))\n"
             "r, = checks_pass_rate([s])\n"

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import formulas
-from evaluators.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN, ChunkRelevance, ClaimMatrix, combine
+from evaluators.maths import formulas
+from evaluators.records.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN, ChunkRelevance, ClaimMatrix, combine
 from evaluators.metrics.claims import chunk_rows, claim_metrics, claim_rows, tp_fp_fn
-from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK
+from evaluators.records import JUDGE_ERROR, NOT_APPLICABLE, OK
 
 NLI = {"Entailment": SUPPORTED, "Contradiction": CONTRADICTED, "Neutral": NOT_FOUND}
 

@@ -239,7 +239,8 @@ def test_the_bar_counts_cells_and_names_each_metric_as_it_is_scored(tmp_path):
     import io
     import threading
 
-    from evaluators import engine, loaders
+    from evaluators import loaders
+    from evaluators.runs import engine
     from evaluators.cli import MetricBar
     from evaluators.store import close_store, open_store
 
@@ -293,9 +294,10 @@ def test_prices_are_refused_where_they_cannot_apply(tmp_path):
 
 
 def test_the_estimate_prices_the_tokens_at_the_list_or_the_given_price(tmp_path):
-    from evaluators import engine, loaders
+    from evaluators import loaders
+    from evaluators.runs import engine
     from evaluators.judges import OpenAIJudge, prices
-    from evaluators.estimate import estimate
+    from evaluators.runs.estimate import estimate
     from evaluators.metrics import resolve
 
     golden, outputs = _tiny_files(tmp_path)

@@ -14,9 +14,10 @@ from types import SimpleNamespace
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evaluators import engine, loaders
+from evaluators import loaders
+from evaluators.runs import engine
 from evaluators.metrics import REGISTRY
-from evaluators.schema import ERROR_STATUSES
+from evaluators.records import ERROR_STATUSES
 from evaluators.store import close_store, open_store
 from tests.test_shared_db import free_for_others, held_elsewhere
 from ui.common import run_manager

@@ -8,7 +8,7 @@ import pytest
 from evaluators.judges import correctness, offline
 from evaluators.metrics.claims import claim_metrics
 from evaluators.metrics.rubric import answer_contradicted_by_reference, correct, similarities
-from evaluators.schema import GoldenItem, RagOutput, Result, Sample
+from evaluators.records import GoldenItem, RagOutput, Result, Sample
 
 
 def named(question: str, answer: str, reference: str, **given) -> dict:

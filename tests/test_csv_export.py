@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from evaluators import cli
-from evaluators.csv_export import FORMULA_START, safe_for_spreadsheets, to_csv
+from evaluators.presentation.csv_export import FORMULA_START, safe_for_spreadsheets, to_csv
 from evaluators.judges import prompts
 from evaluators.store import close_store, open_store
 from tests.openai_server import Reply

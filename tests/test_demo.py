@@ -8,7 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from evaluators import demo, engine, loaders, queries
+from evaluators import demo, loaders, queries
+from evaluators.runs import engine
 from evaluators.metrics import REGISTRY
 from evaluators.store import open_store
 

@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 
 from evaluators.demo import ARAGOG, GRAPHRAG
 from evaluators.queries import runs
-from evaluators.report import report_html
+from evaluators.presentation.report import report_html
 from evaluators.store import close_store, open_store
 from tests.conftest import A_LINK, HOSTILE_METHOD, IMG, JS_LINK
 from tests.test_e2e_browser import SHOTS, _settle, chromium, serving

@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from evaluators import engine, loaders
+from evaluators import loaders
+from evaluators.runs import engine
 from evaluators.metrics import REGISTRY
 from evaluators.store import close_store, open_store
 
@@ -206,7 +207,7 @@ def test_a_metric_computes_only_the_samples_that_have_what_it_needs():
     """`Metric.scored` hands `compute` the samples with a reference, in order, and fills in the others."""
     import dataclasses
 
-    from evaluators.schema import GoldenItem, RagOutput, Result, Sample
+    from evaluators.records import GoldenItem, RagOutput, Result, Sample
     seen = []
 
     def compute(samples, context):

@@ -1,13 +1,13 @@
-"""The pre-run estimate of judge calls and tokens (evaluators.estimate)."""
+"""The pre-run estimate of judge calls and tokens (evaluators.runs.estimate)."""
 import json
 import math
 
 import pytest
 
 from evaluators.judges import OfflineJudge, OpenAIJudge, prices, prompts
-from evaluators.estimate import approx_tokens, estimate, needed_parts
+from evaluators.runs.estimate import approx_tokens, estimate, needed_parts
 from evaluators.metrics import resolve
-from evaluators.schema import Chunk, GoldenItem, RagOutput, Sample
+from evaluators.records import Chunk, GoldenItem, RagOutput, Sample
 
 
 def sample(n_chunks: int, answer: str = "Paris is the capital. It is in France.", qid: str = "q1") -> Sample:

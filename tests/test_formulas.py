@@ -1,4 +1,4 @@
-"""Unit tests of evaluators.formulas: every worked example of the seeds, then the edge cases.
+"""Unit tests of evaluators.maths.formulas: every worked example of the seeds, then the edge cases.
 
 Seed numbers refer to shared/seeds/00N_*.txt. Where a seed prints a rounded number, the test
 checks both the rounded value the seed shows and the unrounded value behind it.
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import formulas as f
-from evaluators.formulas import (
+from evaluators.maths import formulas as f
+from evaluators.maths.formulas import (
     NO_CLAIMS_TO_VERIFY,
     NO_CONTEXT_FOR_PRECISION,
     NO_CONTEXT_FOR_RECALL,

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from evaluators.gate import BETTER, NO_DIRECTION, OK, REGRESSION, check_tolerances, gate, verdict
+from evaluators.presentation.gate import BETTER, NO_DIRECTION, OK, REGRESSION, check_tolerances, gate, verdict
 from evaluators.metrics import REGISTRY
 from evaluators.queries.headline import HEADLINE
 from evaluators.judges import prompts

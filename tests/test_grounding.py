@@ -3,10 +3,11 @@ import json
 
 import pytest
 
-from evaluators import engine, loaders
-from evaluators.formulas import half_up
+from evaluators import loaders
+from evaluators.runs import engine
+from evaluators.maths.formulas import half_up
 from evaluators.judges import grounding
-from evaluators.schema import JUDGE_ERROR, OK, Result
+from evaluators.records import JUDGE_ERROR, OK, Result
 from evaluators.store import close_store, open_store
 
 

@@ -1,4 +1,4 @@
-"""evaluators/highlight.py: claims located in the answer, coloured by verdict, and every piece of uploaded
+"""evaluators/presentation/highlight.py: claims located in the answer, coloured by verdict, and every piece of uploaded
 text escaped (the HTML goes to st.html)."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from evaluators.judgments import VERDICTS
-from evaluators import highlight as hl
+from evaluators.records.judgments import VERDICTS
+from evaluators.presentation import highlight as hl
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"

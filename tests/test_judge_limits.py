@@ -7,7 +7,7 @@ import pytest
 
 from evaluators import judges
 from evaluators.judges import OfflineJudge, OpenAIJudge, conflicts, offline
-from evaluators.schema import Chunk, GoldenItem, RagOutput, Sample
+from evaluators.records import Chunk, GoldenItem, RagOutput, Sample
 from tests.test_cli import cli
 
 TEXT = "Dr. Smith met J. Doe in the U.S. on 3 May. They spoke of e.g. rivers, lakes and seas; it rained. "

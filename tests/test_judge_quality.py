@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from bench import previous_release
-from bench.engine_scores import Scored, score_items
+from calibration.engine_scores import Scored, score_items
 from bench.judge_quality import best_threshold, subsample_groups, three_way
 from bench.quality_report import targets
 from bench.quality_stats import (LONG, NO_REFERENCE, SHORT, Scorer, pair_accuracy, pairs_within, part_rows,

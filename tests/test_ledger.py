@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from evaluators import ledger
+from evaluators.store import ledger
 from evaluators.judges import prompts
 
 CHUNKS = [

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from evaluators import text as txt
+from evaluators.maths import text as txt
 from evaluators.metrics import REGISTRY
-from evaluators.schema import NOT_APPLICABLE, OK, SKIPPED, GoldenItem, RagOutput, Sample
+from evaluators.records import NOT_APPLICABLE, OK, SKIPPED, GoldenItem, RagOutput, Sample
 
 LEXICAL = ("exact_match", "keyword_coverage", "number_match", "answer_completeness",
            "citation_quality", "checks_pass_rate", "rouge_l", "dont_know")

@@ -36,8 +36,8 @@ import pytest
 
 from evaluators.judges import prompts
 from evaluators.judges.openai_judge import JudgeClient
-from evaluators.schema import INCOMPLETE, INVALID, SCHEMA_UNSUPPORTED
-from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
+from evaluators.records import INCOMPLETE, INVALID, SCHEMA_UNSUPPORTED
+from evaluators.records import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
 
 ROOT = Path(__file__).resolve().parent.parent
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from evaluators.loaders import MAX_CELL_CHARS, formats, load
-from evaluators.schema import LoadError
+from evaluators.records import LoadError
 
 ROOT = Path(__file__).resolve().parent.parent
 FORMATS = ("csv", "json", "jsonl", "parquet")

@@ -9,7 +9,7 @@ import pytest
 
 from evaluators.loaders import (ALIASES, FORMATS, check_against_golden, derive_question_id,
                                 detect_format, load)
-from evaluators.schema import Chunk, LoadError
+from evaluators.records import Chunk, LoadError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MALFORMED = Path(__file__).parent / "malformed"

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from evaluators import loaders
-from evaluators.schema import LoadError
+from evaluators.records import LoadError
 
 ROWS = [{"Query_ID": "q1", "Frage": "Who?", "Antwort": "Craik", "extra": 1},
         {"Query_ID": "q2", "Frage": "Where?", "Antwort": "Cornwall", "notes": "late key"}]

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from evaluators import cli
-from evaluators.inspectorraget import UNANSWERABLE_REFERENCE, human_ratings
+from evaluators.loaders.inspectorraget import UNANSWERABLE_REFERENCE, human_ratings
 from evaluators.loaders import check_against_golden, load
-from evaluators.schema import LoadError
+from evaluators.records import LoadError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HAYSTACK_EXCERPT = FIXTURES / "aragog_haystack" / "detailed_all-MiniLM-L6-v2__top_k1__chunk_size64.csv"

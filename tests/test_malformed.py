@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evaluators.loaders import MAX_CELL_CHARS, load
-from evaluators.schema import LoadError
+from evaluators.records import LoadError
 
 CORPUS = Path(__file__).parent / "malformed"
 

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import embeddings
-from evaluators.engine import plan
+from evaluators.judges import embeddings
+from evaluators.runs.engine import plan
 from evaluators.judges import offline
 from evaluators.judges.offline import build_matrices, build_matrix, segment_claims, support
-from evaluators.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, ClaimMatrix
+from evaluators.records.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, ClaimMatrix
 from evaluators.loaders import load
 from evaluators.metrics.claims import answer_claim_verdicts, claim_metrics, tp_fp_fn
-from evaluators.schema import OK, Chunk, GoldenItem, RagOutput, Sample
+from evaluators.records import OK, Chunk, GoldenItem, RagOutput, Sample
 
 ROOT = Path(__file__).resolve().parent.parent
 RAGCHECKER = ROOT.parent / "shared" / "data" / "ragchecker_examples" / "checking_outputs.json"

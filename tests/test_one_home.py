@@ -1,4 +1,4 @@
-"""One home per concept (issue 11): statuses come from schema.py, a metric's scale arithmetic and labels
+"""One home per concept (issue 11): statuses come from records.py, a metric's scale arithmetic and labels
 from its `Metric` record (metrics/registry.py), seed math from formulas.py. These tests fail when the
 old patterns come back: the Overview once counted 'skipped' cells as failed where the other screens did
 not, and the 1-5 projection was written out in eight places."""
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import schema
+from evaluators import records
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import SCALES, in_catalogue_order, label_metrics, lookup
 from evaluators.queries import FAILED, bounds_in_view, difference_in_view, in_view, LIKERT, OWN, PERCENT
@@ -20,9 +20,9 @@ READ_SIDE = [*ROOT.glob("evaluators/queries/*.py"), *ROOT.glob("pages/*.py"), *R
 CODE = [p for p in ROOT.glob("evaluators/**/*.py")
         if p.name not in ("registry.py", "formulas.py", "store.py") and p.parent.name != "metrics"]
 CODE += [p for p in READ_SIDE if p not in CODE]
-CELL_AND_CALL_STATUSES = (*schema.STATUSES, schema.INVALID, schema.INCOMPLETE, schema.RATE_LIMITED,
-                          schema.SERVER_ERROR, schema.CONNECTION_ERROR, schema.BAD_RESPONSE, schema.BAD_REQUEST,
-                          schema.SCHEMA_UNSUPPORTED)
+CELL_AND_CALL_STATUSES = (*records.STATUSES, records.INVALID, records.INCOMPLETE, records.RATE_LIMITED,
+                          records.SERVER_ERROR, records.CONNECTION_ERROR, records.BAD_RESPONSE, records.BAD_REQUEST,
+                          records.SCHEMA_UNSUPPORTED)
 SCALE_ARITHMETIC = re.compile(
     r"\b1(\.0)?\s*\+\s*4(\.0)?\s*\*"  # 1 + 4 x norm
     r"|\b(4|100)(\.0)?\s*\*\s*\w*norm|norm\w*\s*\*\s*(4|100)\b"  # norm onto 1-5 or 0-100
@@ -37,7 +37,7 @@ def _lines(paths, pattern):
 
 
 def test_statuses_are_spelled_only_in_schema():
-    assert FAILED == "(" + ", ".join(f"'{s}'" for s in schema.ERROR_STATUSES) + ")"
+    assert FAILED == "(" + ", ".join(f"'{s}'" for s in records.ERROR_STATUSES) + ")"
     quoted = "|".join(rf"(?<!: )['\"]{s}['\"]" for s in CELL_AND_CALL_STATUSES)  # (a column's title may say "ok")
     assert _lines(READ_SIDE, quoted) == []
 

@@ -15,9 +15,9 @@ import pytest
 
 from evaluators.judges import openai_judge, prompts
 from evaluators.judges.openai_judge import BOUNDED, JudgeClient
-from evaluators.judgments import NOT_FOUND, SUPPORTED, ChunkRelevance, JudgeRefused
+from evaluators.records.judgments import NOT_FOUND, SUPPORTED, ChunkRelevance, JudgeRefused
 from evaluators.metrics.claims import claim_metrics
-from evaluators.schema import JUDGE_ERROR, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
+from evaluators.records import JUDGE_ERROR, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
 from tests.openai_server import Reply, start_server
 
 KEY = "sk-test-very-secret-key-123"

@@ -72,7 +72,7 @@ def _stored_run(tmp_path, monkeypatch, name="run.duckdb"):
 def test_a_judge_server_that_trickles_its_replies_times_out_and_the_run_ends(tmp_path, monkeypatch):
     """Headers, then a byte every 0.1 s: each reply has the run's `timeout` as a whole, then the usual retries,
     then the cell is a timeout and the run finishes (it used to stay running for ever)."""
-    from evaluators import engine
+    from evaluators.runs import engine
     from evaluators.judges import OpenAIJudge
     from evaluators.store import close_store
 
@@ -224,7 +224,8 @@ def test_the_whole_catalogue_under_the_llm_judge(tmp_path):
 def test_a_run_needing_both_parts_judges_each_sample_in_two_rounds(tmp_path, monkeypatch):
     """The engine asks for the claims and the holistic part together: the holistic request goes out
     before the extraction's reply is back, the verification after it."""
-    from evaluators import engine, loaders
+    from evaluators import loaders
+    from evaluators.runs import engine
     from evaluators.judges import OpenAIJudge
     from evaluators.store import close_store, open_store
 

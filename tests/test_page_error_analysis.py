@@ -40,7 +40,7 @@ def _select(at: AppTest, row: int) -> AppTest:
 
 
 def test_the_screen_shows_the_views_tables_and_opens_a_sample_or_a_disagreement_on_claims(tmp_path, app_on):
-    from evaluators import labels
+    from evaluators.store import ratings
     from evaluators.queries import errors as q
     from evaluators.store import close_store
     from tests.test_labels import tiny_run
@@ -48,7 +48,7 @@ def test_the_screen_shows_the_views_tables_and_opens_a_sample_or_a_disagreement_
 
     db = tmp_path / "humans.duckdb"
     run_id = tiny_run(db, tmp_path, list(_cells()), metrics=("faithfulness", "answer_class", "judge_clarity"))
-    labels.import_ratings(open_store(db), run_id, _records(), source="people.csv")
+    ratings.import_ratings(open_store(db), run_id, _records(), source="people.csv")
     expected = q.view(open_store(db), run_id)
     close_store(db)
     at = app_on(db, PAGE)

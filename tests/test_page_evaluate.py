@@ -7,9 +7,10 @@ import time
 
 from evaluators.queries import datasets as qd
 from evaluators.queries import evaluate as qe
-from evaluators import engine, loaders
+from evaluators import loaders
+from evaluators.runs import engine
 from evaluators.judges import OfflineJudge, OpenAIJudge, prices
-from evaluators.estimate import estimate
+from evaluators.runs.estimate import estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.judges import prompts
 from evaluators.store import open_store

@@ -2,7 +2,7 @@
 numbers of the view it draws): one chart per metric with a star on each significant step, and the view's tables."""
 import pytest
 
-from evaluators.figures import method_colours
+from evaluators.presentation.figures import method_colours
 from evaluators.queries import history as h
 from evaluators.queries.compare import run_methods
 from tests.test_page_compare import figure, same, values

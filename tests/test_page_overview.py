@@ -151,7 +151,7 @@ def test_the_default_run_is_the_newest_finished_one_of_20_samples_or_more():
 
 
 def test_one_colour_per_method_in_every_chart_of_the_run(app_at):
-    from evaluators import figures
+    from evaluators.presentation import figures
 
     at = app_at()
     methods = compare.run_methods(open_store(app_at.db), at.session_state["run_id"])
@@ -163,7 +163,7 @@ def test_one_colour_per_method_in_every_chart_of_the_run(app_at):
 
 
 def test_method_colours_do_not_depend_on_the_order_or_the_methods_a_chart_shows():
-    from evaluators import figures
+    from evaluators.presentation import figures
 
     run = figures.method_colours(["b", "a", "c"])
     assert run == figures.method_colours(["c", "b", "a"]) and list(run) == ["a", "b", "c"]

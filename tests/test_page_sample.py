@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from evaluators import evaluate, sampling
+from evaluators import evaluate
+from evaluators.runs import sampling
 from evaluators.store import open_store
 from tests.test_page_evaluate import _until_done
 from tests.test_sample_runs import METRICS, write_files

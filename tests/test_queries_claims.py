@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import engine, loaders
+from evaluators import loaders
+from evaluators.runs import engine
 from evaluators.judges import OpenAIJudge, prompts
 from evaluators.queries import claims as q
 from evaluators.store import close_store, open_store

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from evaluators import engine
+from evaluators.runs import engine
 from evaluators.queries import datasets as qd
 from evaluators.queries import evaluate as qe
 from evaluators.store import close_store, open_store

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from evaluators import labels
+from evaluators.store import ratings
 from evaluators.queries import humans as q
-from evaluators.stats import krippendorff_alpha
+from evaluators.maths.stats import krippendorff_alpha
 from evaluators.store import close_store, open_store
 from tests.test_labels import QUESTIONS, tiny_run
 
@@ -55,7 +55,7 @@ def run(tmp_path):
     db = tmp_path / "humans.duckdb"
     run_id = tiny_run(db, tmp_path, list(_cells()), metrics=("faithfulness", "answer_class", "judge_clarity"))
     store = open_store(db)
-    labels.import_ratings(store, run_id, _records(), source="people.csv")
+    ratings.import_ratings(store, run_id, _records(), source="people.csv")
     yield store, run_id
     close_store(db)
 

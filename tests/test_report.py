@@ -1,4 +1,4 @@
-"""The report file (evaluators/report.py) on real DuckDB files: every section present with the numbers and sentences
+"""The report file (evaluators/presentation/report.py) on real DuckDB files: every section present with the numbers and sentences
 of the screens' own views, runs it cannot fully report say so, uploaded text stays text, and the `report` command's
 exit codes."""
 import re
@@ -10,7 +10,7 @@ import pytest
 
 from evaluators.metrics import REGISTRY
 from evaluators.queries import compare, overview, runs
-from evaluators.report import report_html
+from evaluators.presentation.report import report_html
 from evaluators.store import close_store, open_store
 from tests.conftest import A_LINK, HOSTILE_METHOD, IMG, JS_LINK
 from tests.test_cli import cli
@@ -260,7 +260,7 @@ def test_the_report_command_writes_the_file_and_exits_2_or_3_when_it_cannot(tmp_
 @pytest.mark.usefixtures("navigation_pages")
 def test_overview_and_compare_offer_the_report_without_building_it(app_at, monkeypatch):
     built = []
-    monkeypatch.setattr("evaluators.report.report_html", lambda *a, **k: built.append(a) or "")
+    monkeypatch.setattr("evaluators.presentation.report.report_html", lambda *a, **k: built.append(a) or "")
     for page in (None, "pages/compare.py"):
         at = app_at(page)
         assert [b.proto.label for b in at.get("download_button")].count("Download report") == 1

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from evaluators import engine
+from evaluators.runs import engine
 from evaluators.judges import prompts
 from evaluators.store import close_store, open_store
 from tests.openai_server import Reply, start_server
@@ -18,7 +18,8 @@ N = 8
 METRICS = ["faithfulness", "context_precision", "exact_match"]
 RUNNER = """
 import sys
-from evaluators import engine, loaders
+from evaluators import loaders
+from evaluators.runs import engine
 from evaluators.judges import OpenAIJudge
 from evaluators.store import open_store
 db, golden, outputs, base_url = sys.argv[1:5]

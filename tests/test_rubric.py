@@ -2,15 +2,16 @@ import json
 
 import pytest
 
-from evaluators import engine, loaders
-from evaluators.judgments import CONTRADICTED as C, NOT_FOUND as N, SUPPORTED as S
-from evaluators.judgments import ChunkRelevance, ClaimMatrix, Holistic, JudgeFailure, aggregate
+from evaluators import loaders
+from evaluators.runs import engine
+from evaluators.records.judgments import CONTRADICTED as C, NOT_FOUND as N, SUPPORTED as S
+from evaluators.records.judgments import ChunkRelevance, ClaimMatrix, Holistic, JudgeFailure, aggregate
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.composite import ragas_from_results
 from evaluators.metrics import rubric as rubric_module
 from evaluators.metrics.rubric import (CONTRADICTED, GROUNDED, RUBRIC_IDS, answer_contradicted_by_reference,
                                        judged_rubric, offline_rubric, overall_weights)
-from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Result, not_applicable
+from evaluators.records import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Result, not_applicable
 from evaluators.store import close_store, open_store
 from tests.test_openai_judge import SEED_000_HOLISTIC
 

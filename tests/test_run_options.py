@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from evaluators import engine, loaders, run_options
+from evaluators import loaders
+from evaluators.runs import engine, options
 from evaluators.judges import OpenAIJudge
 from evaluators.judges.openai_judge import JudgeClient
 from evaluators.store import close_store, open_store
@@ -58,4 +59,4 @@ def test_the_judge_refuses_the_same_numbers():
     for config, message in BAD:
         with pytest.raises(ValueError, match=message):
             JudgeClient("http://127.0.0.1:9/v1", "m", api_key="sk-test", **config)
-    assert run_options.check(None, {}) == [m.id for m in engine.resolve(None)]  # None: every metric
+    assert options.check(None, {}) == [m.id for m in engine.resolve(None)]  # None: every metric

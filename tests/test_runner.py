@@ -1,4 +1,4 @@
-"""Background runs (evaluators.runner) and the engine's per-metric progress and cancellation, on real
+"""Background runs (evaluators.runs.runner) and the engine's per-metric progress and cancellation, on real
 DuckDB files: the demo golden set and outputs, lexical metrics (no model, so it stays fast)."""
 import json
 import threading
@@ -7,10 +7,11 @@ import time
 import pytest
 
 from evaluators.queries import datasets as qd
-from evaluators import engine, judges, loaders
+from evaluators import judges, loaders
+from evaluators.runs import engine
 from evaluators.demo import DEMO_GOLDEN, DEMO_OUTPUTS
 from evaluators.judges import OfflineJudge, OpenAIJudge
-from evaluators.runner import MetricState, RunManager, Snapshot
+from evaluators.runs.runner import MetricState, RunManager, Snapshot
 from evaluators.judges import prompts
 from evaluators.store import close_store, open_store
 from tests.openai_server import Reply, start_server
@@ -241,7 +242,7 @@ def test_a_key_lent_for_a_run_reaches_its_judge_and_is_never_stored(store, tmp_p
 
 
 def test_the_pace_leaves_out_each_metrics_first_batch_which_loads_the_models():
-    from evaluators.runner import Job
+    from evaluators.runs.runner import Job
 
     job = Job("r")
     job.on_metric("m", 0, 40, 0, 40)  # the engine's opening report

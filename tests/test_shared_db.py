@@ -14,9 +14,10 @@ import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evaluators import engine, loaders, queries
+from evaluators import loaders, queries
+from evaluators.runs import engine
 from evaluators.demo import DEMO_GOLDEN, DEMO_OUTPUTS
-from evaluators.runner import RunManager
+from evaluators.runs.runner import RunManager
 from evaluators.store import Store, StoreLocked, close_store, open_store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Unit tests of evaluators.stats: hand-computed values first, then cross-checks against scipy,
+"""Unit tests of evaluators.maths.stats: hand-computed values first, then cross-checks against scipy,
 pandas and brute force, then the edge cases.
 
 Monte Carlo comparisons (our bootstrap vs scipy.stats.bootstrap, random sign flips vs the exact
@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from evaluators import stats as st
-from evaluators.stats import (
+from evaluators.maths import stats as st
+from evaluators.maths.stats import (
     Kappa,
     MeanCI,
     PairedComparison,

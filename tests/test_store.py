@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from evaluators.judges import prompts
-from evaluators.schema import Chunk, GoldenItem, RagOutput
+from evaluators.records import Chunk, GoldenItem, RagOutput
 from evaluators.store import MIGRATIONS, SCHEMA_VERSION, Store, close_store, open_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -170,7 +170,7 @@ def test_a_failed_write_leaves_nothing_half_written(db):
     assert store.cursor().execute("SELECT count(*) FROM claims").fetchall() == [(0,)]
 
 
-# -- judge calls: requests stored packed (evaluators.ledger), read back whole through the judge_calls view --
+# -- judge calls: requests stored packed (evaluators.store.ledger), read back whole through the judge_calls view --
 
 SHARED_CHUNK = "The tower was built by Alice in 1879, of grey granite from the quarry below the hill. " * 3
 CHUNK_TEXTS = [SHARED_CHUNK, "Ünïcödé «chunk» 🌿 with a \"quote\", a back\\slash\nand PDF-like\nline breaks. " * 4,

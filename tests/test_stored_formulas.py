@@ -1,4 +1,4 @@
-"""Each seed formula, tied to the score it produces in the store: a real engine run (evaluators.engine, a DuckDB
+"""Each seed formula, tied to the score it produces in the store: a real engine run (evaluators.runs.engine, a DuckDB
 file) over the seeds' worked examples, judged by the scripted OpenAI-compatible server on 127.0.0.1
 (tests/openai_server.py) and, for the offline mapping, by the offline judge. Every stored value must be the
 formula's result on the judge's counts and, where the seed prints one, the seed's number: a metric that stops
@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from evaluators import engine, formulas, loaders
-from evaluators.engine import plan
-from evaluators.formulas import half_up
+from evaluators import loaders
+from evaluators.runs import engine
+from evaluators.maths import formulas
+from evaluators.runs.engine import plan
+from evaluators.maths.formulas import half_up
 from evaluators.judges import OpenAIJudge, lent_api_key, prompts
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.semantic import bertscores

@@ -1,9 +1,9 @@
-"""Text helpers (evaluators/text.py): numbers, keywords, tokens and the seed-003 phrase list."""
+"""Text helpers (evaluators/maths/text.py): numbers, keywords, tokens and the seed-003 phrase list."""
 from __future__ import annotations
 
 import pytest
 
-from evaluators import text as txt
+from evaluators.maths import text as txt
 
 
 def kw_texts(text: str) -> list[str]:

@@ -8,11 +8,13 @@ import re
 import pandas as pd
 import streamlit as st
 
-from evaluators import csv_export, queries, report, sampling
+from evaluators import queries
+from evaluators.presentation import csv_export, report
+from evaluators.runs import sampling
 from evaluators.demo import QUEUED
 from evaluators.judges import agreement, prices
 from evaluators.metrics import REGISTRY
-from evaluators.runner import RunManager
+from evaluators.runs.runner import RunManager
 from evaluators.store import Store
 
 POLL_SECONDS = 2  # how often an empty page of a run being computed looks whether it has finished
@@ -122,7 +124,7 @@ def downloads(frame: pd.DataFrame, stem: str, key: str) -> None:
 
 def report_button(run_id: str, *, methods: list[str] | None = None, baseline: str | None = None,
                   key: str = "report") -> None:
-    """"Download report": the run's report file (evaluators/report.py, several MB), built when the button is clicked,
+    """"Download report": the run's report file (evaluators/presentation/report.py, several MB), built when the button is clicked,
     on Streamlit's download thread, not on every rerun of the page."""
     st.download_button("Download report", functools.partial(report.report_html, store(), run_id, methods=methods,
                                                             baseline=baseline),

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from evaluators.judges import offline
 from evaluators.judges.specs import JUDGES as _KINDS
 from evaluators.judges.specs import Judge, OfflineJudge, OpenAIJudge, named, of_run
-from evaluators.judgments import ClaimMatrix, Holistic, JudgeFailure
-from evaluators.schema import Sample
+from evaluators.records.judgments import ClaimMatrix, Holistic, JudgeFailure
+from evaluators.records import Sample
 
 JUDGES = tuple(_KINDS)  # the judges' names, as runs store them
 CLAIMS, HOLISTIC = "claims", "holistic"  # the two parts a judge is asked for
@@ -116,7 +116,7 @@ def judge_samples(judge: Judge, samples: Sequence[Sample], parts: Collection[str
     """The `parts` (CLAIMS: the claim matrix and generated questions; HOLISTIC: the rubric ratings) of
     every sample, in order; an LLM judge asks for all of them at once (2 rounds per sample, see
     openai_judge). `run_id` picks the key lent for that run, if any; `on_sample()` is called as each
-    sample is judged (the LLM judge only: the offline judge takes milliseconds); `budget` (evaluators.budget.Budget)
+    sample is judged (the LLM judge only: the offline judge takes milliseconds); `budget` (evaluators.runs.budget.Budget)
     stops an LLM judge's requests once reached."""
     if unknown := set(parts) - {CLAIMS, HOLISTIC}:
         raise ValueError(f"unknown judge part(s) {sorted(unknown)}")

@@ -43,9 +43,9 @@ from difflib import SequenceMatcher
 from dataclasses import dataclass
 from functools import lru_cache
 
-from evaluators.abstention import abstains
+from evaluators.maths.abstention import abstains
 from evaluators.judges.offline import NEGATIONS, sentences, stem
-from evaluators.text import STOP_WORDS, fold, number_values
+from evaluators.maths.text import STOP_WORDS, fold, number_values
 
 _UNITS_WORDS = {
     "km": "kilometre kilometres kilometer kilometers km kms", "mile": "mile miles mi",

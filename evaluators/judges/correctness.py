@@ -21,7 +21,7 @@ numbers and negations by rule (`key_evidence`):
   token_f1, rouge_l    SQuAD token F1 and ROUGE-L F1 of answer and reference (the simple baselines)
   cosine, bertscore    MiniLM cosine and BERTScore F1, P and R of answer and reference (semantic family)
   bertscore_precision, bertscore_recall
-  abstains             the answer abstains (`evaluators.abstention`)
+  abstains             the answer abstains (`evaluators.maths.abstention`)
   contradicted         share of answer claims the reference contradicts (offline claim matrix)
   completeness         share of reference claims the answer states (offline claim matrix)
   answer_length, reference_length   min(1, log(1 + words) / log(1 + 200))
@@ -50,10 +50,10 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluators.abstention import abstains
+from evaluators.maths.abstention import abstains
 from evaluators.judges import conflicts
 from evaluators.judges.offline import negation_mismatch, stem
-from evaluators.text import STOP_WORDS, number_values, rouge_l_f1, squad_tokens, token_overlap
+from evaluators.maths.text import STOP_WORDS, number_values, rouge_l_f1, squad_tokens, token_overlap
 
 WEIGHTS = Path(__file__).with_name("weights") / "correctness.json"
 SIGNALS = ("key_recall", "reference_in_answer", "name_conflict", "number_conflict", "negation_conflict",

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from evaluators.schema import OK, Result
-from evaluators.text import squad_tokens, token_overlap
+from evaluators.records import OK, Result
+from evaluators.maths.text import squad_tokens, token_overlap
 
 WEIGHTS = Path(__file__).with_name("weights") / "grounding.json"
 

@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from evaluators import embeddings, threads
+from evaluators import threads
+from evaluators.judges import embeddings
 
 # Offline: the model is a local directory; set before the Hugging Face libraries are imported.
 os.environ["HF_HUB_OFFLINE"] = "1"

@@ -37,7 +37,7 @@ Method
       silent, not contrary), or a proper name (a capitalised word not starting the claim) that
       the whole chunk lacks ("born in Spain" vs "born in Germany", which MiniLM finds close);
     - supports it otherwise.
-  Verdicts over units combine as `evaluators.judgments.combine` does: supported by any wins, then
+  Verdicts over units combine as `evaluators.records.judgments.combine` does: supported by any wins, then
   contradicted by any, else not_found.
 * The same test gives reference claims vs chunks (attributable?), answer claims vs the reference
   (TP/FP) and reference claims vs the answer (covered?).
@@ -74,11 +74,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from evaluators import embeddings, formulas, threads
+from evaluators import threads
+from evaluators.judges import embeddings
+from evaluators.maths import formulas
 from evaluators.judges import nli, verdict_model
-from evaluators.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, ChunkRelevance, ClaimMatrix, combine
-from evaluators.schema import Chunk, Sample
-from evaluators.text import STOP_WORDS, fold, number_values
+from evaluators.records.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, ChunkRelevance, ClaimMatrix, combine
+from evaluators.records import Chunk, Sample
+from evaluators.maths.text import STOP_WORDS, fold, number_values
 
 JUDGE = "offline"
 

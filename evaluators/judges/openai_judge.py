@@ -51,7 +51,7 @@ Policy (the issue's, and why):
   reply k with seed + k (so each is its own cache entry). The ratings are averaged and the labels go
   by majority (`judgments.aggregate`, which keeps every reply for the spread). The temperature stays 0:
   the spread is the judge's own variation at the run's settings.
-* With a `budget` (`evaluators.budget.Budget`), each reply's tokens are charged to it, and once it is reached
+* With a `budget` (`evaluators.runs.budget.Budget`), each reply's tokens are charged to it, and once it is reached
   no request goes out (those in flight end; in batch mode a round goes out whole): the call fails with status
   "not_sent" and the engine leaves its sample's cells to do.
 * Every attempt becomes a `CallRecord` (the `judge_calls` row without run/sample keys); the API key
@@ -76,10 +76,10 @@ from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError, field_validator
 
 from evaluators.judges import batch_api, prompts
-from evaluators.judgments import (UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Holistic, JudgeRefused, Verdict,
+from evaluators.records.judgments import (UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Holistic, JudgeRefused, Verdict,
                                   aggregate)
-from evaluators.run_options import check_numbers
-from evaluators.schema import (BAD_REQUEST, BAD_RESPONSE, CALL_TIMEOUT, CONNECTION_ERROR, INCOMPLETE, INVALID,
+from evaluators.judges.options import check_numbers
+from evaluators.records import (BAD_REQUEST, BAD_RESPONSE, CALL_TIMEOUT, CONNECTION_ERROR, INCOMPLETE, INVALID,
                                JUDGE_ERROR, NOT_SENT, OK, RATE_LIMITED, SCHEMA_UNSUPPORTED, SERVER_ERROR, TIMEOUT,
                                Sample)
 
@@ -136,7 +136,7 @@ class Judgment:
 
     matrix: ClaimMatrix | None
     generated_questions: tuple[str, ...]
-    status: str  # ok, judge_error or timeout (evaluators.schema)
+    status: str  # ok, judge_error or timeout (evaluators.records)
     error: str | None
     calls: list[CallRecord] = field(default_factory=list)
 
@@ -249,7 +249,7 @@ class JudgeClient:
         self.batch = batch  # requests go through the Batch API (batch_api), not one HTTP call each
         self.batches = batches  # the run's record of its batches (batch_api.Batcher's ledger), or None
         self.batch_poll = batch_api.POLL_SECONDS if batch_poll is None else batch_poll
-        self.budget = budget  # evaluators.budget.Budget: once reached, no request goes out (module doc)
+        self.budget = budget  # evaluators.runs.budget.Budget: once reached, no request goes out (module doc)
         # the most a cut-off reply is asked again with (a small server's own cap: asking for more only costs time)
         self.max_output_tokens = max_output_tokens
 

@@ -10,7 +10,7 @@ Three calls judge one sample (DESIGN.md "Judging"); the first two fill its claim
    More than `CHUNKS_PER_CALL` chunks go to further calls, each judging the next chunks; the claims
    comparison is asked only in the first (`compare_claims`), and the replies merge by id.
 3. holistic: the 1-5 ratings of seeds 001 and 000, seed 003's three GEval criteria (0-100) and its
-   CORRECT/WRONG class, each with the seed's rubric, in one reply (`evaluators.judgments.Holistic`).
+   CORRECT/WRONG class, each with the seed's rubric, in one reply (`evaluators.records.judgments.Holistic`).
 
 Built for providers' prompt caches (OpenAI caches the longest prefix of >= 1,024 tokens it saw in the last
 minutes, in 128-token steps; vLLM, DeepSeek and gateways alike): every call of every sample sends the same
@@ -47,7 +47,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel
 
-from evaluators.judgments import VERDICTS, Holistic
+from evaluators.records.judgments import VERDICTS, Holistic
 
 PROMPT_VERSION = "2026-11.4"
 CHUNKS_PER_CALL = 16

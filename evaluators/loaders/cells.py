@@ -9,10 +9,10 @@ import re
 import unicodedata
 from typing import Any
 
-from evaluators.checks import validate_check
+from evaluators.maths.checks import validate_check
 from evaluators.loaders import jsontext
 from evaluators.loaders.problems import kind, names, preview
-from evaluators.schema import Chunk
+from evaluators.records import Chunk
 
 # Characters (code points), not UTF-8 bytes: one bound whatever the script (1-4 MB in UTF-8) or the file's encoding.
 MAX_CELL_CHARS = 1_000_000

@@ -10,7 +10,7 @@ from evaluators.loaders.problems import Problems, names
 # before `answer` and the retrieved `contexts` before DeepEval's ideal `context`.
 # haystack's evaluation results name their columns in the plural (questions, true_answers,
 # predicted_answers; its RAG harness: responses, ground_truth_answers); InspectorRAGet's records
-# (evaluators.inspectorraget) keep that file's names: task_id, input, targets, model, output.
+# (evaluators.loaders.inspectorraget) keep that file's names: task_id, input, targets, model, output.
 ALIASES: dict[str, tuple[str, ...]] = {
     "question_id": ("question_id", "id", "query_id", "qid", "sample_id", "task_id"),
     "method": ("method", "system", "rag_method", "pipeline", "model"),

@@ -17,7 +17,7 @@ from evaluators.loaders.columns import GOLDEN_FIELDS, OUTPUT_FIELDS, id_field, p
 from evaluators.loaders.formats import Source, gc_paused, parse
 from evaluators.loaders.problems import Problems
 from evaluators.loaders.records import RecordReader, derive_question_id, duplicate_outputs
-from evaluators.schema import GoldenItem, LoadError, Problem, RagOutput
+from evaluators.records import GoldenItem, LoadError, Problem, RagOutput
 
 ROLES = ("auto", "golden", "outputs")
 

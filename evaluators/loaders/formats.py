@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluators import inspectorraget
+from evaluators.loaders import inspectorraget
 from evaluators.loaders import jsontext
 from evaluators.loaders.problems import Problems, kind
-from evaluators.schema import LoadError, Problem
+from evaluators.records import LoadError, Problem
 
 FORMATS = ("csv", "json", "jsonl", "parquet")
 
@@ -47,7 +47,7 @@ _PARQUET_BATCH = 2_000  # rows turned into records at a time: Arrow's copy of th
 @dataclass(frozen=True)
 class Records:
     """A file parsed into records, before any column is given a meaning (for readers of other
-    tables than golden sets and outputs, such as human labels: `evaluators.labels`)."""
+    tables than golden sets and outputs, such as human labels: `evaluators.store.ratings`)."""
 
     file: str  # file name shown in messages (basename)
     format: str  # one of FORMATS, as detected

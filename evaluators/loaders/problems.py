@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
-from evaluators.schema import LoadError, Problem
+from evaluators.records import LoadError, Problem
 
 
 class Problems:

@@ -10,7 +10,7 @@ from typing import Any
 from evaluators.loaders import cells
 from evaluators.loaders.columns import id_field
 from evaluators.loaders.problems import Problems
-from evaluators.schema import Chunk, GoldenItem, RagOutput
+from evaluators.records import Chunk, GoldenItem, RagOutput
 
 
 def derive_question_id(question: str) -> str:

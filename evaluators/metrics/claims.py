@@ -1,4 +1,4 @@
-"""Claim-level metrics: one claim matrix per sample (`evaluators.judgments.ClaimMatrix`, from the run's
+"""Claim-level metrics: one claim matrix per sample (`evaluators.records.judgments.ClaimMatrix`, from the run's
 judge), nine metrics from it, and the rows of the `claims` and `chunk_verdicts` tables it is stored as.
 
 Every metric is arithmetic over that one matrix, so they are consistent with each other and cost no
@@ -16,11 +16,11 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from evaluators import formulas
-from evaluators.judgments import (CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN, VERDICTS, ClaimMatrix, JudgeFailure,
+from evaluators.maths import formulas
+from evaluators.records.judgments import (CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN, VERDICTS, ClaimMatrix, JudgeFailure,
                                   Verdict, combine)
 from evaluators.metrics.registry import metric
-from evaluators.schema import JUDGE_ERROR, Result, Sample, not_applicable
+from evaluators.records import JUDGE_ERROR, Result, Sample, not_applicable
 
 # The claim metrics that have no value without retrieved chunks, and what their cells then say. The engine
 # marks such a cell (`Metric.scored`); `claim_metrics` says the same, as the rubric family reads it too.

@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluators import formulas
+from evaluators.maths import formulas
 from evaluators.metrics.claims import claim_metrics
 from evaluators.metrics.registry import REGISTRY, SCALES, metric
 from evaluators.metrics.semantic import answer_relevance
-from evaluators.schema import NOT_APPLICABLE, OK, Result, Sample, not_applicable
+from evaluators.records import NOT_APPLICABLE, OK, Result, Sample, not_applicable
 
 RAGAS_INPUTS = ("faithfulness", "context_precision", "context_recall", "answer_relevance")
 _NO_CONTEXT = "no retrieved context (N/A in seed 003)"

@@ -1,8 +1,8 @@
 """Lexical metrics: deterministic string checks of an answer against its reference (seeds 004, 003).
 
 Every metric here is pure text processing, no judge and no model: the text helpers are in
-`evaluators.text` (with the decisions on numbers, keywords, citations and don't know), the
-per-question checks in `evaluators.checks`.
+`evaluators.maths.text` (with the decisions on numbers, keywords, citations and don't know), the
+per-question checks in `evaluators.maths.checks`.
 
 Decisions on what the seeds leave open (the `formula` strings are the short form, shown to users):
 
@@ -24,10 +24,10 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from evaluators.checks import CheckTimeout, check_name, run_check, validate_check
+from evaluators.maths.checks import CheckTimeout, check_name, run_check, validate_check
 from evaluators.metrics.registry import metric
-from evaluators.schema import OK, SKIPPED, Result, Sample, not_applicable
-from evaluators.text import (
+from evaluators.records import OK, SKIPPED, Result, Sample, not_applicable
+from evaluators.maths.text import (
     EMPTY_ANSWER,
     citation_indicators,
     is_dont_know,

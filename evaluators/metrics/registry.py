@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluators.schema import Result, Sample, not_applicable
+from evaluators.records import Result, Sample, not_applicable
 
 @dataclass(frozen=True)
 class Scale:

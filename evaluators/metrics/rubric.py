@@ -17,7 +17,7 @@ Inputs (one sample)
   share of the answer's words found in the chunks (w fitted on dev data; faithfulness alone without context).
 * relevance: the semantic family's `answer_relevance` (0-100; offline it is the direct
   question-answer cosine x 100, so it runs lower than an LLM's relevance rating).
-* dont_know: why the answer abstains (`evaluators.abstention.abstains`: seed 003's uncertainty phrases
+* dont_know: why the answer abstains (`evaluators.maths.abstention.abstains`: seed 003's uncertainty phrases
   and the other ways answers abstain), or None.
 * correct: P(correct), the offline correctness scorer's probability that people judge the answer
   correct (`judges/correctness.py`: the reference's key, what it says beyond the question, stated or
@@ -70,15 +70,15 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from evaluators import formulas
-from evaluators.abstention import abstains
+from evaluators.maths import formulas
+from evaluators.maths.abstention import abstains
 from evaluators.judges import HOLISTIC, correctness, grounding
-from evaluators.judgments import CONTRADICTED as _CONTRADICTED_VERDICT
-from evaluators.judgments import DONT_KNOW, ClaimMatrix, Holistic, JudgeFailure
+from evaluators.records.judgments import CONTRADICTED as _CONTRADICTED_VERDICT
+from evaluators.records.judgments import DONT_KNOW, ClaimMatrix, Holistic, JudgeFailure
 from evaluators.metrics.claims import claim_metrics
 from evaluators.metrics.registry import ABSENT, REGISTRY, metric
 from evaluators.metrics.semantic import answer_relevance, bertscores, semantic_similarity
-from evaluators.schema import JUDGE_ERROR, NOT_APPLICABLE, OK, SKIPPED, Result, Sample, not_applicable
+from evaluators.records import JUDGE_ERROR, NOT_APPLICABLE, OK, SKIPPED, Result, Sample, not_applicable
 
 # Key of the extra claims input: the share of answer claims the reference contradicts.
 CONTRADICTED = "answer_contradicted_by_reference"
@@ -451,7 +451,7 @@ RUBRIC_METRICS = [
      f"Seed 003: DON'T KNOW when the answer has an uncertainty phrase (checked first, no judge needed), else "
      f"CORRECT or WRONG; value CORRECT 1, WRONG 0, DON'T KNOW 0, the label in detail. LLM judge: its "
      f"CORRECT/WRONG by seed 003's criteria. Both judges also class DON'T KNOW the answers that abstain in "
-     f"other words (evaluators/abstention.py: 'I couldn't find any information', 'the document does not "
+     f"other words (evaluators/maths/abstention.py: 'I couldn't find any information', 'the document does not "
      f"provide', 'there is no single answer', 'it depends', ...). Offline mapping: CORRECT when P(correct) >= "
      f"{CORRECT_P} (judge_correctness >= 3), else WRONG; {_P}."),
 ]

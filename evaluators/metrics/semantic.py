@@ -1,6 +1,6 @@
 """Semantic metrics: embedding similarity on the packaged all-MiniLM-L6-v2 (seeds 002, 003).
 
-Every metric embeds its whole batch with one call into `evaluators.embeddings` (distinct texts
+Every metric embeds its whole batch with one call into `evaluators.judges.embeddings` (distinct texts
 only) and takes cosines as row-wise dot products of L2-normalised vectors.
 
 Decisions on what the seeds leave open (the `formula` strings are the short form, shown to users):
@@ -29,12 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from evaluators import embeddings
-from evaluators.embeddings import MAX_TOKENS, MODEL_NAME
-from evaluators.formulas import f1_from_precision_recall, mean_cosine, semantic_similarity_percent
+from evaluators.judges import embeddings
+from evaluators.judges.embeddings import MAX_TOKENS, MODEL_NAME
+from evaluators.maths.formulas import f1_from_precision_recall, mean_cosine, semantic_similarity_percent
 from evaluators.metrics.registry import REGISTRY, metric
-from evaluators.judgments import JudgeFailure
-from evaluators.schema import Result, Sample, not_applicable
+from evaluators.records.judgments import JudgeFailure
+from evaluators.records import Result, Sample, not_applicable
 
 _EMPTY_RULE = "0 by seed 003's rule for empty inputs"
 _EMPTY_ANSWER = Result(0.0, detail=f"the answer is empty: {_EMPTY_RULE}")

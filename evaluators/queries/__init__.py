@@ -1,20 +1,18 @@
 """Read side: one function per view, each returning a DataFrame the app shows and the CLI exports."""
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
-from evaluators import schema
-from evaluators.judges import of_run, prices
+from evaluators import records
 from evaluators.metrics.registry import SCALES, lookup
+from evaluators.runs.budget import run_calls, run_cost  # noqa: F401 (what a run spent: the screens read it here)
 from evaluators.store import Store
 
-# Cell statuses as SQL literals, from schema.py (the one list): `status = {OK}`, `status IN {FAILED}`.
-OK, NOT_APPLICABLE, SKIPPED = f"'{schema.OK}'", f"'{schema.NOT_APPLICABLE}'", f"'{schema.SKIPPED}'"
-# A failed cell: the statuses a retry redoes (schema.ERROR_STATUSES).
-FAILED = "(" + ", ".join(f"'{s}'" for s in schema.ERROR_STATUSES) + ")"
-ANSWERED = "(" + ", ".join(f"'{s}'" for s in schema.ANSWERED) + ")"  # judge calls whose reply was used
+# Cell statuses as SQL literals, from evaluators.records (the one list): `status = {OK}`, `status IN {FAILED}`.
+OK, NOT_APPLICABLE, SKIPPED = f"'{records.OK}'", f"'{records.NOT_APPLICABLE}'", f"'{records.SKIPPED}'"
+# A failed cell: the statuses a retry redoes (records.ERROR_STATUSES).
+FAILED = "(" + ", ".join(f"'{s}'" for s in records.ERROR_STATUSES) + ")"
+ANSWERED = "(" + ", ".join(f"'{s}'" for s in records.ANSWERED) + ")"  # judge calls whose reply was used
 
 ALL_TYPES = "All question types"  # a screen's question-type choice that keeps every question
 
@@ -152,33 +150,3 @@ def summary_table(store: Store, run_id: str) -> pd.DataFrame:
     return table.assign(judge=judges.reindex(table.index))
 
 
-def run_calls(store: Store, run_id: str) -> dict:
-    """The run's judge calls: how many went out, were answered from the judge cache (`cached`) or failed, and their
-    tokens: those of the calls that went out; `cached_input_tokens` of the input, the server's prompt cache served."""
-    row = store.cursor().execute(
-        f"""
-        SELECT count(*) FILTER (NOT cached) AS calls, count(*) FILTER (cached) AS cached,
-               count(*) FILTER (status NOT IN {ANSWERED}) AS failed,
-               coalesce(sum(input_tokens) FILTER (NOT cached), 0) AS input_tokens,
-               coalesce(sum(output_tokens) FILTER (NOT cached), 0) AS output_tokens,
-               coalesce(sum(cached_input_tokens) FILTER (NOT cached), 0) AS cached_input_tokens
-        FROM judge_calls WHERE run_id = ?
-        """, [run_id]).fetchall()[0]  # fetchone leaves the result open (PITFALLS.md)
-    return dict(zip(("calls", "cached", "failed", "input_tokens", "output_tokens", "cached_input_tokens"), row))
-
-
-def run_cost(store: Store, run_id: str) -> dict | None:
-    """What the run's judge calls cost (`run_calls`' tokens: cached replies cost nothing) at the prices
-    recorded with the run, else the model's list price (`recorded` False); `usd` None while no price is
-    known. None for a run of the offline judge, which makes no call."""
-    run = store.run(run_id)
-    judge = None if run is None else of_run(run)
-    if judge is None or judge.offline:
-        return None
-    calls = run_calls(store, run_id)
-    recorded = prices.from_config(json.loads(run["config"] or "{}"))
-    # A run through the Batch API sent every call there: all at the batch price.
-    price = prices.billed(recorded or prices.list_price(run["judge_model"]), judge.batch)
-    spent = None if price is None else prices.cost(calls["input_tokens"], calls["output_tokens"], price,
-                                                   calls["cached_input_tokens"])
-    return calls | {"model": run["judge_model"], "price": price, "recorded": recorded is not None, "usd": spent}

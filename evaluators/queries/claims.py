@@ -11,7 +11,7 @@ import pandas as pd
 
 from evaluators.metrics.registry import lookup
 from evaluators.queries import one_of
-from evaluators.schema import OK
+from evaluators.records import OK
 from evaluators.store import Store
 
 # The scores shown first for each (question, method), in this order.

@@ -2,7 +2,7 @@
 
 The pairing (one row per question x metric with both methods' scores, both cells `ok`) is done in
 DuckDB as a self-join of `scores`, filtered before any row reaches pandas; the per-metric statistics
-come from `evaluators.stats` (paired_comparison, holm). A "win" is always "better for A": for a
+come from `evaluators.maths.stats` (paired_comparison, holm). A "win" is always "better for A": for a
 metric where lower is better (hallucination_rate) a lower score wins; for a metric with no
 direction (dont_know) there are no wins or losses, only the difference.
 """
@@ -20,7 +20,7 @@ from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import SCALES, in_catalogue_order, lookup
 from evaluators.queries import ALL_TYPES, OK, OWN, VIEWS, difference_in_view, in_view, one_of, question_types
 from evaluators.queries.sides import SEPARATOR, Side, side
-from evaluators.stats import holm, paired_comparison
+from evaluators.maths.stats import holm, paired_comparison
 from evaluators.store import Store
 
 # Default pair of the GraphRAG demo: the method under study first, the baseline second.
@@ -270,7 +270,7 @@ def comparison_table(store: Store, run_id: str, baseline: str | Side, methods: l
     left out (`n_changed_references` counts them). question_type filters on the baseline's golden set.
 
     n pairs; means of both sides over those pairs; delta = mean(A - B) with its 95% interval and a
-    two-sided paired test (evaluators.stats.paired_comparison); p_holm adjusts the p-values of all
+    two-sided paired test (evaluators.maths.stats.paired_comparison); p_holm adjusts the p-values of all
     rows together (Holm); wins / ties / losses count questions better for A / equal / better for
     B (None when the metric has no direction). Own-scale numbers, plus their `_norm` twins in
     [0, 1] units for ranking across scales. Rows: significant (p_holm < 0.05) first, then by

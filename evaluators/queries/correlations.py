@@ -2,7 +2,7 @@
 
 A sample is one (question, method). The pivot holds each metric's `norm` ([0, 1]) for the cells
 scored `ok`, NaN otherwise; it is built in DuckDB (conditional aggregation, ~0.2 s for 50,000
-samples x 30 metrics) and the coefficients come from `evaluators.stats.correlation_matrix` on
+samples x 30 metrics) and the coefficients come from `evaluators.maths.stats.correlation_matrix` on
 pairwise complete rows, so every coefficient has its own n.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pandas as pd
 
 from evaluators.queries import OK, one_of
 from evaluators.queries.compare import family_metrics, remembered, run_methods, run_metrics
-from evaluators.stats import correlation_matrix
+from evaluators.maths.stats import correlation_matrix
 from evaluators.store import Store
 
 COEFFICIENTS = ("pearson", "spearman", "kendall")

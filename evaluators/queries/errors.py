@@ -12,13 +12,13 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from evaluators import schema
+from evaluators import records
 from evaluators.metrics.registry import in_catalogue_order, label_metrics, lookup
 from evaluators.queries import FAILED, OK, one_of
 from evaluators.queries import claims as qc
 from evaluators.queries import humans as qh
 from evaluators.queries.overview import default_metric
-from evaluators.stats import cohen_kappa
+from evaluators.maths.stats import cohen_kappa
 from evaluators.store import Store
 
 # Score columns shown for every listed sample (besides the sort and filter metrics).
@@ -137,7 +137,7 @@ def annotations(store: Store, run_id: str, question_id: str | None = None, metho
                 limit: int | None = 500) -> pd.DataFrame:
     """The run's annotations, newest first (optionally of one sample), each with what it labels
     and the judge's current output beside it: the claim's verdict, or the score's value and label.
-    An imported human rating (`evaluators.labels`) targets its dimension, with its `rating` and `source` file.
+    An imported human rating (`evaluators.store.ratings`) targets its dimension, with its `rating` and `source` file.
     `stale`: the claim at that index now has another text (the sample was re-judged)."""
     return store.cursor().execute(
         f"""
@@ -280,7 +280,7 @@ def sample_table(store: Store, run_id: str, *, sort_metric: str = "judge_overall
     rows, total = samples(store, run_id, sort_metric=sort_metric, metric=metric, limit=limit, **filters)
     table = rows[["question", "method"]].copy()
     table[sort_metric] = rows["sort_value"]
-    if (rows["sort_status"] != schema.OK).any():  # say why a cell is empty
+    if (rows["sort_status"] != records.OK).any():  # say why a cell is empty
         table[f"{sort_metric} status"] = rows["sort_status"]
     if metric and metric != sort_metric:
         table[metric] = rows["filter_value"]
@@ -318,7 +318,7 @@ def sample_panel(store: Store, run_id: str, question_id: str, method: str) -> di
         "sample_chunks": shown["chunks"].drop(columns="method"),
         "sample_scores": pd.DataFrame({
             "metric": scores["metric"].to_numpy(),
-            "judge": [r.label if isinstance(r.label, str) else r.status if r.status != schema.OK else round(r.value, 3)
+            "judge": [r.label if isinstance(r.label, str) else r.status if r.status != records.OK else round(r.value, 3)
                       for r in rows],
             "human": [r.human_label if isinstance(r.human_label, str) else
                       "" if pd.isna(r.human_value) else round(r.human_value, 3) for r in rows],

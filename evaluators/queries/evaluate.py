@@ -11,7 +11,7 @@ from evaluators.queries.datasets import run_cells
 from evaluators.store import Store
 
 if TYPE_CHECKING:
-    from evaluators.runner import Snapshot
+    from evaluators.runs.runner import Snapshot
 
 CELL_COLUMNS = {"n_ok": "ok", "n_not_applicable": "not applicable", "n_failed": "failed", "n_total": "samples",
                 "n_missing": "not computed"}

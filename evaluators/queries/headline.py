@@ -16,7 +16,7 @@ from evaluators.judges import agreement, of_run
 from evaluators.metrics.registry import SCALES, label_metrics, lookup
 from evaluators.queries import OK
 from evaluators.queries.compare import comparison_table
-from evaluators.stats import t_half_widths
+from evaluators.maths.stats import t_half_widths
 from evaluators.store import Store
 
 # The seeds' primary scores, the numbers a run is judged by at a glance (History follows them over runs, the gate

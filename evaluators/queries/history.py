@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evaluators import sampling
+from evaluators.runs import sampling
 from evaluators.metrics.registry import in_catalogue_order
 from evaluators.queries import OWN, VIEWS, difference_in_view, one_of
 from evaluators.queries.compare import ALPHA, comparison_table, remembered
 from evaluators.queries.headline import HEADLINE
 from evaluators.queries.overview import in_scale, runs_metric_means
 from evaluators.queries.sides import Side
-from evaluators.stats import holm
+from evaluators.maths.stats import holm
 from evaluators.store import Store
 
 TABLES = ("runs", "points", "steps")

@@ -1,4 +1,4 @@
-"""Judge vs humans (Error analysis): imported human ratings (`evaluators.labels`) beside the judge's
+"""Judge vs humans (Error analysis): imported human ratings (`evaluators.store.ratings`) beside the judge's
 matching metrics.
 
 For each human dimension of a run, the metrics that measure the same thing (`DIMENSION_METRICS`,
@@ -27,8 +27,8 @@ import pandas as pd
 
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import lookup
-from evaluators.schema import OK
-from evaluators.stats import bootstrap_ci, cohen_kappa, krippendorff_alpha, spearman
+from evaluators.records import OK
+from evaluators.maths.stats import bootstrap_ci, cohen_kappa, krippendorff_alpha, spearman
 from evaluators.store import Store
 
 # Human dimension (lower case, "_" for spaces and hyphens) -> the metrics that measure the same thing.

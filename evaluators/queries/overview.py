@@ -4,7 +4,7 @@ and the label counts (pass/partial/fail, CORRECT/WRONG/DON'T KNOW, grades A-E).
 Aggregation runs in DuckDB (one pass over the run's cells), so a screen stays fast at 50,000
 samples x 30 metrics. The interval is Student's t on the scored cells, mean +- t(n-1) sd / sqrt(n):
 from these aggregates it needs no second pass, and for the sample sizes of an evaluation it is
-within a few percent of the bootstrap that `evaluators.stats.mean_ci` gives per metric.
+within a few percent of the bootstrap that `evaluators.maths.stats.mean_ci` gives per metric.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from evaluators.metrics.registry import in_catalogue_order, label_metrics, looku
 from evaluators.queries import (ALL_TYPES, FAILED, NOT_APPLICABLE, OK, OWN, VIEWS, in_view, one_of,
                                 question_types)
 from evaluators.queries.headline import HEADLINE, headline
-from evaluators.stats import t_half_widths
+from evaluators.maths.stats import t_half_widths
 from evaluators.store import Store
 
 DEFAULT_METRIC = HEADLINE[0]  # the by-type chart opens on the white paper's overall rating

@@ -58,7 +58,7 @@ def _text(obj: dict, key: str, where: str) -> str:
 
 
 def _case(obj, capability: str, where: str) -> Case:
-    from evaluators.text import is_dont_know  # seed 003's phrases: the specification, not the judge
+    from evaluators.maths.text import is_dont_know  # seed 003's phrases: the specification, not the judge
 
     if not isinstance(obj, dict):
         raise CaseError(f"{where}: a case must be a JSON object")
@@ -131,7 +131,7 @@ def run_cases(db_path: Path | str, cases: Sequence[Case] | None = None) -> pd.Da
     One row per answer: id, capability, answer (index), expected, got (answer_class label, or the cell's status when
     it is not ok), judge_correctness, passed (got == expected). Orderings are checked by `judge_cases`.
     """
-    from bench.engine_scores import score_items
+    from calibration.engine_scores import score_items
     from calibration.sets import Item
 
     cases = load_cases() if cases is None else cases

@@ -28,7 +28,7 @@ from evaluators.queries.compare import comparison_table, n_changed_references, r
 from evaluators.queries.headline import HEADLINE
 from evaluators.queries.overview import REPLIES_DISAGREE
 from evaluators.queries.sides import SEPARATOR, Side
-from evaluators.stats import holm
+from evaluators.maths.stats import holm
 from evaluators.store import Store
 
 ALPHA = 0.05

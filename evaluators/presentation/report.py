@@ -20,8 +20,10 @@ import plotly.io as pio
 import plotly.offline
 from plotly.io.json import to_json_plotly
 
-from evaluators import __version__, figures, sampling
-from evaluators import highlight as hl
+from evaluators import __version__
+from evaluators.presentation import figures
+from evaluators.runs import sampling
+from evaluators.presentation import highlight as hl
 from evaluators.judges import of_run
 from evaluators.metrics import REGISTRY
 from evaluators.queries import claims, compare, evaluate, golden_set, one_of, overview, question_types

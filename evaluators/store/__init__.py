@@ -35,8 +35,9 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from evaluators import ledger, threads
-from evaluators.schema import ERROR_STATUSES, Chunk, GoldenItem, RagOutput
+from evaluators import threads
+from evaluators.store import ledger
+from evaluators.records import ERROR_STATUSES, Chunk, GoldenItem, RagOutput
 
 
 def _judge_calls_view(*added: str) -> str:
@@ -216,7 +217,7 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE claims ADD COLUMN other_side_verdict VARCHAR;
     """,
-    # 6: human ratings imported from a file (evaluators.labels): the rated dimension ("faithfulness"),
+    # 6: human ratings imported from a file (evaluators.store.ratings): the rated dimension ("faithfulness"),
     # a number in `rating` or a class in `label`, the reason in `note`, and which file they came from
     """
     ALTER TABLE annotations ADD COLUMN dimension VARCHAR;
@@ -224,7 +225,7 @@ MIGRATIONS: list[str] = [
     ALTER TABLE annotations ADD COLUMN source VARCHAR;
     ALTER TABLE annotations ADD COLUMN source_hash VARCHAR;
     """,
-    # 7: judge-call requests packed (evaluators.ledger): system prompts, schemas, the samples' chunks, answers and
+    # 7: judge-call requests packed (evaluators.store.ledger): system prompts, schemas, the samples' chunks, answers and
     # references stored once in judge_texts, by hash (left(sha256(text), 32)), the rest inline in request_parts.
     # `judge_calls` becomes a view with the same columns that gives every request back byte for byte. Requests
     # stored before stay whole (one literal part). ZSTD on the responses and texts: DuckDB's own pick for the
@@ -630,7 +631,7 @@ class Store:
 
     @_writes
     def set_run_config(self, run_id: str, config: dict) -> None:
-        """A run's config, changed while it is resumed (its budget: evaluators.budget.set_limit)."""
+        """A run's config, changed while it is resumed (its budget: evaluators.runs.budget.set_limit)."""
         self.cursor().execute("UPDATE runs SET config = ? WHERE run_id = ?", [json.dumps(config), run_id])
 
     @_writes
@@ -674,7 +675,7 @@ class Store:
     @_writes
     def write_judge_calls(self, calls: list[dict]) -> None:
         """Rows of `judge_calls`: every attempt with its raw request and response (never a key). Each request is
-        stored packed (evaluators.ledger): the texts it shares with other requests (system prompt, schema, the
+        stored packed (evaluators.store.ledger): the texts it shares with other requests (system prompt, schema, the
         sample's chunks, answer and reference) once in `judge_texts`; the `judge_calls` view joins them back."""
         if not calls:
             return
@@ -758,7 +759,7 @@ class Store:
         """Append imported human ratings (dicts with question_id, method, author, dimension, rating
         or label, note) of one source in one transaction: all or none, one bulk insert. False, and
         nothing written, when a source with this content hash was imported into the run before (a
-        re-import is a no-op, not duplicates). Validation is the caller's (evaluators.labels)."""
+        re-import is a no-op, not duplicates). Validation is the caller's (evaluators.store.ratings)."""
         now = _now()
         rows = [{**r, "annotation_id": "ann-" + secrets.token_hex(8), "run_id": run_id, "source": source,
                  "source_hash": source_hash, "created_at": now} for r in ratings]

@@ -8,7 +8,7 @@ answer.
 contains / not_contains / list_items are substring tests that ignore case, whitespace runs and
 apostrophe style; regex runs on the raw answer, for at most REGEX_SECONDS (`regex`'s timeout: a pattern such
 as "(a|aa)+$" backtracks for ever on some answers, and patterns come from uploaded files); number looks for the
-value among the answer's numbers (`evaluators.text.numbers`), with a relative tolerance.
+value among the answer's numbers (`evaluators.maths.text.numbers`), with a relative tolerance.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from typing import Any
 
 import regex
 
-from evaluators.text import fold, number_values
+from evaluators.maths.text import fold, number_values
 
 __all__ = ["CHECK_TYPES", "validate_check", "check_name", "run_check", "run_checks"]
 

@@ -36,11 +36,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evaluators import inspectorraget, loaders
+from evaluators import loaders
+from evaluators.loaders import inspectorraget
 from evaluators.loaders import cells, jsontext
 from evaluators.loaders.columns import column_lookup
 from evaluators.loaders.problems import Problems
-from evaluators.schema import LoadError, Problem
+from evaluators.records import LoadError, Problem
 from evaluators.store import Store
 
 ANNOTATOR_ALIASES = ("annotator", "annotator_id", "rater", "rater_id", "author", "labeler", "labeller",

@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from evaluators.schema import Sample
+from evaluators.records import Sample
 
 SEED_LIMIT = 1_000_000  # a random seed below this: short enough to type again
 

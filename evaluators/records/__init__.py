@@ -23,7 +23,7 @@ RATE_LIMITED, SERVER_ERROR, CALL_TIMEOUT = "rate_limited", "server_error", "time
 CONNECTION_ERROR, BAD_RESPONSE = "connection_error", "bad_response"  # bad_response: 200 but no completion
 BAD_REQUEST, SCHEMA_UNSUPPORTED = "bad_request", "schema_unsupported"
 ANSWERED = (OK, INCOMPLETE)  # a call whose reply was used
-NOT_SENT = "not_sent"  # a request the run's budget kept from going out (evaluators.budget); never stored
+NOT_SENT = "not_sent"  # a request the run's budget kept from going out (evaluators.runs.budget); never stored
 
 # A run's status when its recorded judge cost reached its budget: its cells not fully judged are still to do
 # (resumable with a higher budget), as after "cancelled".

@@ -1,6 +1,6 @@
 """Safe HTML of answers and chunks: an answer with its claims highlighted by verdict, claim badges, chunk
 cards. Pure functions returning strings, for the Claims and Error analysis screens (`st.html`, which does no
-markdown processing) and for the report file (evaluators/report.py), which needs no Streamlit.
+markdown processing) and for the report file (evaluators/presentation/report.py), which needs no Streamlit.
 
 Every piece of uploaded text (answers, claims, chunks, method names, chunk ids, reasons) goes
 through `html.escape` before it is placed in the markup, so `<script>`, `<img onerror=...>` and
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from evaluators.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN
+from evaluators.records.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN
 
 # (background, border/text) per verdict: green, red, amber, grey.
 COLOURS = {

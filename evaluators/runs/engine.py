@@ -4,7 +4,7 @@ A run is created once (`create_run`) and executed by `execute_run`, which comput
 that are missing or ended in an error. So a killed or cancelled run resumes where it stopped, a
 retry re-does only the failed cells, and no cell is ever stored twice (the scores table is keyed per
 cell). A run's config may hold `methods`, the methods of its outputs datasets it evaluates, and `sample`,
-the sample of their questions it judges ({"n", "of", "seed"}: evaluators.sampling), applied wherever its
+the sample of their questions it judges ({"n", "of", "seed"}: evaluators.runs.sampling), applied wherever its
 samples are planned, so a resumed or retried sampled run stays sampled.
 """
 from __future__ import annotations
@@ -21,14 +21,15 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators import budget, judges, sampling
+from evaluators import judges
+from evaluators.runs import budget, sampling
 from evaluators.judges import CLAIMS, Judge, Judged, OfflineJudge, judge_samples, of_run
-from evaluators.estimate import needed_parts
-from evaluators.judgments import ClaimMatrix, JudgeFailure, JudgeRefused
+from evaluators.runs.estimate import needed_parts
+from evaluators.records.judgments import ClaimMatrix, JudgeFailure, JudgeRefused
 from evaluators.metrics import Metric, resolve
 from evaluators.metrics.claims import chunk_rows, claim_rows
-from evaluators.schema import BUDGET_REACHED, NOT_SENT, SKIPPED, GoldenItem, RagOutput, Result, Sample
-from evaluators.run_options import check
+from evaluators.records import BUDGET_REACHED, NOT_SENT, SKIPPED, GoldenItem, RagOutput, Result, Sample
+from evaluators.runs.options import check
 from evaluators.store import SCORE_COLUMNS, Store, StoreUnavailable
 
 DETERMINISTIC = "deterministic"  # the `judge` of scores no judge took part in
@@ -133,7 +134,7 @@ def create_run(store: Store, *, golden_dataset_id: str, outputs_dataset_ids: lis
     """Store a new run of the stored datasets. `samples`: its plan when the caller made it already (from the
     datasets it just stored), so the store is not read back to plan it again. `max_cost`: the run's budget in USD;
     a run estimated to cost more is not stored (budget.OverBudget). `sample`: judge a stratified random sample of
-    that many of the questions (evaluators.sampling; all when there are no more), drawn with `seed` (default: a
+    that many of the questions (evaluators.runs.sampling; all when there are no more), drawn with `seed` (default: a
     random one, stored with the run)."""
     judge = judge or OfflineJudge()
     config = run_config(judge, methods=methods, description=description, context_sep=context_sep, max_cost=max_cost)
@@ -199,7 +200,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
                 on_metric: MetricProgress | None = None, cancel: threading.Event | None = None,
                 on_sample: Callable[[], None] | None = None, samples: Sequence[Sample] | None = None) -> str:
     """Compute every cell of the run that is missing or failed, committing after each batch; returns
-    the run's final status, "finished", "cancelled" or schema.BUDGET_REACHED.
+    the run's final status, "finished", "cancelled" or records.BUDGET_REACHED.
 
     Batch-major: every metric runs over one batch of samples before the next batch, so a batch's
     text extractions (and, for judged families, its judge calls) are shared by all its metrics.

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
-from evaluators import formulas
-from evaluators.schema import JUDGE_ERROR
+from evaluators.maths import formulas
+from evaluators.records import JUDGE_ERROR
 
 SUPPORTED, CONTRADICTED, NOT_FOUND, UNKNOWN = "supported", "contradicted", "not_found", "unknown"
 VERDICTS = (SUPPORTED, CONTRADICTED, NOT_FOUND, UNKNOWN)

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evaluators.schema import LoadError, Problem
+from evaluators.records import LoadError, Problem
 
 REFERENCE_MODEL = "target"
 UNANSWERABLE = "UNANSWERABLE"

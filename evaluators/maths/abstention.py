@@ -1,7 +1,7 @@
 """Does an answer abstain? The DON'T KNOW check of answer_class (seed 003), made to find real abstentions.
 
 Seed 003 classes an answer DON'T KNOW when it holds one of its uncertainty phrases ("i don't know",
-"not sure", "no information", ...; `evaluators.text.is_dont_know`, which the `dont_know` metric keeps
+"not sure", "no information", ...; `evaluators.maths.text.is_dont_know`, which the `dont_know` metric keeps
 exactly). Real RAG and chat answers abstain in other words far more often: "I'm sorry, but I couldn't
 find any information about ...", "The document does not provide information about ...", "There is no
 single answer ...", "It depends on ...", "As of my last update, I cannot provide ...". `abstains`
@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from evaluators.text import fold, is_dont_know
+from evaluators.maths.text import fold, is_dont_know
 
 _SUBJECT = r"(?:i|we|i'm|i am|i've|i have)"
 _INABLE = r"(?:couldn't|could not|can't|cannot|can not|am unable to|was unable to|unable to|am not able to|wasn't able to|was not able to)"
@@ -30,7 +30,7 @@ _SOURCE = (r"(?:the |this |that |given |provided )*(?:document|documents|documen
            r"information provided|provided information|search results?|sources?|data)")
 _NOT = r"(?:does not|doesn't|do not|don't|did not|didn't|is not|isn't|fails to)"
 
-# family -> pattern (on `evaluators.text.fold` of the answer: lowercase, typographic apostrophes folded)
+# family -> pattern (on `evaluators.maths.text.fold` of the answer: lowercase, typographic apostrophes folded)
 PATTERNS = {
     # "I'm sorry, but I couldn't find any information about ..."; "I cannot provide the ..."
     "cannot find or provide": rf"\b{_SUBJECT}?\s*{_INABLE} (?:\w+ )?{_VERB}\b",

@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from evaluators import engine
+from evaluators.runs import engine
 from evaluators.judges import lent_api_key
 from evaluators.store import Store
 

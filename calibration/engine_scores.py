@@ -14,10 +14,10 @@ from pathlib import Path
 import pandas as pd
 
 from calibration.sets import Item
-from evaluators import engine
+from evaluators.runs import engine
 from evaluators.judges import Judge
 from evaluators.loaders import Dataset
-from evaluators.schema import Chunk, GoldenItem, RagOutput
+from evaluators.records import Chunk, GoldenItem, RagOutput
 from evaluators.store import Store
 
 METHOD = "answer"  # every item is one (question, method) sample of this one method

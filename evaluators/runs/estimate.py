@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from evaluators.judges import CLAIMS, HOLISTIC, Judge, offline, prices, prompts, too_big
 from evaluators.metrics import Metric
-from evaluators.schema import Sample
+from evaluators.records import Sample
 
 # Output tokens a reply spends per item (measured on the prompts' example replies, rounded up).
 QUESTION_TOKENS = 15  # one generated question

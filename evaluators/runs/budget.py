@@ -2,9 +2,9 @@
 
 Two checks. Before a run is stored, its cost estimate (`estimate.Estimate.cost`, what `run --estimate` prints) must
 not be above the budget (`refuse_over`). While it runs, a `Budget` shared by the judge's requests holds the cost
-recorded so far (the run's `judge_calls`, priced as `queries.run_cost` prices them; cached replies are free) plus
+recorded so far (the run's `judge_calls`, priced as `run_cost` prices them; cached replies are free) plus
 what this process's replies cost: once it is reached no request goes out (those in flight finish), and the engine
-stops the run with its cells not fully judged still to do (`schema.BUDGET_REACHED`), resumable with a higher budget.
+stops the run with its cells not fully judged still to do (`records.BUDGET_REACHED`), resumable with a higher budget.
 """
 from __future__ import annotations
 
@@ -12,13 +12,16 @@ import json
 import threading
 from collections.abc import Sequence
 
-from evaluators.estimate import Estimate, estimate
+from evaluators.runs.estimate import Estimate, estimate
 from evaluators.judges import Judge, prices
 from evaluators.judges import of_run as judge_of_run
 from evaluators.metrics import resolve
-from evaluators.run_options import MAX_COST as CONFIG_KEY  # in a run's config: USD; absent: no budget
-from evaluators.run_options import check_numbers
-from evaluators.schema import Sample
+from evaluators.judges.options import MAX_COST as CONFIG_KEY  # in a run's config: USD; absent: no budget
+from evaluators.judges.options import check_numbers
+from evaluators.records import ANSWERED, Sample
+from evaluators.store import Store
+
+_ANSWERED = "(" + ", ".join(f"'{s}'" for s in ANSWERED) + ")"  # as SQL: judge calls whose reply was used
 
 
 class OverBudget(ValueError):
@@ -33,7 +36,7 @@ class Budget:
         self._lock = threading.Lock()
 
     def charge(self, input_tokens: int | None, output_tokens: int | None, cached_input_tokens: int | None) -> None:
-        """Count one reply's tokens (as the ledger prices them: `queries.run_cost`)."""
+        """Count one reply's tokens (as the ledger prices them: `run_cost`)."""
         with self._lock:
             self.spent += prices.cost(input_tokens or 0, output_tokens or 0, self.price, cached_input_tokens or 0)
 
@@ -70,8 +73,6 @@ def refuse_over(samples: Sequence[Sample], judge: Judge, metrics: Sequence[str] 
 def of_run(store, run_id: str) -> Budget | None:
     """The budget of a stored run with what it has spent so far (its judge_calls at its prices); None without one.
     OverBudget for a budget without a price to count with."""
-    from evaluators.queries import run_cost  # the read side prices the ledger: one way to count what was spent
-
     run = store.run(run_id)
     limit = of_config(json.loads(run["config"] or "{}"))
     if limit is None:
@@ -102,3 +103,35 @@ def _price(judge: Judge) -> prices.Price:
         raise OverBudget(f"a budget cannot be checked without a price: model {judge.model!r} has no list price and "
                          "none was given (the input and output prices, USD per 1M tokens)")
     return judge.billed_price
+
+
+def run_calls(store: Store, run_id: str) -> dict:
+    """The run's judge calls: how many went out, were answered from the judge cache (`cached`) or failed, and their
+    tokens: those of the calls that went out; `cached_input_tokens` of the input, the server's prompt cache served."""
+    row = store.cursor().execute(
+        f"""
+        SELECT count(*) FILTER (NOT cached) AS calls, count(*) FILTER (cached) AS cached,
+               count(*) FILTER (status NOT IN {_ANSWERED}) AS failed,
+               coalesce(sum(input_tokens) FILTER (NOT cached), 0) AS input_tokens,
+               coalesce(sum(output_tokens) FILTER (NOT cached), 0) AS output_tokens,
+               coalesce(sum(cached_input_tokens) FILTER (NOT cached), 0) AS cached_input_tokens
+        FROM judge_calls WHERE run_id = ?
+        """, [run_id]).fetchall()[0]  # fetchone leaves the result open (PITFALLS.md)
+    return dict(zip(("calls", "cached", "failed", "input_tokens", "output_tokens", "cached_input_tokens"), row))
+
+
+def run_cost(store: Store, run_id: str) -> dict | None:
+    """What the run's judge calls cost (`run_calls`' tokens: cached replies cost nothing) at the prices
+    recorded with the run, else the model's list price (`recorded` False); `usd` None while no price is
+    known. None for a run of the offline judge, which makes no call."""
+    run = store.run(run_id)
+    judge = None if run is None else judge_of_run(run)
+    if judge is None or judge.offline:
+        return None
+    calls = run_calls(store, run_id)
+    recorded = prices.from_config(json.loads(run["config"] or "{}"))
+    # A run through the Batch API sent every call there: all at the batch price.
+    price = prices.billed(recorded or prices.list_price(run["judge_model"]), judge.batch)
+    spent = None if price is None else prices.cost(calls["input_tokens"], calls["output_tokens"], price,
+                                                   calls["cached_input_tokens"])
+    return calls | {"model": run["judge_model"], "price": price, "recorded": recorded is not None, "usd": spent}

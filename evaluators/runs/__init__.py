@@ -1,0 +1,1 @@
+"""How a run is made and computed: options, sampling, estimates, budget, the run loop and background runs."""

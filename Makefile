@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: app test bench demo
+.PHONY: app test test-fast bench demo
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(PY) || python3 -m venv .venv
@@ -30,7 +30,11 @@ $(CHROMIUM):
 		|| { echo "install Debian's chromium (apt-get install chromium) for the browser test"; exit 1; }
 
 test: $(STAMP) $(CHROMIUM)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
+
+# day to day: everything but the served app in Chromium and the llama.cpp server (pyproject.toml's markers)
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not e2e and not llamacpp"
 
 demo: $(STAMP)
 	$(PY) -m evaluators demo

@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run from bench/ as a script's sibling, as the other bench files
     sys.path.insert(0, str(ROOT))
 
-from evaluators import embeddings  # noqa: E402
+from evaluators.judges import embeddings  # noqa: E402
 from evaluators.metrics.semantic import bertscore_prf  # noqa: E402
 from evaluators.maths.text import rouge_l_f1, squad_tokens  # noqa: E402
 

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from evaluators import embeddings  # noqa: E402
+from evaluators.judges import embeddings  # noqa: E402
 from evaluators.runs.engine import BATCH_SIZE, plan  # noqa: E402
 from evaluators.loaders import load  # noqa: E402
 from evaluators.metrics import REGISTRY  # noqa: E402

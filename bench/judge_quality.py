@@ -38,7 +38,7 @@ from bench.quality_report import ALL, agreement, report  # noqa: E402
 from bench.quality_stats import Scorer, Units, part_rows, status_note, units_of  # noqa: E402
 from bench.quality_tasks import TASKS, VERDICTS, WHOLE_GROUPS, Ours, Task, cells  # noqa: E402
 from calibration.sets import DEV, TEST, Item, load, subsample  # noqa: E402
-from evaluators import stats  # noqa: E402
+from evaluators.maths import stats  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "judge_quality.md"
 AGREEMENT = ROOT / "evaluators" / "judges" / "agreement.json"  # what the app's panels quote

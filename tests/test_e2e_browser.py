@@ -21,6 +21,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from evaluators.demo import ARAGOG, CLAPNQ, DEMO_GOLDEN, DEMO_OUTPUTS
 
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "tests" / "e2e" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"

@@ -23,6 +23,8 @@ from evaluators.store import close_store, open_store
 from tests.conftest import A_LINK, HOSTILE_METHOD, IMG, JS_LINK
 from tests.test_e2e_browser import SHOTS, _settle, chromium, serving
 
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parent.parent
 A4_TEXT_WIDTH = 703  # CSS pixels between the report's A4 margins (210 mm - 2 x 12 mm at 96 per inch)
 

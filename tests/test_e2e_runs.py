@@ -11,6 +11,8 @@ from evaluators.store import close_store
 from tests.test_e2e_browser import SHOTS, _settle, chromium, serving
 from tests.test_queries_compare import runs, small  # noqa: F401  (fixtures)
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture
 def served(runs, tmp_path):  # noqa: F811

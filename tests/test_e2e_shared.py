@@ -10,6 +10,8 @@ from playwright.sync_api import expect
 
 from tests.test_e2e_browser import SHOTS, _settle, chromium, serving
 
+pytestmark = pytest.mark.e2e
+
 PASSWORD = "e2e-Pa55word with spaces"
 
 

@@ -39,6 +39,8 @@ from evaluators.judges.openai_judge import JudgeClient
 from evaluators.records import INCOMPLETE, INVALID, SCHEMA_UNSUPPORTED
 from evaluators.records import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
 
+pytestmark = pytest.mark.llamacpp
+
 ROOT = Path(__file__).resolve().parent.parent
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ALIAS = "smollm2-135m"

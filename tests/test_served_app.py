@@ -7,7 +7,11 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.test_e2e_browser import _open, chromium, serving
+
+pytestmark = pytest.mark.e2e
 
 
 def _streamlit_watches() -> int:

@@ -209,7 +209,7 @@ def check_target(uploaded_golden: list[loaders.Dataset], answers: list[loaders.D
     labels[NO_CHECK] = "do not check"
     best = 0 if uploaded_golden or (not stored.empty and stored["n_matched"].iloc[0] > 0) else len(choices)
     target = st.selectbox("Check the answers against the golden set", [*choices, NO_CHECK], index=best,
-                          format_func=ratings.get, key="data-check",
+                          format_func=labels.get, key="data-check",
                           help="Answers to questions the golden set does not hold are listed as problems.")
     if target == NO_CHECK and best == len(choices):
         st.warning("No stored golden set holds any question these answers are for, so they are not checked. Upload "

@@ -55,7 +55,7 @@ def _fresh(code: str, **env: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-TORCH = ("import json, torch\nfrom evaluators import embeddings\nbefore = torch.get_num_threads()\n"
+TORCH = ("import json, torch\nfrom evaluators.judges import embeddings\nbefore = torch.get_num_threads()\n"
          "embeddings.encode(['one text'])\nprint(json.dumps([before, torch.get_num_threads()]))")
 
 
@@ -119,7 +119,8 @@ def test_parallel_keeps_the_order_spreads_the_items_and_runs_nested_calls_in_lin
 
 
 # The offline judge's claim matrices of a few demo samples, and the torch threads its workers ran on.
-MATRICES = ("import json, torch\nfrom dataclasses import asdict\nfrom evaluators import demo, engine, threads\n"
+MATRICES = ("import json, torch\nfrom dataclasses import asdict\nfrom evaluators import demo, threads\n"
+            "from evaluators.runs import engine\n"
             "from evaluators.judges import offline\n"
             "golden = demo.read_source(demo.ARAGOG.golden, 'golden')\n"
             "outputs = [o for s in demo.ARAGOG.outputs[:2] for o in demo.read_source(s, 'outputs').outputs]\n"

@@ -15,8 +15,8 @@ torch, OpenBLAS or MKL under numpy, and DuckDB start one thread per core they se
 - In a container, the cores seen (os.cpu_count) are the host's, not the CPU quota the container may use (cgroup
   cpu.max): DuckDB, whose scans and aggregates do gain from threads, gets the quota's cores (store.py).
 
-An explicit choice wins: RAGSCOPE_TORCH_THREADS for the models, RAGSCOPE_WORKERS for `parallel`, and the libraries' own variables
-(OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS) for BLAS.
+An explicit choice wins: RAGSCOPE_TORCH_THREADS for the models, RAGSCOPE_WORKERS for `parallel`, and the
+libraries' own variables (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS) for BLAS.
 """
 from __future__ import annotations
 
@@ -109,19 +109,17 @@ def parallel(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
     items = list(items)
     if len(items) < 2 or workers() < 2 or getattr(_in_pool, "active", False):
         return [fn(x) for x in items]
-    return list(_executor().map(_marked(fn), items))
+    return list(_executor().map(fn, items))
 
 
 def _executor() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(workers(), thread_name_prefix="ragscope-worker")
+            _pool = ThreadPoolExecutor(workers(), thread_name_prefix="ragscope-worker",
+                                       initializer=_mark_pool_thread)
         return _pool
 
 
-def _marked(fn: Callable[[T], R]) -> Callable[[T], R]:
-    def run(x: T) -> R:
-        _in_pool.active = True
-        return fn(x)
-    return run
+def _mark_pool_thread() -> None:
+    _in_pool.active = True

@@ -36,8 +36,8 @@ import pytest
 
 from evaluators.judges import prompts
 from evaluators.judges.openai_judge import JudgeClient
-from evaluators.records import INCOMPLETE, INVALID, SCHEMA_UNSUPPORTED
-from evaluators.records import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
+from evaluators.records import (INCOMPLETE, INVALID, JUDGE_ERROR, NOT_APPLICABLE, OK, SCHEMA_UNSUPPORTED, TIMEOUT, Chunk,
+                                GoldenItem, RagOutput, Sample)
 
 pytestmark = pytest.mark.llamacpp
 

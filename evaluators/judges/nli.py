@@ -6,10 +6,10 @@ weights/NOTICE). The model is built from the package's directory and the shipped
 tensors (weights/nli_minilm.safetensors, fp16, every tensor except the frozen word-embedding
 matrix, which comes from the package) are laid over it as fp32.
 
-Loaded lazily, once per process; one re-entrant lock serialises loading, the cache and tokenizing
-(Hugging Face's fast tokenizers are not safe to share between threads); the forward passes of a
-call's pairs run on `threads.parallel`'s workers. The model runs as `embeddings.fast` makes it: int8 (bar `_ffn_output`),
-traced, one pair per forward pass, so a pair's numbers never depend on what else is evaluated with
+Loaded lazily, once per process; one re-entrant lock serialises loading and tokenizing (Hugging
+Face's fast tokenizers are not safe to share between threads); the forward passes of a call's pairs
+run on `threads.parallel`'s workers. The model runs as `embeddings.fast` makes it: int8 (bar
+`_ffn_output`), traced, one pair per forward pass, so a pair's numbers never depend on what else is evaluated with
 it (and can be cached: recent pairs are); they are rounded to 4 decimals.
 
 Speed and accuracy on this machine's 2 cores (torch 2.13, max 128 tokens), on 600 pairs of the
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ import numpy as np
 
 from evaluators import threads
 from evaluators.judges import embeddings
+from evaluators.judges.recent import Recent
 
 # Offline: the model is a local directory; set before the Hugging Face libraries are imported.
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -50,7 +50,7 @@ DECIMALS = 4
 
 _lock = threading.RLock()
 _loaded: tuple[Any, Any] | None = None  # (tokenizer, model)
-_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()  # recent pairs' probabilities
+_cache: Recent[tuple[str, str], np.ndarray] = Recent(CACHE_SIZE)  # recent pairs' probabilities
 
 
 def model() -> tuple[Any, Any]:
@@ -107,14 +107,11 @@ def probabilities(premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndar
         return np.zeros((0, len(LABELS)), dtype=np.float64)
     import torch
 
-    with _lock:
-        found = {}
-        for pair in dict.fromkeys(pairs):
-            if pair in _cache:
-                _cache.move_to_end(pair)
-                found[pair] = _cache[pair]
-        new = [pair for pair in dict.fromkeys(pairs) if pair not in found]
-        if new:
+    unique = list(dict.fromkeys(pairs))
+    found = _cache.found(unique)
+    new = [pair for pair in unique if pair not in found]
+    if new:
+        with _lock:
             tokenizer, net = model()
             # "longest_first" as in training: it cuts the premise for any claim shorter than its premise
             enc = tokenizer([p for p, _ in new], [h for _, h in new], truncation="longest_first", max_length=MAX_TOKENS)
@@ -125,16 +122,6 @@ def probabilities(premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndar
             logits = net(ids, torch.ones_like(ids), torch.tensor([enc["token_type_ids"][k]]))[0]
         return np.round(torch.softmax(logits.double(), dim=-1).numpy()[0], DECIMALS)
 
-    read_now = threads.parallel(read, range(len(new)))
-    with _lock:
-        for pair, p in zip(new, read_now):
-            found[pair] = p
-            _remember(pair, p)
+    found |= dict(zip(new, threads.parallel(read, range(len(new)))))
+    _cache.keep((pair, found[pair]) for pair in new)
     return np.stack([found[pair] for pair in pairs])
-
-
-def _remember(pair: tuple[str, str], p: np.ndarray) -> None:
-    _cache[pair] = p
-    _cache.move_to_end(pair)
-    while len(_cache) > CACHE_SIZE:
-        _cache.popitem(last=False)

@@ -75,12 +75,11 @@ from functools import lru_cache
 import numpy as np
 
 from evaluators import threads
-from evaluators.judges import embeddings
+from evaluators.judges import embeddings, nli, verdict_model
 from evaluators.maths import formulas
-from evaluators.judges import nli, verdict_model
-from evaluators.records.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, ChunkRelevance, ClaimMatrix, combine
-from evaluators.records import Chunk, Sample
 from evaluators.maths.text import STOP_WORDS, fold, number_values
+from evaluators.records import Chunk, Sample
+from evaluators.records.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, ChunkRelevance, ClaimMatrix, combine
 
 JUDGE = "offline"
 

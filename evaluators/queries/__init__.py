@@ -12,7 +12,6 @@ from evaluators.store import Store
 OK, NOT_APPLICABLE, SKIPPED = f"'{records.OK}'", f"'{records.NOT_APPLICABLE}'", f"'{records.SKIPPED}'"
 # A failed cell: the statuses a retry redoes (records.ERROR_STATUSES).
 FAILED = "(" + ", ".join(f"'{s}'" for s in records.ERROR_STATUSES) + ")"
-ANSWERED = "(" + ", ".join(f"'{s}'" for s in records.ANSWERED) + ")"  # judge calls whose reply was used
 
 ALL_TYPES = "All question types"  # a screen's question-type choice that keeps every question
 

@@ -60,7 +60,7 @@ sys.path.insert(0, str(ROOT))
 
 import openai  # noqa: E402
 
-from evaluators.runs.engine import plan  # noqa: E402
+from evaluators.runs.planning import plan  # noqa: E402
 from evaluators.judges import CLAIMS, HOLISTIC, OpenAIJudge, judge_samples, offline, prompts  # noqa: E402
 from evaluators.runs.estimate import HOLISTIC_TOKENS, approx_tokens, estimate  # noqa: E402
 from evaluators.records.judgments import ClaimMatrix, Holistic  # noqa: E402

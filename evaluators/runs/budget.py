@@ -4,7 +4,7 @@ Two checks. Before a run is stored, its cost estimate (`estimate.Estimate.cost`,
 not be above the budget (`refuse_over`). While it runs, a `Budget` shared by the judge's requests holds the cost
 recorded so far (the run's `judge_calls`, priced as `run_cost` prices them; cached replies are free) plus
 what this process's replies cost: once it is reached no request goes out (those in flight finish), and the engine
-stops the run with its cells not fully judged still to do (`records.BUDGET_REACHED`), resumable with a higher budget.
+stops the run with its cells not fully judged still to do (`RunStatus.BUDGET_REACHED`), resumable with a higher budget.
 """
 from __future__ import annotations
 

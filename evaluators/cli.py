@@ -268,7 +268,7 @@ def _split_outputs_arg(arg: str) -> tuple[str | None, str]:
 
 def _judge(args) -> Judge:
     """The judge the options describe (a new run's: --resume and --retry-failed take the run's own)."""
-    if named(args.judge).offline:
+    if not named(args.judge).makes_calls:
         if _prices_given(args) or args.batch:
             raise ValueError("--price-in/--price-out/--price-cached-in/--batch apply to an LLM judge (the offline "
                              "judge costs nothing)")
@@ -365,7 +365,7 @@ def _print_plan(plan: engine.Plan, metric_ids: list[str] | None, judge: Judge, a
     print(f"{len(plan.samples)} samples x {len(metrics)} metrics", file=sys.stderr)
     for method, qids in plan.missing.items():
         print(f"  note: {method} has no answer for {len(qids)} golden question(s), e.g. {qids[0]}", file=sys.stderr)
-    if not judge.offline and plan.samples:
+    if judge.makes_calls and plan.samples:
         est = estimate(plan.samples, judge, metrics)
         print(est.summary(), file=sys.stderr)
         if est.total_calls:

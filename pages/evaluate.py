@@ -19,8 +19,7 @@ from evaluators.queries import evaluate as qe
 from evaluators import api, queries
 from evaluators.runs import budget, engine, sampling
 from evaluators.demo import QUEUED
-from evaluators.judges import OfflineJudge, OpenAIJudge, of_run, prices
-from evaluators.judges.specs import JUDGES
+from evaluators.judges import JUDGES, OfflineJudge, OpenAIJudge, of_run, prices
 from evaluators.runs.estimate import Estimate, estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS
@@ -36,7 +35,7 @@ RESUMABLE = ("cancelled", "interrupted", "failed", "running", BUDGET_REACHED)
 def cost(metric, judge) -> str:
     """What computing the metric costs with `judge` (a judge class): no model, the local embedder, or the judge."""
     if "judge" in metric.needs:
-        return "offline judge (local heuristic)" if judge.offline else "judge calls"
+        return "judge calls" if judge.makes_calls else "offline judge (local heuristic)"
     if "embeddings" in metric.needs:
         return "embeddings (MiniLM, local)"
     return "deterministic"
@@ -367,7 +366,7 @@ kind = JUDGES[st.radio("Judge", list(JUDGES), format_func=lambda name: JUDGES[na
                       label_visibility="collapsed")]
 model = base_url = api_key = price = max_cost = est = None
 concurrency, repeats, batch = 8, 1, False
-if not kind.offline:
+if kind.needs_network:
     left, right = st.columns(2)
     base_url = left.text_input("Base URL", value=os.environ.get("OPENAI_BASE_URL", ""), key="eval-base-url",
                                placeholder="https://api.openai.com/v1",
@@ -396,7 +395,7 @@ metric_ids = [m.id for m in resolve(metric_ids)]  # catalogue order
 st.caption(f"{n_samples:,} samples ({len(methods)} method{'s' if len(methods) != 1 else ''} x up to "
            f"{n_questions:,}{' sampled' if sample else ''} questions) x {len(metric_ids)} metrics = "
            f"{n_samples * len(metric_ids):,} cells")
-if not kind.offline and n_samples and metric_ids and not twice:
+if kind.makes_calls and n_samples and metric_ids and not twice:
     est = judge_estimate(store().path, golden_id, tuple(outputs_ids), tuple(methods), tuple(metric_ids), repeats,
                          concurrency, sample, seed)
     cols = st.columns(5)
@@ -423,10 +422,10 @@ if not kind.offline and n_samples and metric_ids and not twice:
                      "and repairs add, replies cached from earlier runs cost nothing.")
     else:
         st.caption("No chosen metric needs the judge: no calls.")
-elif kind.offline:
+elif not kind.makes_calls:
     st.caption("Offline judge: no calls, no key, no network.")
 
-judge = OfflineJudge() if kind.offline else OpenAIJudge(
+judge = kind() if not kind.needs_network else kind(
     model=model, base_url=base_url, concurrency=concurrency, repeats=repeats, batch=batch,
     price_in=price.input if price else None, price_out=price.output if price else None,
     price_cached_in=price.cached_input if price else None)
@@ -441,7 +440,7 @@ blockers = [why for why, bad in (
     ("choose at least one outputs dataset and method", not n_samples),
     ("choose at least one metric", not metric_ids),
     ("keep one outputs dataset per method", bool(twice)),
-    ("name the judge's model", not kind.offline and not model),
+    ("name the judge's model", kind.needs_model and not model),
     ("enter the API key (or set OPENAI_API_KEY on the server)",
      kind.needs_key and not (api_key or os.environ.get("OPENAI_API_KEY"))),
 ) if bad]

@@ -226,7 +226,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
             outputs = store.rag_outputs(list(run["outputs_dataset_ids"]))
             samples = plan(store.golden_items(run["golden_dataset_id"]), outputs).samples
         samples = _of_run(samples, json.loads(run["config"] or "{}"))
-        spend = None if judge.offline else budget.of_run(store, run_id)
+        spend = budget.of_run(store, run_id) if judge.makes_calls else None
         store.mark_running(run_id)
         finished = store.finished_cells(run_id)
     size = batch_size or judge.min_batch_size

@@ -269,7 +269,7 @@ def _split_outputs_arg(arg: str) -> tuple[str | None, str]:
 
 def _judge(args) -> Judge:
     """The judge the options describe (a new run's: --resume and --retry-failed take the run's own)."""
-    if named(args.judge).offline:
+    if not named(args.judge).makes_calls:
         if _prices_given(args) or args.batch:
             raise ValueError("--price-in/--price-out/--price-cached-in/--batch apply to an LLM judge (the offline "
                              "judge costs nothing)")
@@ -368,7 +368,7 @@ def _print_plan(prepared: lifecycle.Prepared, args) -> None:
     print(f"{len(prepared.samples)} samples x {len(resolve(prepared.spec.metrics))} metrics", file=sys.stderr)
     for method, qids in prepared.missing.items():
         print(f"  note: {method} has no answer for {len(qids)} golden question(s), e.g. {qids[0]}", file=sys.stderr)
-    if not judge.offline and prepared.samples:
+    if judge.makes_calls and prepared.samples:
         est = prepared.estimate
         print(est.summary(), file=sys.stderr)
         if est.total_calls:

@@ -18,8 +18,7 @@ from evaluators.queries import datasets as qd
 from evaluators.queries import evaluate as qe
 from evaluators import queries
 from evaluators.runs import budget, lifecycle, sampling
-from evaluators.judges import OfflineJudge, OpenAIJudge, of_run, prices
-from evaluators.judges.specs import JUDGES
+from evaluators.judges import JUDGES, OfflineJudge, of_run, prices
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS
 from evaluators.records.run_status import RESUMABLE, RunStatus
@@ -37,7 +36,7 @@ BLOCKERS = {"max_cost": "keep the estimate within the budget (Stop at cost)",
 def cost(metric, judge) -> str:
     """What computing the metric costs with `judge` (a judge class): no model, the local embedder, or the judge."""
     if "judge" in metric.needs:
-        return "offline judge (local heuristic)" if judge.offline else "judge calls"
+        return "judge calls" if judge.makes_calls else "offline judge (local heuristic)"
     if "embeddings" in metric.needs:
         return "embeddings (MiniLM, local)"
     return "deterministic"
@@ -359,7 +358,7 @@ kind = JUDGES[st.radio("Judge", list(JUDGES), format_func=lambda name: JUDGES[na
                       label_visibility="collapsed")]
 model = base_url = api_key = price = None
 concurrency, repeats, batch = 8, 1, False
-if not kind.offline:
+if kind.needs_network:
     left, right = st.columns(2)
     base_url = left.text_input("Base URL", value=os.environ.get("OPENAI_BASE_URL", ""), key="eval-base-url",
                                placeholder="https://api.openai.com/v1",
@@ -385,13 +384,13 @@ if not kind.offline:
 # -- cost and start ------------------------------------------------------------------------------
 st.subheader("Start")
 metric_ids = [m.id for m in resolve(metric_ids)]  # catalogue order
-judge = OfflineJudge() if kind.offline else OpenAIJudge(
+judge = kind() if not kind.needs_network else kind(
     model=model, base_url=base_url, concurrency=concurrency, repeats=repeats, batch=batch,
     price_in=price.input if price else None, price_out=price.output if price else None,
     price_cached_in=price.cached_input if price else None)
 # The budget and the name are drawn below the estimate they depend on: their values from the session state
 spec = lifecycle.RunSpec(judge, metrics=metric_ids, methods=methods, sample=sample, seed=seed,
-                         max_cost=None if kind.offline else st.session_state.get("eval-max-cost"),
+                         max_cost=st.session_state.get("eval-max-cost") if kind.makes_calls else None,
                          name=(st.session_state.get("eval-name") or "").strip() or None)
 planned = prepared(store().path, golden_id, tuple(outputs_ids), spec)
 if planned.drawn is not None:
@@ -401,7 +400,7 @@ if planned.drawn is not None:
 st.caption(f"{n_samples:,} samples ({len(methods)} method{'s' if len(methods) != 1 else ''} x up to "
            f"{n_questions:,}{' sampled' if sample else ''} questions) x {len(metric_ids)} metrics = "
            f"{n_samples * len(metric_ids):,} cells")
-if not kind.offline and n_samples and metric_ids and not twice:
+if kind.makes_calls and n_samples and metric_ids and not twice:
     est = planned.estimate
     cols = st.columns(5)
     cols[0].metric("Judge calls", f"{est.total_calls:,}")
@@ -426,7 +425,7 @@ if not kind.offline and n_samples and metric_ids and not twice:
                      "and repairs add, replies cached from earlier runs cost nothing.")
     else:
         st.caption("No chosen metric needs the judge: no calls.")
-elif kind.offline:
+elif not kind.makes_calls:
     st.caption("Offline judge: no calls, no key, no network.")
 
 # "Can this run start?": the run's problems (the CLI refuses the same) and what its judge still lacks

@@ -8,7 +8,7 @@ import pytest
 from evaluators import loaders
 from evaluators.runs import lifecycle
 from evaluators.judges import OpenAIJudge
-from evaluators.judges.openai_judge import JudgeClient
+from evaluators.judges.openai_protocol import JudgeClient
 from evaluators.metrics import resolve
 from evaluators.store import close_store, open_store
 from tests.test_cli import _tiny_files

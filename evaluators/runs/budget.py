@@ -97,7 +97,7 @@ def set_limit(store, run_id: str, max_cost: float) -> None:
 
 def _price(judge: Judge) -> prices.Price:
     """The price a budget of `judge`'s run is counted at; OverBudget when there is none."""
-    if judge.offline:
+    if not judge.makes_calls:
         raise OverBudget("a budget (max cost) applies to an LLM judge: the offline judge costs nothing")
     if judge.price is None:
         raise OverBudget(f"a budget cannot be checked without a price: model {judge.model!r} has no list price and "
@@ -126,7 +126,7 @@ def run_cost(store: Store, run_id: str) -> dict | None:
     known. None for a run of the offline judge, which makes no call."""
     run = store.run(run_id)
     judge = None if run is None else judge_of_run(run)
-    if judge is None or judge.offline:
+    if judge is None or not judge.makes_calls:
         return None
     calls = run_calls(store, run_id)
     recorded = prices.from_config(json.loads(run["config"] or "{}"))

@@ -118,7 +118,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
         metrics = resolve(list(run["metrics"]))
         judge = of_run(run)
         samples = planning.of_stored_run(store, run) if samples is None else list(samples)
-        spend = None if judge.offline else budget.of_run(store, run_id)
+        spend = budget.of_run(store, run_id) if judge.makes_calls else None
         store.mark_running(run_id)
         finished = store.finished_cells(run_id)
     size = batch_size or judge.min_batch_size

@@ -60,9 +60,10 @@ sys.path.insert(0, str(ROOT))
 
 import openai  # noqa: E402
 
-from evaluators.runs.engine import plan  # noqa: E402
+from evaluators.runs.planning import plan  # noqa: E402
 from evaluators.judges import CLAIMS, HOLISTIC, OpenAIJudge, judge_samples, offline, prompts  # noqa: E402
-from evaluators.runs.estimate import HOLISTIC_TOKENS, approx_tokens, estimate  # noqa: E402
+from evaluators.judges.openai_estimate import HOLISTIC_TOKENS, approx_tokens  # noqa: E402
+from evaluators.runs.estimate import estimate  # noqa: E402
 from evaluators.records.judgments import ClaimMatrix, Holistic  # noqa: E402
 from evaluators.loaders import load  # noqa: E402
 from evaluators.metrics import resolve  # noqa: E402

@@ -15,9 +15,9 @@ The bench stops a child whose RSS passes CAP_MB (the machine is shared) and repo
 1) estimate: `python -m evaluators run --golden G --outputs O --estimate` (load, cross-check, plan; nothing
    stored);
 2) store: what `run` does before it computes anything, in the order cmd_run does it: loaders.load of both
-   files, check_against_golden, engine.plan, then under one lease Store.save_dataset of both into a fresh
-   DuckDB file and engine.create_run (metric exact_match), which reads the outputs back. The child reports its
-   peak after each phase.
+   files, check_against_golden, planning.plan, then under one lease Store.save_dataset of both into a fresh
+   DuckDB file and lifecycle.start of a run of them (metric exact_match), whose plan reads the outputs back. The
+   child reports its peak after each phase.
 Both run with the loaders' up-front bound raised (RAGSCOPE_INPUT_MEMORY_MB), to measure the cost itself; a last
 child runs 1) on the largest file with the bound as shipped.
 Writes bench/results/load_memory.md unless --no-write.
@@ -54,7 +54,7 @@ UNBOUNDED = {"RAGSCOPE_INPUT_MEMORY_MB": str(10**9)}
 STORE_CHILD = """
 import json, resource, sys
 from evaluators import loaders
-from evaluators.runs import engine
+from evaluators.runs import lifecycle, planning
 from evaluators.store import open_store
 golden_path, outputs_path, db = sys.argv[1:4]
 peaks = {}
@@ -63,15 +63,14 @@ def peak(name):
 golden = loaders.load(golden_path, role="golden")
 outputs = [loaders.load(outputs_path, role="outputs")]
 assert not loaders.check_against_golden(outputs, golden)
-samples = engine.plan(golden.golden, [o for ds in outputs for o in ds.outputs]).samples
+samples = planning.plan(golden.golden, [o for ds in outputs for o in ds.outputs]).samples
 peak("load + plan")
 store = open_store(db)
 with store.lease():
     golden_id = store.save_dataset(golden).dataset_id
     outputs_ids = [store.save_dataset(ds).dataset_id for ds in outputs]
     peak("save_dataset")
-    engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids,
-                      metrics=["exact_match"])
+    lifecycle.start_stored(store, golden_id, outputs_ids, lifecycle.RunSpec(metrics=["exact_match"]))
     peak("create_run")
     stored = store.cursor().execute("SELECT count(*) FROM rag_outputs").fetchone()[0]
 print(json.dumps({"peaks": peaks, "stored": stored}))
@@ -265,8 +264,8 @@ def report(results: list[dict], baseline: float, args, seconds: float) -> str:
               "The estimate path holds what every run needs: each output's texts once, as Python strings, and the "
               "records around them. The store path adds the store's copy for DuckDB (`Store.save_dataset` builds an "
               "Arrow table of 20,000 outputs at a time, and DuckDB's INSERT OR REPLACE takes several times the data "
-              "while it runs) and `engine.create_run`, which reads every output back while the loaded ones are still "
-              "held. "
+              "while it runs) and the run started on the stored datasets (`lifecycle`), whose plan reads every output "
+              "back while the loaded ones are still held. "
               "So the loaders count what a file costs a run, ROW_MEMORY bytes a row plus TEXT_MEMORY bytes per byte "
               "of data (Parquet: its row count from the metadata and its size as read, the larger of the metadata's "
               "and the first batch's times the rows; CSV / JSON / JSONL: the file's size), and refuse, before its rows "

@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_semantic.py [--repeat 3] [--no-write]
 
 Data: data/demo/novel_44557_golden.csv + novel_44557_outputs.jsonl (103 questions x 2 methods =
-206 samples), loaded with `evaluators.loaders.load` and paired with `evaluators.runs.engine.plan`.
+206 samples), loaded with `evaluators.loaders.load` and paired with `evaluators.runs.planning.plan`.
 
 Timings (wall clock, `time.perf_counter`, in this one fresh process):
   * import: `import sentence_transformers` (pulls in torch and transformers);
@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from evaluators.judges import embeddings  # noqa: E402
-from evaluators.runs.engine import BATCH_SIZE, plan  # noqa: E402
+from evaluators.runs.engine import BATCH_SIZE  # noqa: E402
+from evaluators.runs.planning import plan  # noqa: E402
 from evaluators.loaders import load  # noqa: E402
 from evaluators.metrics import REGISTRY  # noqa: E402
 

@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from evaluators.metrics import REGISTRY  # noqa: E402
 from evaluators.metrics.registry import label_metrics  # noqa: E402
+from evaluators.records.run_status import RunStatus  # noqa: E402
 from evaluators.store import Store  # noqa: E402
 
 RUN_ID = "run-big"
@@ -75,8 +76,8 @@ def build(path: Path, n_questions: int, n_methods: int, n_metrics: int = 30, cla
         FROM range(?) t(i), unnest(?::VARCHAR[]) u(m)""", [OUTPUTS, n_questions, list(methods)])
     cur.execute("INSERT INTO runs (run_id, name, created_at, golden_dataset_id, outputs_dataset_ids, judge, "
                 "judge_model, metrics, config, status, n_samples, finished_at) VALUES "
-                "(?, 'Big: 50k samples', now(), ?, [?], 'openai', 'bench-model', ?, '{}', 'finished', ?, now())",
-                [RUN_ID, GOLDEN, OUTPUTS, [m.id for m in metrics], n_samples])
+                "(?, 'Big: 50k samples', now(), ?, [?], 'openai', 'bench-model', ?, '{}', ?, ?, now())",
+                [RUN_ID, GOLDEN, OUTPUTS, [m.id for m in metrics], RunStatus.FINISHED.value, n_samples])
 
     # One CASE per scale: values on the metric's own scale, norm in [0, 1].
     labels_of = label_metrics()

@@ -4,10 +4,11 @@
 
 TREE is the release's source (a `git archive` of its commit); its own `evaluators` package is imported, never
 this checkout's, so this file uses only the standard library and the API that release had (`Store`,
-`loaders.Dataset`, `engine.create_run` / `execute_run` (in `evaluators.runs` since issue 32), the `scores`, `claims` and `chunk_verdicts` tables), which
-has not changed since e063c5b. ITEMS.jsonl holds one item a line (item_id, question, reference, answer,
-contexts); METRICS is a comma-separated list of metric ids. OUT.json gets the stored cells, claims and chunk
-verdicts, and the metric ids the release did not have (those are not run: its engine would refuse them).
+`loaders.Dataset`, `engine.create_run` / `execute_run`, the `scores`, `claims` and `chunk_verdicts` tables), which
+has not changed since e063c5b but for where the engine lives and how a run is made (issue 32: `runs.lifecycle`).
+ITEMS.jsonl holds one item a line (item_id, question, reference, answer, contexts); METRICS is a comma-separated
+list of metric ids. OUT.json gets the stored cells, claims and chunk verdicts, and the metric ids the release did
+not have (those are not run: its engine would refuse them).
 A label metric's label is read from `label` where the release stored it, else from `detail` (e063c5b kept
 "the label in detail").
 """
@@ -69,8 +70,14 @@ def score(items: list[dict], metrics: list[str], db: Path) -> dict:
     try:
         golden_id = store.save_dataset(_dataset(Dataset, "previous golden", golden=golden)).dataset_id
         outputs_id = store.save_dataset(_dataset(Dataset, "previous outputs", outputs=outputs)).dataset_id
-        run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                                   metrics=known, name="previous release")  # the offline judge: every release's default
+        try:  # a run is made by runs.lifecycle since issue 32 (the offline judge: every release's default)
+            from evaluators.runs import lifecycle
+
+            run_id = lifecycle.start_stored(store, golden_id, [outputs_id],
+                                            lifecycle.RunSpec(metrics=known, name="previous release"))
+        except ImportError:
+            run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
+                                       metrics=known, name="previous release")
         engine.execute_run(store, run_id)
         cur = store.cursor()
         cells = _rows(cur, "SELECT * FROM scores WHERE run_id = ?", run_id)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from calibration.sets import Item
-from evaluators.runs import engine
+from evaluators.runs import engine, lifecycle
 from evaluators.judges import Judge
 from evaluators.loaders import Dataset
 from evaluators.records import Chunk, GoldenItem, RagOutput
@@ -53,8 +53,8 @@ def score_items(items: Sequence[Item], metrics: Sequence[str], db: Path, *, judg
     try:
         golden_id = store.save_dataset(_dataset(name + " golden", golden=golden)).dataset_id
         outputs_id = store.save_dataset(_dataset(name + " outputs", outputs=outputs)).dataset_id
-        run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                                   metrics=list(metrics), judge=judge, name=name)
+        run_id = lifecycle.start_stored(store, golden_id, [outputs_id],
+                                        lifecycle.RunSpec(judge, metrics=metrics, name=name))
         engine.execute_run(store, run_id)
         cur = store.cursor()
         cells = cur.execute("SELECT question_id AS item_id, metric, value, status, label, detail "

@@ -4,10 +4,10 @@
     result = evaluate("golden.csv", {"local_search": local_df, "basic_search": "basic.jsonl"})
     result.summary()          # the Overview's table: every metric per method, mean with CI and n
 
-The steps, each usable on its own (the CLI prints the plan and the estimate between them; the Evaluate screen
-creates a run of datasets already stored and executes it in the background):
+The steps, each usable on its own (runs.lifecycle; the CLI prints the plan and the estimate between them, the
+Evaluate screen prepares a run of datasets already stored and executes it in the background):
 
-    read_inputs -> Inputs (validated datasets and their plan, made once) -> create_run -> engine.execute_run
+    read_inputs -> Inputs -> prepare(inputs, RunSpec(...)) -> start -> engine.execute_run
 
 Inputs may be paths, DataFrames, lists of dicts or loaded `loaders.Dataset`s, in any format and column names the
 loaders know; in-memory tables go through the same loaders as files (as JSON lines), so they are checked alike
@@ -19,36 +19,22 @@ import json
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from evaluators import loaders, queries
-from evaluators.runs import budget, engine, sampling
+from evaluators.runs import engine
 from evaluators.presentation.gate import ALPHA, GateResult, gate
 from evaluators.judges import Judge, OfflineJudge
 from evaluators.queries import compare, overview
 from evaluators.queries.sides import SEPARATOR
-from evaluators.runs.options import check
+from evaluators.runs.lifecycle import Inputs, RunSpec, prepare, refuse, start
 from evaluators.records import LoadError
 from evaluators.store import Store, open_store
 
 Source = Any  # a path, a DataFrame, a list of dicts (records) or a loaders.Dataset
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """A golden set and the outputs that answer it, validated together."""
-
-    golden: loaders.Dataset
-    outputs: tuple[loaders.Dataset, ...]
-
-    @cached_property
-    def plan(self) -> engine.Plan:
-        """Every (question, method) sample and the questions a method left out, made once per run."""
-        return engine.plan(self.golden.golden, [o for ds in self.outputs for o in ds.outputs])
 
 
 def read_inputs(golden: Source, outputs: Source | Sequence | Mapping | None = None, *, context_sep: str | None = None,
@@ -74,7 +60,7 @@ def read_inputs(golden: Source, outputs: Source | Sequence | Mapping | None = No
         problems += loaders.check_against_golden(answers or [gold], gold)
     if problems:
         raise LoadError(problems)
-    return Inputs(gold, tuple(answers or [gold]))
+    return Inputs.loaded(gold, answers or [gold])
 
 
 def _named_sources(outputs) -> list[tuple[str | None, Source]]:
@@ -110,25 +96,6 @@ def _plain(value):
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
-def create_run(store: Store, golden: loaders.Dataset | str, outputs: Sequence[loaders.Dataset | str], *,
-               metrics: Sequence[str] | None = None, judge: Judge | None = None, name: str | None = None,
-               methods: Sequence[str] | None = None, description: str | None = None,
-               context_sep: str | None = None, plan: engine.Plan | None = None, max_cost: float | None = None,
-               sample: int | None = None, seed: int | None = None) -> str:
-    """Store the datasets (a `str` is the id of one stored already) and a new run of them; its id. `plan`: the
-    samples of these datasets when the caller has them (Inputs.plan), so they are not read back to be planned.
-    `max_cost`: the run's budget in USD (evaluators.runs.budget); a run estimated above it is not stored (OverBudget).
-    `sample`, `seed`: judge a stratified random sample of that many questions (engine.create_run)."""
-    with store.lease():  # the import and the new run: one unit of work
-        golden_id = golden if isinstance(golden, str) else store.save_dataset(golden).dataset_id
-        outputs_ids = list(dict.fromkeys(o if isinstance(o, str) else store.save_dataset(o).dataset_id
-                                         for o in outputs))
-        return engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids,
-                                 metrics=metrics, judge=judge, name=name, methods=methods, description=description,
-                                 context_sep=context_sep, samples=plan.samples if plan is not None else None,
-                                 max_cost=max_cost, sample=sample, seed=seed)
-
-
 def temporary_db() -> Path:
     """A DuckDB file in a new temporary folder: a notebook needs no database of its own."""
     return Path(tempfile.mkdtemp(prefix="ragscope-")) / "ragscope.duckdb"
@@ -145,21 +112,22 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
     `OfflineJudge()` (default) or `OpenAIJudge(model=...)`. db: a DuckDB file (default: one in a new temporary
     folder). on_progress(metric_id, metric_done, metric_total, done, total): as the engine scores.
     max_cost: a budget in USD for an LLM judge: a run estimated above it is not started (`budget.OverBudget`,
-    nothing stored), and one whose judge calls reach it stops with status `records.BUDGET_REACHED` (`.run`),
-    its cells not judged yet left to do (resume: `engine.execute_run` after `budget.set_limit`). sample: judge a
-    random sample of that many questions, stratified by question type, drawn with `seed` (default: a random one;
-    the run's config records both: `result.run["config"]`); every method is judged on the same questions.
-    Bad input raises LoadError listing every problem (nothing is stored); bad options ValueError or KeyError.
+    nothing stored), and one whose judge calls reach it stops with status `RunStatus.BUDGET_REACHED` (`.run`),
+    its cells not judged yet left to do (resume: `lifecycle.resume(store, run_id, max_cost=...)`, then
+    `engine.execute_run`). sample: judge a random sample of that many questions, stratified by question type, drawn
+    with `seed` (default: a random one; the run's config records both: `result.run["config"]`); every method is
+    judged on the same questions.
+    Bad input raises LoadError listing every problem (nothing is stored); bad options ValueError or KeyError, listing
+    every problem too.
     """
-    judge = judge or OfflineJudge()
-    check(metrics, engine.run_config(judge, max_cost=max_cost))  # before any file is read
-    sampling.check(sample, seed)
-    inputs = read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding)
-    budget.refuse_over(inputs.plan.samples, judge, metrics, max_cost)  # before anything is stored
+    spec = RunSpec(judge or OfflineJudge(), metrics=metrics, name=name, context_sep=context_sep, max_cost=max_cost,
+                   sample=sample, seed=seed)
+    refuse(spec.problems())  # before any file is read
+    prepared = prepare(read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding), spec)
+    refuse(prepared.problems)  # before a database is opened
     store = open_store(db if db is not None else temporary_db())
-    run_id = create_run(store, inputs.golden, inputs.outputs, metrics=metrics, judge=judge, name=name,
-                        context_sep=context_sep, plan=inputs.plan, max_cost=max_cost, sample=sample, seed=seed)
-    engine.execute_run(store, run_id, on_metric=on_progress, samples=inputs.plan.samples)
+    run_id = start(store, prepared)
+    engine.execute_run(store, run_id, on_metric=on_progress, samples=prepared.samples)
     return Evaluation(store, run_id)
 
 

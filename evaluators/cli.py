@@ -16,10 +16,10 @@ from pathlib import Path
 import pandas as pd
 
 from evaluators import api, queries
-from evaluators.runs import budget, engine, options as run_options, runner, sampling
+from evaluators.runs import engine, lifecycle, runner, sampling
 from evaluators.presentation import csv_export
 from evaluators.judges import JUDGES, Judge, OfflineJudge, OpenAIJudge, named, prices
-from evaluators.runs.estimate import Estimate, estimate
+from evaluators.runs.estimate import Estimate
 from evaluators.presentation.gate import ALPHA, gate, junit_xml, markdown_report, parse_tolerances, text_report
 from evaluators.records.judgments import JudgeRefused
 from evaluators.metrics import REGISTRY, resolve
@@ -27,7 +27,8 @@ from evaluators.metrics.registry import INPUTS, SCALES
 from evaluators.queries.evaluate import seconds_text
 from evaluators.queries.headline import HEADLINE
 from evaluators.queries.screens import SCREENS
-from evaluators.records import BUDGET_REACHED, LoadError
+from evaluators.records import LoadError
+from evaluators.records.run_status import RunStatus
 from evaluators.store import Store, StoreLocked, StoreUnavailable, open_store
 
 DEFAULT_DB = "data/ragscope.duckdb"
@@ -268,7 +269,7 @@ def _split_outputs_arg(arg: str) -> tuple[str | None, str]:
 
 def _judge(args) -> Judge:
     """The judge the options describe (a new run's: --resume and --retry-failed take the run's own)."""
-    if named(args.judge).offline:
+    if not named(args.judge).makes_calls:
         if _prices_given(args) or args.batch:
             raise ValueError("--price-in/--price-out/--price-cached-in/--batch apply to an LLM judge (the offline "
                              "judge costs nothing)")
@@ -296,42 +297,37 @@ def cmd_run(args) -> int:
         if args.seed is not None or (args.sample is not None and not args.resume):
             return _fail("--seed applies to a new run, --sample to a new run or --resume (a run keeps its seed)",
                          EXIT_BAD_INPUT)
-        if args.max_cost is not None:
-            budget.set_limit(store, run_id, args.max_cost)
+        if store.run(run_id) is None:
+            return _fail(f"no run {run_id!r} in {store.path} (see `python -m evaluators runs`)", EXIT_BAD_INPUT)
+        sample = lifecycle.resume(store, run_id, max_cost=args.max_cost, sample=args.sample)
         if args.sample is not None:
-            sample = engine.extend_sample(store, run_id, args.sample)
             print(f"run {run_id}: {sampling.note(sample)}", file=sys.stderr)
     else:
         if not args.golden:
             return _fail("--golden is required (or --resume / --retry-failed RUN_ID)", EXIT_BAD_INPUT)
         judge = _judge(args)
-        if judge.needs_key and not args.estimate:
-            missing = [what for what, ok in (("--model", judge.model), ("OPENAI_API_KEY in the environment",
-                                              os.environ.get("OPENAI_API_KEY"))) if not ok]
-            if missing:
-                return _fail(f"--judge {judge.name} needs {' and '.join(missing)} (the key is never stored)",
-                             EXIT_BAD_INPUT)
-        metric_ids = _comma_list(args.metrics) if args.metrics is not None else None
-        # create_run's rules, before any file is read; the numbers as given, whichever judge (the offline one
-        # ignores them, but a --concurrency 0 is a mistake all the same)
-        given = dict(concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
-                     max_output_tokens=args.max_output_tokens)
-        run_options.check(metric_ids, engine.run_config(judge, max_cost=args.max_cost) | given)
+        spec = lifecycle.RunSpec(judge, metrics=_comma_list(args.metrics) if args.metrics is not None else None,
+                                 name=args.name, context_sep=args.context_sep, max_cost=args.max_cost,
+                                 sample=args.sample, seed=args.seed)
+        # the numbers as given, whichever judge (the offline one ignores them, but a --concurrency 0 is a mistake
+        # all the same); the judge's model and key, unless only estimating
+        given = lifecycle.number_problems(dict(concurrency=args.concurrency, repeats=args.repeats,
+                                               timeout=args.timeout, max_output_tokens=args.max_output_tokens))
+        needs = [] if args.estimate else lifecycle.judge_problems(judge)
+        if problems := list(dict.fromkeys(needs + spec.problems() + given)):  # before any file is read
+            return _refuse(problems, judge)
         outputs = [_split_outputs_arg(arg) for arg in args.outputs]
-        sampling.check(args.sample, args.seed)
-        seed = sampling.new_seed() if args.sample is not None and args.seed is None else args.seed
         inputs = api.read_inputs(args.golden, outputs or None, context_sep=args.context_sep, encoding=args.encoding)
-        plan = _sampled(inputs.plan, args.sample, seed)
-        est = _print_plan(plan, metric_ids, judge, args)
-        budget.refuse_over(plan.samples, judge, metric_ids, args.max_cost, est)  # before anything is stored
+        prepared = lifecycle.prepare(inputs, spec)
+        _print_plan(prepared, args)
+        if prepared.problems:  # before anything is stored
+            return _refuse(prepared.problems, judge)
         if args.estimate:
-            return EXIT_OK if plan.samples else EXIT_BAD_INPUT
+            return EXIT_OK
         store = _open_store(args.db)
-        run_id = api.create_run(store, inputs.golden, inputs.outputs, metrics=metric_ids, judge=judge,
-                                name=args.name, context_sep=args.context_sep, plan=inputs.plan, max_cost=args.max_cost,
-                                sample=args.sample, seed=seed)
+        run_id = lifecycle.start(store, prepared)
         print(f"run {run_id}", file=sys.stderr)
-        samples = plan.samples
+        samples = prepared.samples
     try:
         status = _execute_with_bar(store, run_id, samples)
     except JudgeRefused as exc:  # no call could succeed: the run stopped at once, its cells still to do
@@ -339,39 +335,44 @@ def cmd_run(args) -> int:
                      f"python -m evaluators run --db {store.path} --resume {run_id}", EXIT_FAILED)
     with store.lease():
         code = _report(store, run_id)
-        if status == BUDGET_REACHED:
+        if status == RunStatus.BUDGET_REACHED:
             return _fail(f"{store.run(run_id)['error']}; the cells not judged yet are pending: resume with a higher "
                          f"budget: python -m evaluators run --db {store.path} --resume {run_id} --max-cost USD",
                          EXIT_BUDGET)
         return code
 
 
-def _sampled(plan: engine.Plan, n: int | None, seed: int | None) -> engine.Plan:
-    """The plan of `--sample N` (the engine draws the same sample when it creates the run), said on stderr."""
-    if n is None:
-        return plan
-    drawn = sampling.draw(plan.samples, n, seed)
-    if drawn.everything:
-        print(f"note: --sample {n}: the outputs answer {drawn.of} question(s), so every one is judged", file=sys.stderr)
-        return plan
-    print(f"{sampling.note(drawn.config())}, stratified by question type; the same --seed draws it again, and "
-          f"`run --resume RUN_ID --sample N` grows it", file=sys.stderr)
-    return engine.Plan(drawn.samples, plan.missing)
+# What the CLI asks for where a judge lacks something (lifecycle.judge_problems)
+NEEDS = {"model": "--model", "api_key": "OPENAI_API_KEY in the environment"}
 
 
-def _print_plan(plan: engine.Plan, metric_ids: list[str] | None, judge: Judge, args) -> Estimate | None:
-    """Print what the run will do and what it will cost the judge; the judge's estimate (None: offline)."""
-    metrics = resolve(metric_ids)
-    print(f"{len(plan.samples)} samples x {len(metrics)} metrics", file=sys.stderr)
-    for method, qids in plan.missing.items():
+def _refuse(problems, judge: Judge) -> int:
+    """Every problem, one `error:` line each (what the judge lacks in one line, by flag); exit 2."""
+    needs = [NEEDS[p.about] for p in problems if p.about in NEEDS]
+    lines = ([f"--judge {judge.name} needs {' and '.join(needs)} (the key is never stored)"] if needs else []) + [
+        p.message for p in problems if p.about not in NEEDS]
+    for line in lines:
+        _fail(line, EXIT_BAD_INPUT)
+    return EXIT_BAD_INPUT
+
+
+def _print_plan(prepared: lifecycle.Prepared, args) -> None:
+    """Print the sample drawn, what the run will do and what it will cost the judge."""
+    judge, drawn = prepared.spec.judge, prepared.drawn
+    if drawn is not None and drawn.everything:
+        print(f"note: --sample {args.sample}: the outputs answer {drawn.of} question(s), so every one is judged",
+              file=sys.stderr)
+    elif drawn is not None:
+        print(f"{sampling.note(prepared.sample)}, stratified by question type; the same --seed draws it again, and "
+              f"`run --resume RUN_ID --sample N` grows it", file=sys.stderr)
+    print(f"{len(prepared.samples)} samples x {len(resolve(prepared.spec.metrics))} metrics", file=sys.stderr)
+    for method, qids in prepared.missing.items():
         print(f"  note: {method} has no answer for {len(qids)} golden question(s), e.g. {qids[0]}", file=sys.stderr)
-    if not judge.offline and plan.samples:
-        est = estimate(plan.samples, judge, metrics)
+    if judge.makes_calls and prepared.samples:
+        est = prepared.estimate
         print(est.summary(), file=sys.stderr)
         if est.total_calls:
             print(_estimated_cost(est, judge, args), file=sys.stderr)
-        return est
-    return None
 
 
 def _estimated_cost(est: Estimate, judge: Judge, args) -> str:
@@ -451,8 +452,6 @@ class MetricLines:
 
 
 def _execute_with_bar(store, run_id: str, samples=None) -> str:
-    if store.run(run_id) is None:
-        raise KeyError(f"no run {run_id!r} in {store.path} (see `python -m evaluators runs`)")
     bar = MetricBar() if sys.stderr.isatty() else MetricLines()
     try:  # the judge's batch size: an LLM judge's batches are small, so the bar moves and commits are frequent
         return engine.execute_run(store, run_id, on_metric=bar, on_sample=bar.sample_judged, samples=samples)

@@ -22,8 +22,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators import api, loaders
-from evaluators.runs import engine
+from evaluators import loaders
+from evaluators.records.run_status import RunStatus
+from evaluators.runs import engine, lifecycle
 from evaluators.store import ratings
 from evaluators.metrics import REGISTRY
 from evaluators.store import Store
@@ -37,7 +38,6 @@ CLAPNQ_FILE = DEMO_DIR / "clapnq" / "rag_model_performance.json"
 DEMO_GOLDEN = DEMO_DIR / "novel_44557_golden.csv"
 DEMO_OUTPUTS = DEMO_DIR / "novel_44557_outputs.jsonl"
 DEMO_RUN_NAME = "Demo: GraphRAG-Bench Novel-44557, basic_search vs local_search (simulated outputs, no LLM)"
-QUEUED = "queued"  # a demo run waiting for the one before it (create_run marks every new run 'running')
 
 
 @dataclass(frozen=True)
@@ -185,13 +185,14 @@ def demo_runs(store: Store, demos=None) -> list[tuple[Demo, str]]:
     with store.lease():
         for demo in reversed(demos):
             golden, outputs = _datasets(store, demo)
-            found[demo] = _find_run(store, demo, golden) or api.create_run(
-                store, golden, outputs, name=demo.name, metrics=demo.metrics, description=demo.description)
+            found[demo] = _find_run(store, demo, golden) or lifecycle.start_stored(
+                store, golden, outputs,
+                lifecycle.RunSpec(name=demo.name, metrics=demo.metrics, description=demo.description))
     return [(demo, found[demo]) for demo in demos]
 
 
 def _finished(store: Store, run_id: str) -> bool:
-    return store.run(run_id)["status"] == "finished"
+    return store.run(run_id)["status"] == RunStatus.FINISHED
 
 
 def build_demos(store: Store, demos=None) -> Iterator[Built]:
@@ -224,14 +225,15 @@ def start_demos(store: Store, manager, demos=None) -> threading.Thread | None:
     run, so Evaluate shows its progress and can cancel it."""
     demos = DEMOS if demos is None else demos
     with store.lease():
-        first_start = not store.cursor().execute("SELECT 1 FROM runs WHERE status = 'finished' LIMIT 1").fetchall()
+        first_start = not store.cursor().execute("SELECT 1 FROM runs WHERE status = ? LIMIT 1",
+                                                 [RunStatus.FINISHED.value]).fetchall()
         if not first_start and not _unfinished_by_name(store, demos):
             return None  # the usual start: nothing to load or compute
         pending = [(demo, run_id) for demo, run_id in demo_runs(store, demos) if not _finished(store, run_id)]
         if not pending:
             return None
-        for _, run_id in pending:  # honest status while each waits for the one before it
-            store.cursor().execute("UPDATE runs SET status = ? WHERE run_id = ?", [QUEUED, run_id])
+        for _, run_id in pending:  # honest status while each waits for the one before it (a new run is RUNNING)
+            store.cursor().execute("UPDATE runs SET status = ? WHERE run_id = ?", [RunStatus.QUEUED.value, run_id])
     thread = threading.Thread(target=_compute_in_turn, args=(store, manager, pending), name="ragscope-demos",
                               daemon=True)
     _builders[store.path] = thread
@@ -241,15 +243,15 @@ def start_demos(store: Store, manager, demos=None) -> threading.Thread | None:
 
 def _unfinished_by_name(store: Store, demos) -> bool:
     names = [name for demo in demos for name in (demo.name, *demo.legacy_names)]
-    return bool(store.cursor().execute("SELECT 1 FROM runs WHERE list_contains(?, name) AND status <> 'finished' "
-                                       "LIMIT 1", [names]).fetchall())
+    return bool(store.cursor().execute("SELECT 1 FROM runs WHERE list_contains(?, name) AND status <> ? LIMIT 1",
+                                       [names, RunStatus.FINISHED.value]).fetchall())
 
 
 def _compute_in_turn(store: Store, manager, pending: list[tuple[Demo, str]]) -> None:
     for demo, run_id in pending:
         manager.start(store, run_id)
         snapshot = manager.wait(run_id)
-        if snapshot is not None and snapshot.status == "finished" and demo.after:
+        if snapshot is not None and snapshot.status == RunStatus.FINISHED and demo.after:
             demo.after(store, run_id)
 
 

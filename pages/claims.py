@@ -14,7 +14,7 @@ from ui.common import current_run, how_computed, run_line, store
 
 run = current_run()
 run_id = run["run_id"]
-offline = of_run(run).offline
+judge = of_run(run)
 st.title("Claims")
 st.html(hl.caption(run_line(run)))
 
@@ -195,7 +195,7 @@ for method, col in _columns():
 # -- generated questions and judge calls -------------------------------------------------------------
 
 st.subheader("Generated questions")
-if offline:
+if not judge.generates_questions:
     st.caption("The offline judge generates no questions: its answer_relevance is the cosine of the question and "
                "the answer.")
 elif tables["generated_questions"].empty:
@@ -211,7 +211,7 @@ else:
             col.dataframe(mine, hide_index=True, width="stretch")
 
 st.subheader("Judge calls")
-if offline:
+if not judge.makes_calls:
     st.caption("The offline judge makes no calls: its verdicts are computed locally (see How scores are computed).")
 elif tables["judge_calls"].empty:
     st.caption("No judge call was recorded for this question.")

@@ -16,49 +16,44 @@ import streamlit as st
 
 from evaluators.queries import datasets as qd
 from evaluators.queries import evaluate as qe
-from evaluators import api, queries
-from evaluators.runs import budget, engine, sampling
-from evaluators.demo import QUEUED
-from evaluators.judges import OfflineJudge, OpenAIJudge, of_run, prices
-from evaluators.judges.specs import JUDGES
-from evaluators.runs.estimate import Estimate, estimate
+from evaluators import queries
+from evaluators.runs import budget, lifecycle, sampling
+from evaluators.judges import JUDGES, OfflineJudge, of_run, prices
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS
-from evaluators.records import BUDGET_REACHED
+from evaluators.records.run_status import RESUMABLE, RunStatus
 from ui.common import md_escape, run_cost_caption, run_manager, store
 
 POLL_SECONDS = 1.5
 FAMILIES = list(dict.fromkeys(m.family for m in REGISTRY.values()))
 KEY_STATE = "eval-api-key"  # the typed key: session memory only
-RESUMABLE = ("cancelled", "interrupted", "failed", "running", BUDGET_REACHED)
+# What the screen asks for where a run has a problem (lifecycle.Prepared.problems), by what it is about
+BLOCKERS = {"max_cost": "keep the estimate within the budget (Stop at cost)",
+            "inputs": "choose at least one outputs dataset and method", "metrics": "choose at least one metric",
+            "methods": "keep one outputs dataset per method"}
 
 
 def cost(metric, judge) -> str:
     """What computing the metric costs with `judge` (a judge class): no model, the local embedder, or the judge."""
     if "judge" in metric.needs:
-        return "offline judge (local heuristic)" if judge.offline else "judge calls"
+        return "judge calls" if judge.makes_calls else "offline judge (local heuristic)"
     if "embeddings" in metric.needs:
         return "embeddings (MiniLM, local)"
     return "deterministic"
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def drawn(db: str, golden_id: str, outputs_ids: tuple[str, ...], methods: tuple[str, ...], sample: int | None,
-          seed: int) -> sampling.Drawn:
-    """The samples of this choice a run of a `sample` of questions judges (None: every one). Datasets never change
-    once stored, so the draw is cached by their ids; `db` keys the cache per database."""
-    samples = engine.plan(store().golden_items(golden_id), store().rag_outputs(list(outputs_ids))).samples
-    samples = [s for s in samples if s.output.method in set(methods)]
-    return sampling.draw(samples, len(samples) if sample is None else sample, seed)
+@st.cache_resource(show_spinner=False, max_entries=8)
+def stored_inputs(db: str, golden_id: str, outputs_ids: tuple[str, ...]) -> lifecycle.Inputs:
+    """The records of these stored datasets, read once: datasets never change once stored, so they are cached by
+    their ids; `db` keys the cache per database."""
+    return lifecycle.Inputs.stored(store(), golden_id, outputs_ids)
 
 
-@st.cache_data(show_spinner="Estimating the judge's calls and tokens...", max_entries=32)
-def judge_estimate(db: str, golden_id: str, outputs_ids: tuple[str, ...], methods: tuple[str, ...],
-                   metric_ids: tuple[str, ...], repeats: int = 1, concurrency: int = 8, sample: int | None = None,
-                   seed: int = 0) -> Estimate:
-    """An LLM judge's calls and tokens for this choice (of its sample's questions only, when sampled)."""
-    samples = drawn(db, golden_id, outputs_ids, methods, sample, seed).samples
-    return estimate(samples, OpenAIJudge(repeats=repeats, concurrency=concurrency), resolve(list(metric_ids)))
+@st.cache_resource(show_spinner=False, max_entries=32)
+def prepared(db: str, golden_id: str, outputs_ids: tuple[str, ...], spec: lifecycle.RunSpec) -> lifecycle.Prepared:
+    """The run this choice makes: its samples (its sample drawn once), its problems, its estimate once asked for;
+    cached by the choice, so a page run neither draws nor estimates it again. Start stores this very run."""
+    return lifecycle.prepare(stored_inputs(db, golden_id, outputs_ids), spec)
 
 
 def keep_key(widget: str) -> None:
@@ -187,34 +182,34 @@ def run_panel(run_id: str, polling: bool) -> None:
     cols[2].metric("Failed", f"{failed:,}", help="judge_error or timeout: a re-run computes these cells again")
     cols[3].metric("Not computed yet", f"{missing:,}")
     error = (snap.error if snap is not None else None) or run["error"]
-    if status == "finished":
+    if status == RunStatus.FINISHED:
         st.success("Finished." + (f" {failed:,} cells failed: re-run them below." if failed else ""))
-    elif status == QUEUED:
+    elif status == RunStatus.QUEUED:
         st.info("Queued: the demo runs of a first start are computed one after another; this one starts when the "
                 "one before it has finished.")
-    elif status == "running":
+    elif status == RunStatus.RUNNING:
         st.warning("Marked running, but no worker of this app computes it: the app stopped while it ran. Resume it "
                    "to compute the rest.")
-    elif status == BUDGET_REACHED:
+    elif status == RunStatus.BUDGET_REACHED:
         st.warning(f"{md_escape(error or status)}. The {ok + not_applicable + failed:,} cells computed so far are "
                    "stored; the cells of samples not judged yet are still to do: raise **Stop at cost** below and "
                    "resume (the replies already paid for come from the judge cache).")
     elif status in RESUMABLE:
         st.info(f"{status.capitalize()}: the {ok + not_applicable + failed:,} cells computed so far are stored. "
                 "Resume to compute the rest.")
-    if error and status not in ("finished", BUDGET_REACHED) and isinstance(error, str):
+    if error and status not in (RunStatus.FINISHED, RunStatus.BUDGET_REACHED) and isinstance(error, str):
         st.error("The run stopped on this error:")
         st.code(error, language=None)
 
     api_key = None
-    needs_key = of_run(run).needs_key
+    judge = of_run(run)
     sample = json.loads(run["config"] or "{}").get("sample")
     growable = bool(sample) and sample["n"] < sample["of"] and status not in RESUMABLE
-    if needs_key and (missing or failed or growable):
+    if judge.needs_key and (missing or failed or growable):
         api_key = key_input("eval-resume-key", "API key for this run's judge")
         if not (api_key or os.environ.get("OPENAI_API_KEY")):
             st.caption("Enter the judge's API key to resume or re-run (it is not stored with the run).")
-    can_judge = not needs_key or bool(api_key or os.environ.get("OPENAI_API_KEY"))
+    can_judge = not lifecycle.judge_problems(judge, api_key)
     limit = budget.of_config(json.loads(run["config"] or "{}"))
     if limit is not None and (missing or failed):  # a budget-stopped run resumes with a higher one
         limit = st.number_input("Stop at cost (USD)", min_value=min(0.01, limit), value=float(limit), step=1.0,
@@ -224,15 +219,15 @@ def run_panel(run_id: str, polling: bool) -> None:
     if (missing or status in RESUMABLE) and buttons[0].button(
             "Resume", key="eval-resume", type="primary", disabled=not can_judge,
             help="Computes the cells not computed yet (and the failed ones); finished cells are kept."):
-        if limit is not None:
-            budget.set_limit(store(), run_id, limit)
+        lifecycle.resume(store(), run_id, max_cost=limit)
         manager.start(store(), run_id, api_key=api_key)
         st.rerun()
     if failed and buttons[1].button(f"Re-run {failed:,} failed cells", key="eval-retry", disabled=not can_judge):
         manager.start(store(), run_id, api_key=api_key)
         st.rerun()
-    if status == "finished" and buttons[2].button("Open the results", key="eval-open-run", type="primary",
-                                                  help="Shows this run on Overview (and picks it in the sidebar)."):
+    if status == RunStatus.FINISHED and buttons[2].button(
+            "Open the results", key="eval-open-run", type="primary",
+            help="Shows this run on Overview (and picks it in the sidebar)."):
         st.session_state["run_id"] = run_id  # the run in view (app.py's sidebar shows it)
         st.switch_page("pages/overview.py")
     if growable:
@@ -245,13 +240,13 @@ def run_panel(run_id: str, polling: bool) -> None:
 
 def grow_sample(run_id: str, sample: dict, api_key: str | None, can_judge: bool) -> None:
     """A sampled run's sample grown to more questions: the same seed draws a sample holding the old one, so its
-    cells are kept and only the new questions are judged (engine.extend_sample)."""
+    cells are kept and only the new questions are judged (lifecycle.resume)."""
     left, right = st.columns(2)
     n = left.number_input("Grow the sample to N questions", min_value=sample["n"] + 1, max_value=sample["of"],
                           value=min(2 * sample["n"], sample["of"]), key=f"eval-grow-{run_id}")
     if right.button("Grow the sample", key="eval-grow", disabled=not can_judge,
                     help="Judges only the questions the larger sample adds; the cells scored so far are kept."):
-        engine.extend_sample(store(), run_id, int(n))
+        lifecycle.resume(store(), run_id, sample=int(n))
         run_manager().start(store(), run_id, api_key=api_key)
         st.rerun()
 
@@ -326,11 +321,7 @@ sample = left.number_input("Judge a sample of N questions", min_value=1, value=N
 st.session_state.setdefault("eval-seed", sampling.new_seed())  # random, but shown: the same seed draws it again
 seed = int(right.number_input("Seed of the sample", min_value=0, key="eval-seed", disabled=sample is None))
 sample = int(sample) if sample is not None else None
-if sample is not None and n_samples and not twice:
-    draw = drawn(store().path, golden_id, tuple(outputs_ids), tuple(methods), sample, seed)
-    n_samples, n_questions = len(draw.samples), draw.n
-    st.caption(f"Every question: only {draw.of:,} are answered." if draw.everything else
-               f"A {sampling.note(draw.config())}, stratified by question type.")
+sample_note = st.empty()  # what the sample drawn holds: once the run is prepared (Start)
 
 # -- metrics -------------------------------------------------------------------------------------
 st.subheader("Metrics")
@@ -365,9 +356,9 @@ with st.expander("What each metric needs and costs"):
 st.subheader("Judge")
 kind = JUDGES[st.radio("Judge", list(JUDGES), format_func=lambda name: JUDGES[name].label, key="eval-judge",
                       label_visibility="collapsed")]
-model = base_url = api_key = price = max_cost = est = None
+model = base_url = api_key = price = None
 concurrency, repeats, batch = 8, 1, False
-if not kind.offline:
+if kind.needs_network:
     left, right = st.columns(2)
     base_url = left.text_input("Base URL", value=os.environ.get("OPENAI_BASE_URL", ""), key="eval-base-url",
                                placeholder="https://api.openai.com/v1",
@@ -393,12 +384,24 @@ if not kind.offline:
 # -- cost and start ------------------------------------------------------------------------------
 st.subheader("Start")
 metric_ids = [m.id for m in resolve(metric_ids)]  # catalogue order
+judge = kind() if not kind.needs_network else kind(
+    model=model, base_url=base_url, concurrency=concurrency, repeats=repeats, batch=batch,
+    price_in=price.input if price else None, price_out=price.output if price else None,
+    price_cached_in=price.cached_input if price else None)
+# The budget and the name are drawn below the estimate they depend on: their values from the session state
+spec = lifecycle.RunSpec(judge, metrics=metric_ids, methods=methods, sample=sample, seed=seed,
+                         max_cost=st.session_state.get("eval-max-cost") if kind.makes_calls else None,
+                         name=(st.session_state.get("eval-name") or "").strip() or None)
+planned = prepared(store().path, golden_id, tuple(outputs_ids), spec)
+if planned.drawn is not None:
+    n_samples, n_questions = len(planned.samples), planned.drawn.n
+    sample_note.caption(f"Every question: only {planned.drawn.of:,} are answered." if planned.drawn.everything else
+                        f"A {sampling.note(planned.sample)}, stratified by question type.")
 st.caption(f"{n_samples:,} samples ({len(methods)} method{'s' if len(methods) != 1 else ''} x up to "
            f"{n_questions:,}{' sampled' if sample else ''} questions) x {len(metric_ids)} metrics = "
            f"{n_samples * len(metric_ids):,} cells")
-if not kind.offline and n_samples and metric_ids and not twice:
-    est = judge_estimate(store().path, golden_id, tuple(outputs_ids), tuple(methods), tuple(metric_ids), repeats,
-                         concurrency, sample, seed)
+if kind.makes_calls and n_samples and metric_ids and not twice:
+    est = planned.estimate
     cols = st.columns(5)
     cols[0].metric("Judge calls", f"{est.total_calls:,}")
     cols[1].metric("Input tokens (estimate)", f"{est.total_input_tokens - est.total_cached_input_tokens:,}",
@@ -413,46 +416,30 @@ if not kind.offline and n_samples and metric_ids and not twice:
                    help=("The estimated tokens at the prices above, in USD"
                          + (f", at the Batch API's {prices.BATCH_DISCOUNT:.0%} of them." if batch else ".")) if price
                    else "No price for this model: enter its prices above.")
-    max_cost = st.number_input("Stop at cost (USD)", min_value=0.01, value=None, step=1.0, format="%.2f",
-                               key="eval-max-cost", placeholder="no limit",
-                               help="A budget: a run estimated above it does not start, and the run stops "
-                                    "(resumable) when its recorded judge calls cost this much.")
+    st.number_input("Stop at cost (USD)", min_value=0.01, value=None, step=1.0, format="%.2f", key="eval-max-cost",
+                    placeholder="no limit", help="A budget: a run estimated above it does not start, and the run stops "
+                                                 "(resumable) when its recorded judge calls cost this much.")
     if est.total_calls:
         st.caption("Calls per purpose: " + ", ".join(f"{p} {n:,}" for p, n in est.calls.items())
                    + f" ({est.total_calls / est.samples:.1f} per sample). Tokens at about 4 characters each; retries "
                      "and repairs add, replies cached from earlier runs cost nothing.")
     else:
         st.caption("No chosen metric needs the judge: no calls.")
-elif kind.offline:
+elif not kind.makes_calls:
     st.caption("Offline judge: no calls, no key, no network.")
 
-judge = OfflineJudge() if kind.offline else OpenAIJudge(
-    model=model, base_url=base_url, concurrency=concurrency, repeats=repeats, batch=batch,
-    price_in=price.input if price else None, price_out=price.output if price else None,
-    price_cached_in=price.cached_input if price else None)
-over_budget = None
-try:  # the check create_run makes, on the estimate shown
-    budget.refuse_over((), judge, metric_ids, max_cost, est)
-except budget.OverBudget as exc:
-    over_budget = str(exc)
-    st.error(f"The run would not start: {md_escape(over_budget)}.")
-blockers = [why for why, bad in (
-    ("keep the estimate within the budget (Stop at cost)", over_budget is not None),
-    ("choose at least one outputs dataset and method", not n_samples),
-    ("choose at least one metric", not metric_ids),
-    ("keep one outputs dataset per method", bool(twice)),
-    ("name the judge's model", not kind.offline and not model),
-    ("enter the API key (or set OPENAI_API_KEY on the server)",
-     kind.needs_key and not (api_key or os.environ.get("OPENAI_API_KEY"))),
-) if bad]
-name = st.text_input("Run name", key="eval-name", placeholder=f"{n_samples} samples, {len(metric_ids)} metrics")
+# "Can this run start?": the run's problems (the CLI refuses the same) and what its judge still lacks
+problems = [*planned.problems, *lifecycle.judge_problems(judge, api_key)]
+for problem in problems:
+    if problem.about == "max_cost":
+        st.error(f"The run would not start: {md_escape(problem.message)}.")
+blockers = list(dict.fromkeys(BLOCKERS.get(p.about, p.message) for p in problems))
+st.text_input("Run name", key="eval-name", placeholder=f"{n_samples} samples, {len(metric_ids)} metrics")
 if blockers:
     st.caption("To start: " + "; ".join(blockers) + ".")
 if st.button("Start the run", type="primary", disabled=bool(blockers), key="eval-start"):
     try:
-        new_run = api.create_run(store(), golden_id, list(outputs_ids), metrics=metric_ids, judge=judge,
-                                 name=name.strip() or None, methods=list(methods), max_cost=max_cost, sample=sample,
-                                 seed=seed)
+        new_run = lifecycle.start(store(), planned)
     except (KeyError, ValueError) as exc:
         st.error("The run could not be created:")
         st.code(str(exc.args[0] if exc.args else exc), language=None)

@@ -9,6 +9,7 @@ from evaluators.presentation import figures
 from evaluators.queries import OWN, VIEWS
 from evaluators.queries import overview as q
 from evaluators.queries.compare import run_methods, run_metrics
+from evaluators.records.run_status import RunStatus
 from ui.common import (current_run, downloads, how_computed, md_escape, plotly_config,
                        report_button, run_header, stop_without_scores, store)
 
@@ -57,7 +58,7 @@ with notice:
         st.warning(md_escape(f"Partial results: this run {state['state']}. {state['samples scored']:,} of "
                              f"{state['samples']:,} samples are scored ({state['cells stored']:,} of "
                              f"{state['cells']:,} cells); every number below is over the cells scored so far.")
-                   + (" Resume it on **Evaluate**." if state["status"] not in ("queued", "running") else ""),
+                   + ("" if state["status"] in (RunStatus.QUEUED, RunStatus.RUNNING) else " Resume it on **Evaluate**."),
                    icon=":material/hourglass_bottom:")
 
 with above:

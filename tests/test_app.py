@@ -88,15 +88,15 @@ def test_a_demo_build_stopped_mid_way_is_resumed_on_the_next_start(app, tmp_path
 
 def test_a_run_without_scores_says_so(app, tmp_path):
     from evaluators import loaders
-    from evaluators.runs import engine
+    from evaluators.runs import lifecycle
 
     app.run()  # starts the demo build
     store = open_store(tmp_path / "app.duckdb")
     demo.wait_for_demos(store, timeout=300)
     golden = store.save_dataset(loaders.load(demo.DEMO_GOLDEN, role="golden")).dataset_id
     outputs = store.save_dataset(loaders.load(demo.DEMO_OUTPUTS, role="outputs")).dataset_id
-    run_id = engine.create_run(store, golden_dataset_id=golden, outputs_dataset_ids=[outputs], name="empty",
-                               metrics=["exact_match"])
+    run_id = lifecycle.start_stored(store, golden, [outputs],
+                                    lifecycle.RunSpec(name="empty", metrics=["exact_match"]))
     fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)  # a new session: not on an unfinished run
     fresh.run()
     assert not fresh.exception, fresh.exception

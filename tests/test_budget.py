@@ -13,7 +13,7 @@ import pytest
 
 from evaluators.runs import budget
 from evaluators.judges import prices, prompts
-from evaluators.records import BUDGET_REACHED
+from evaluators.records.run_status import RunStatus
 from tests.openai_server import Reply, start_server
 from tests.test_cli import _tiny_files
 from tests.test_openai_judge import SEED_000_EXTRACTION, SEED_000_VERIFICATION
@@ -92,7 +92,7 @@ def test_a_run_that_reaches_its_budget_stops_with_its_cells_pending_and_a_resume
     paid = _query(db, "SELECT count(*), sum(input_tokens) FROM judge_calls WHERE run_id = ? AND NOT cached", run_id)[0]
     # every request that went out is in the ledger; the budget was reached and passed by at most the one call in flight
     assert paid[0] == sent and limit <= sent * CALL_USD < limit + CALL_USD
-    assert status == BUDGET_REACHED and json.loads(config)[budget.CONFIG_KEY] == limit
+    assert status == RunStatus.BUDGET_REACHED and json.loads(config)[budget.CONFIG_KEY] == limit
     spent = prices.usd(prices.cost(paid[1], 0, prices.Price(1, 1)))
     assert reason == f"stopped: budget of $0.65 reached ({spent} spent)"
     assert f"{reason}; the cells not judged yet are pending: resume with a higher budget" in stopped.stderr
@@ -163,7 +163,7 @@ def test_the_evaluate_screen_refuses_a_start_above_its_stop_at_cost_and_shows_th
     assert not at.error and not at.button(key="eval-start").disabled
     at.number_input(key="eval-concurrency").set_value(1)
     run_id, run = start_and_wait(at, store)
-    assert run["status"] == BUDGET_REACHED and json.loads(run["config"])[budget.CONFIG_KEY] == 0.65
+    assert run["status"] == RunStatus.BUDGET_REACHED and json.loads(run["config"])[budget.CONFIG_KEY] == 0.65
     assert [w.value for w in at.warning][0].startswith(md_escape(run["error"]) + ". The ")
     assert md_escape("Budget: $0.70 spent of $0.65 (the run stops when its judge calls reach it).") in [
         c.value for c in at.caption]
@@ -177,9 +177,9 @@ def test_the_evaluate_screen_refuses_a_start_above_its_stop_at_cost_and_shows_th
 
 
 def engine_samples(store, golden, outputs):
-    from evaluators.runs import engine
+    from evaluators.runs import planning
 
-    return engine.plan(store.golden_items(golden), store.rag_outputs([outputs])).samples
+    return planning.plan(store.golden_items(golden), store.rag_outputs([outputs])).samples
 
 
 def test_evaluate_refuses_a_run_above_its_budget_before_storing_anything(tmp_path):

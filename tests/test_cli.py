@@ -240,7 +240,7 @@ def test_the_bar_counts_cells_and_names_each_metric_as_it_is_scored(tmp_path):
     import threading
 
     from evaluators import loaders
-    from evaluators.runs import engine
+    from evaluators.runs import engine, lifecycle
     from evaluators.cli import MetricBar
     from evaluators.store import close_store, open_store
 
@@ -250,8 +250,8 @@ def test_the_bar_counts_cells_and_names_each_metric_as_it_is_scored(tmp_path):
     try:
         golden_id = store.save_dataset(loaders.load(golden)).dataset_id
         outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
-        run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                                   metrics=["exact_match", "rouge_l", "number_match"])
+        run_id = lifecycle.start_stored(store, golden_id, [outputs_id],
+                                        lifecycle.RunSpec(metrics=["exact_match", "rouge_l", "number_match"]))
         out = io.StringIO()
         bar = MetricBar(file=out)
         engine.execute_run(store, run_id, batch_size=2, on_metric=bar)  # 3 samples: batches of 2 and 1
@@ -266,8 +266,8 @@ def test_the_bar_counts_cells_and_names_each_metric_as_it_is_scored(tmp_path):
         assert "9/9" in out.getvalue().split("\r")[-1]
 
         # A resumed run: the cells of the session before are the bar's start, not counted into its rate.
-        again = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                                  metrics=["exact_match", "rouge_l"])
+        again = lifecycle.start_stored(store, golden_id, [outputs_id],
+                                       lifecycle.RunSpec(metrics=["exact_match", "rouge_l"]))
         cancel = threading.Event()
         engine.execute_run(store, again, on_metric=lambda m, d, *_: d and cancel.set(), cancel=cancel)
         resumed = MetricBar(file=io.StringIO())
@@ -295,13 +295,13 @@ def test_prices_are_refused_where_they_cannot_apply(tmp_path):
 
 def test_the_estimate_prices_the_tokens_at_the_list_or_the_given_price(tmp_path):
     from evaluators import loaders
-    from evaluators.runs import engine
+    from evaluators.runs import planning
     from evaluators.judges import OpenAIJudge, prices
     from evaluators.runs.estimate import estimate
     from evaluators.metrics import resolve
 
     golden, outputs = _tiny_files(tmp_path)
-    samples = engine.plan(loaders.load(golden).golden, loaders.load(outputs, role="outputs").outputs).samples
+    samples = planning.plan(loaders.load(golden).golden, loaders.load(outputs, role="outputs").outputs).samples
     est = estimate(samples, OpenAIJudge("m"), resolve(["faithfulness"]))
     args = ("run", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai", "--metrics", "faithfulness",
             "--estimate")
@@ -377,7 +377,7 @@ def test_the_estimate_counts_every_repeat_and_bad_repeats_are_refused(tmp_path):
 def test_numbers_and_metric_lists_are_checked_before_anything_is_stored(tmp_path):
     """Each bad option exits 2 naming it, sends no judge request and leaves the database as it was (a
     concurrency of 0 used to wait for ever; -3 stored a failed run; ',,' a finished run of no metric).
-    The rules themselves are engine.create_run's (tests/test_run_options.py)."""
+    The rules themselves are lifecycle.RunSpec's (tests/test_run_options.py)."""
     import os
 
     from evaluators import loaders

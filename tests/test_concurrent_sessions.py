@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from evaluators import loaders
-from evaluators.runs import engine
+from evaluators.runs import engine, lifecycle
 from evaluators.metrics import REGISTRY
 from evaluators.records import ERROR_STATUSES
 from evaluators.store import close_store, open_store
@@ -63,8 +63,8 @@ def team(tmp_path, monkeypatch, navigation_pages):
     outputs_id = store.save_dataset(loaders.load(big[1], role="outputs")).dataset_id
     small = [store.save_dataset(loaders.load(path, role=role)).dataset_id
              for path, role in zip(_inputs(tmp_path, "small", EARLIER), ("golden", "outputs"))]
-    earlier = engine.create_run(store, golden_dataset_id=small[0], outputs_dataset_ids=[small[1]],
-                                metrics=["exact_match"], name="rated by people")
+    earlier = lifecycle.start_stored(store, small[0], [small[1]],
+                                     lifecycle.RunSpec(metrics=["exact_match"], name="rated by people"))
     assert engine.execute_run(store, earlier) == "finished"
     monkeypatch.setenv("RAGSCOPE_DB", str(db))
     monkeypatch.chdir(ROOT)

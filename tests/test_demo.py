@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from evaluators import demo, loaders, queries
-from evaluators.runs import engine
+from evaluators.runs import engine, lifecycle
 from evaluators.metrics import REGISTRY
 from evaluators.store import open_store
 
@@ -111,8 +111,8 @@ def test_a_run_under_the_graphrag_demos_former_name_is_renamed_not_computed_agai
     store = open_store(tmp_path / "old.duckdb")
     golden = store.save_dataset(loaders.load(demo.DEMO_GOLDEN, role="golden")).dataset_id
     outputs = store.save_dataset(loaders.load(demo.DEMO_OUTPUTS, role="outputs")).dataset_id
-    old = engine.create_run(store, golden_dataset_id=golden, outputs_dataset_ids=[outputs], metrics=CHEAP,
-                            name=demo.GRAPHRAG.legacy_names[0])
+    old = lifecycle.start_stored(store, golden, [outputs],
+                                 lifecycle.RunSpec(metrics=CHEAP, name=demo.GRAPHRAG.legacy_names[0]))
     engine.execute_run(store, old)
     (built,) = demo.build_demos(store, cheap([demo.GRAPHRAG]))
     assert (built.run_id, built.computed) == (old, False)

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from evaluators import loaders
-from evaluators.runs import engine
+from evaluators.runs import engine, lifecycle, planning
 from evaluators.metrics import REGISTRY
 from evaluators.store import close_store, open_store
 
@@ -35,7 +35,7 @@ def store(tmp_path):
 def run_id(store, tmp_path):
     golden = store.save_dataset(loaders.load(_write_jsonl(tmp_path / "g.jsonl", GOLDEN), role="golden"))
     outputs = store.save_dataset(loaders.load(_write_jsonl(tmp_path / "o.jsonl", OUTPUTS), role="outputs"))
-    return engine.create_run(store, golden_dataset_id=golden.dataset_id, outputs_dataset_ids=[outputs.dataset_id])
+    return lifecycle.start_stored(store, golden.dataset_id, [outputs.dataset_id], lifecycle.RunSpec())
 
 
 def _cells(store, run_id):
@@ -47,7 +47,7 @@ def _cells(store, run_id):
 def test_plan_pairs_outputs_with_golden_and_reports_what_a_method_left_out(tmp_path):
     golden = loaders.load(_write_jsonl(tmp_path / "g.jsonl", GOLDEN), role="golden").golden
     outputs = loaders.load(_write_jsonl(tmp_path / "o.jsonl", OUTPUTS), role="outputs").outputs
-    p = engine.plan(golden, outputs)
+    p = planning.plan(golden, outputs)
     assert len(p.samples) == 13
     assert p.missing == {"local": ["q7"]}
 
@@ -56,7 +56,7 @@ def test_plan_refuses_two_answers_for_one_cell(tmp_path):
     golden = loaders.load(_write_jsonl(tmp_path / "g.jsonl", GOLDEN), role="golden").golden
     outputs = loaders.load(_write_jsonl(tmp_path / "o.jsonl", OUTPUTS), role="outputs").outputs
     with pytest.raises(ValueError, match="more than one answer from method 'basic'"):
-        engine.plan(golden, outputs + outputs[:1])
+        planning.plan(golden, outputs + outputs[:1])
 
 
 def test_a_run_scores_every_cell_once_with_a_status(store, run_id):
@@ -111,10 +111,10 @@ def test_a_run_needs_samples_and_known_metrics(store, tmp_path):
     other = [dict(o, question_id="zz") for o in OUTPUTS[:1]]
     outputs = store.save_dataset(loaders.load(_write_jsonl(tmp_path / "o2.jsonl", other), role="outputs"))
     with pytest.raises(ValueError, match="nothing to evaluate"):
-        engine.create_run(store, golden_dataset_id=golden.dataset_id, outputs_dataset_ids=[outputs.dataset_id])
+        lifecycle.start_stored(store, golden.dataset_id, [outputs.dataset_id], lifecycle.RunSpec())
     with pytest.raises(KeyError, match="unknown metric id"):
-        engine.create_run(store, golden_dataset_id=golden.dataset_id, outputs_dataset_ids=[outputs.dataset_id],
-                          metrics=["no_such_metric"])
+        lifecycle.start_stored(store, golden.dataset_id, [outputs.dataset_id],
+                               lifecycle.RunSpec(metrics=["no_such_metric"]))
 
 
 def test_judged_metrics_store_their_claims_and_chunk_verdicts(store, run_id):
@@ -239,8 +239,8 @@ def test_batches_are_paced_to_commit_within_seconds(store, tmp_path):
     golden = store.save_dataset(loaders.load(_write_jsonl(tmp_path / "g35.jsonl", rows), role="golden"))
     outputs = store.save_dataset(loaders.load(_write_jsonl(tmp_path / "o65.jsonl", answers), role="outputs"))
     metrics = ["exact_match", "rouge_l"]
-    runs = [engine.create_run(store, golden_dataset_id=golden.dataset_id, outputs_dataset_ids=[outputs.dataset_id],
-                              metrics=metrics) for _ in range(2)]
+    runs = [lifecycle.start_stored(store, golden.dataset_id, [outputs.dataset_id], lifecycle.RunSpec(metrics=metrics))
+            for _ in range(2)]
     committed = []
     engine.execute_run(store, runs[0], progress=lambda done, total: committed.append(done))
     assert committed[:2] == [0, offline.min_batch_size * len(metrics)]  # the first batch: 16 samples

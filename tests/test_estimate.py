@@ -5,7 +5,8 @@ import math
 import pytest
 
 from evaluators.judges import OfflineJudge, OpenAIJudge, prices, prompts
-from evaluators.runs.estimate import approx_tokens, estimate, needed_parts
+from evaluators.judges.openai_estimate import approx_tokens
+from evaluators.runs.estimate import estimate, needed_parts
 from evaluators.metrics import resolve
 from evaluators.records import Chunk, GoldenItem, RagOutput, Sample
 

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from evaluators import loaders
-from evaluators.runs import engine
+from evaluators.runs import engine, lifecycle
 from evaluators.maths.formulas import half_up
 from evaluators.judges import grounding
 from evaluators.records import JUDGE_ERROR, OK, Result
@@ -49,8 +49,7 @@ def test_the_engine_stores_the_rating_of_the_blend(tmp_path, answer, chunks):
     try:
         g = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
         o = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
-        run = engine.create_run(store, golden_dataset_id=g, outputs_dataset_ids=[o],
-                                metrics=["faithfulness", "judge_faithfulness"])
+        run = lifecycle.start_stored(store, g, [o], lifecycle.RunSpec(metrics=["faithfulness", "judge_faithfulness"]))
         engine.execute_run(store, run)
         rows = dict(store.cursor().execute("SELECT metric, value FROM scores WHERE run_id = ?", [run]).fetchall())
     finally:

@@ -17,7 +17,7 @@ import pytest
 
 from evaluators.metrics.claims import claim_metrics
 from evaluators.judges import prompts
-from evaluators.judges.openai_judge import JudgeClient
+from evaluators.judges.openai_protocol import JudgeClient
 from evaluators.records import OK, Chunk, GoldenItem, RagOutput, Sample
 from tests.openai_server import Reply, start_server
 from tests.test_openai_judge import SEED_000_HOLISTIC

@@ -205,7 +205,7 @@ def test_batch_is_for_a_new_run_of_an_llm_judge(tmp_path):
 
 
 def test_in_batches_a_schema_refusal_falls_back_as_over_http_and_identical_requests_share_a_line():
-    from evaluators.judges.openai_judge import JudgeClient
+    from evaluators.judges.openai_protocol import JudgeClient
     from evaluators.records import Chunk, GoldenItem, RagOutput, Sample
     from tests.test_openai_judge import SEED_000_HOLISTIC
 

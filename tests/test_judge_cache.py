@@ -6,7 +6,7 @@ import json
 import duckdb
 
 from evaluators.judges import prompts
-from evaluators.judges.openai_judge import cache_key
+from evaluators.judges.openai_transport import cache_key
 from evaluators.store import MIGRATIONS, SCHEMA_VERSION, Store
 from tests.openai_server import Reply, start_server
 from tests.test_openai_judge import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_REPLIES,
@@ -137,8 +137,9 @@ def test_only_each_requests_own_validated_complete_reply_is_cached(tmp_path):
             ("extraction", "invalid"), ("extraction_repair", "ok"), ("verification", "incomplete")]
         # only the repair's own reply, under the repair request's own key
         repair_request = json.loads(first.calls[1].request)
-        assert list(cache.entries) == [cache_key(repair_request, server.base_url)]
-        assert cache.entries[cache_key(repair_request, server.base_url)]["purpose"] == "extraction_repair"
+        repair_key = cache_key(repair_request, server.base_url, prompts.PROMPT_VERSION)
+        assert list(cache.entries) == [repair_key]
+        assert cache.entries[repair_key]["purpose"] == "extraction_repair"
 
         # again: the original extraction and the incomplete verification go out, the repair does not
         before = server.request_count
@@ -150,19 +151,21 @@ def test_only_each_requests_own_validated_complete_reply_is_cached(tmp_path):
         assert second.matrix is not None and second.status == "ok"
 
 
-def test_cache_key_covers_server_model_seed_format_and_messages_not_the_output_limit():
+def test_cache_key_covers_server_model_seed_format_messages_and_prompt_version_not_the_output_limit():
     body = {"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": 0, "seed": 0,
             "response_format": {"type": "json_object"}}
-    url = "http://127.0.0.1:8000/v1"
-    key = cache_key(body, url)
-    assert cache_key(json.loads(json.dumps(body)), url) == key
+    url, version = "http://127.0.0.1:8000/v1", prompts.PROMPT_VERSION
+    key = cache_key(body, url, version)
+    assert cache_key(json.loads(json.dumps(body)), url, version) == key
     for change in ({"model": "n"}, {"seed": 1}, {"temperature": 0.5}, {"response_format": {"type": "text"}},
                    {"messages": [{"role": "user", "content": "y"}]}):
-        assert cache_key({**body, **change}, url) != key
-    # the same model name on another server is another judge
-    assert cache_key(body, "http://127.0.0.1:9000/v1") != key and cache_key(body, None) != key
+        assert cache_key({**body, **change}, url, version) != key
+    # the same model name on another server is another judge; other prompts are other questions
+    assert cache_key(body, "http://127.0.0.1:9000/v1", version) != key and cache_key(body, None, version) != key
+    assert cache_key(body, url, version + "-next") != key
     # a raised output limit asks the same question: a complete reply to it answers both
-    assert cache_key({**body, "max_tokens": 4096}, url) == cache_key({**body, "max_completion_tokens": 99}, url) == key
+    assert (cache_key({**body, "max_tokens": 4096}, url, version)
+            == cache_key({**body, "max_completion_tokens": 99}, url, version) == key)
 
 
 def test_the_same_model_on_two_servers_does_not_share_replies(tmp_path):

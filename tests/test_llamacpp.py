@@ -35,7 +35,7 @@ import duckdb
 import pytest
 
 from evaluators.judges import prompts
-from evaluators.judges.openai_judge import JudgeClient
+from evaluators.judges.openai_protocol import JudgeClient
 from evaluators.records import (INCOMPLETE, INVALID, JUDGE_ERROR, NOT_APPLICABLE, OK, SCHEMA_UNSUPPORTED, TIMEOUT, Chunk,
                                 GoldenItem, RagOutput, Sample)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from evaluators.judges import embeddings
-from evaluators.runs.engine import plan
+from evaluators.runs.planning import plan
 from evaluators.judges import offline
 from evaluators.judges.offline import build_matrices, build_matrix, segment_claims, support
 from evaluators.records.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, ClaimMatrix

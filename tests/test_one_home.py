@@ -10,6 +10,7 @@ import pytest
 from evaluators import records
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import SCALES, in_catalogue_order, label_metrics, lookup
+from evaluators.records.run_status import RunStatus
 from evaluators.queries import FAILED, bounds_in_view, difference_in_view, in_view, LIKERT, OWN, PERCENT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,6 +41,15 @@ def test_statuses_are_spelled_only_in_schema():
     assert FAILED == "(" + ", ".join(f"'{s}'" for s in records.ERROR_STATUSES) + ")"
     quoted = "|".join(rf"(?<!: )['\"]{s}['\"]" for s in CELL_AND_CALL_STATUSES)  # (a column's title may say "ok")
     assert _lines(READ_SIDE, quoted) == []
+
+
+def test_run_statuses_are_spelled_only_in_their_enum():
+    """RunStatus (records/run_status.py) is the one list of a run's statuses (issue 32); judges/batch_api.py's are the
+    Batch API's own. 'failed' is left out: it also names the count of failed cells."""
+    code = [p for p in ROOT.glob("evaluators/**/*.py") if p.name not in ("run_status.py", "batch_api.py")]
+    code += [p for p in READ_SIDE if p not in code]
+    quoted = "|".join(rf"(?<!: )['\"]{s}['\"]" for s in RunStatus if s != RunStatus.FAILED)
+    assert _lines(code, quoted) == []
 
 
 def test_no_scale_arithmetic_outside_the_metric_record():

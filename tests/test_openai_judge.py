@@ -1,5 +1,5 @@
-"""The OpenAI-compatible judge (evaluators/judges/openai_judge.py) against the scripted server on
-127.0.0.1 (tests/openai_server.py): the real openai 3.x client, real HTTP, scripted faults.
+"""The OpenAI-compatible judge (evaluators/judges/openai_protocol.py over openai_transport.py) against the scripted
+server on 127.0.0.1 (tests/openai_server.py): the real openai 3.x client, real HTTP, scripted faults.
 
 Backoff is shrunk through the constructor (`backoff_base`), so the whole file runs in seconds.
 """
@@ -13,8 +13,9 @@ import time
 
 import pytest
 
-from evaluators.judges import openai_judge, prompts
-from evaluators.judges.openai_judge import BOUNDED, JudgeClient
+from evaluators.judges import openai_transport, prompts
+from evaluators.judges.openai_protocol import JudgeClient
+from evaluators.judges.openai_transport import BOUNDED
 from evaluators.records.judgments import NOT_FOUND, SUPPORTED, ChunkRelevance, JudgeRefused
 from evaluators.metrics.claims import claim_metrics
 from evaluators.records import JUDGE_ERROR, OK, TIMEOUT, Chunk, GoldenItem, RagOutput, Sample
@@ -317,14 +318,14 @@ def test_retry_after_beyond_the_cap_is_not_waited_for(server):
 
 def test_retry_delay_honours_long_retry_after_and_backs_off_with_jitter():
     judge = JudgeClient(None, "m", api_key=KEY, backoff_base=1, backoff_max=60, max_retry_after=600)
-    assert judge.retry_delay(1, 300.0) == 300.0  # above openai's own 120 s limit
-    assert judge.retry_delay(1, 601.0) is None
+    assert judge.transport.retry_delay(1, 300.0) == 300.0  # above openai's own 120 s limit
+    assert judge.transport.retry_delay(1, 601.0) is None
     for retry, ceiling in ((1, 1), (2, 2), (3, 4), (10, 60)):
-        delays = {judge.retry_delay(retry, None) for _ in range(20)}
+        delays = {judge.transport.retry_delay(retry, None) for _ in range(20)}
         assert all(ceiling / 2 <= d <= ceiling for d in delays) and len(delays) > 1
-    assert openai_judge._retry_after({"retry-after-ms": "1500"}) == 1.5
-    assert openai_judge._retry_after({"retry-after": "120"}) == 120.0
-    assert openai_judge._retry_after({"retry-after": "soon"}) is None
+    assert openai_transport.retry_after({"retry-after-ms": "1500"}) == 1.5
+    assert openai_transport.retry_after({"retry-after": "120"}) == 120.0
+    assert openai_transport.retry_after({"retry-after": "soon"}) is None
 
 
 def test_a_request_the_server_refuses_is_not_retried(server):
@@ -341,7 +342,7 @@ def test_a_prompt_too_long_for_the_model_fails_that_call_and_keeps_the_schema(se
     judge = make_judge(server)
     judgment = judge.judge_sync([sample_with_chunks(3)])[0]
     assert judgment.status == JUDGE_ERROR and "maximum context length" in judgment.error
-    assert judge.schema_level == BOUNDED and server.request_count == 1
+    assert judge.transport.schema_level == BOUNDED and server.request_count == 1
 
 
 @pytest.mark.parametrize("code, cause, remedy", [
@@ -383,10 +384,10 @@ def test_a_huge_reply_is_invalid_unread_and_the_repair_sends_only_its_start(serv
 
     assert judgment.status == OK
     assert statuses(judgment) == [("extraction", "invalid"), ("extraction_repair", OK), ("verification", OK)]
-    assert f"over the {openai_judge.MAX_REPLY_CHARS:,}-character limit" in judgment.calls[0].error
-    assert len(judgment.calls[0].response) < openai_judge.REPAIR_EXCERPT_CHARS + 100  # its record keeps the start
+    assert f"over the {openai_transport.MAX_REPLY_CHARS:,}-character limit" in judgment.calls[0].error
+    assert len(judgment.calls[0].response) < openai_transport.REPAIR_EXCERPT_CHARS + 100  # its record keeps the start
     first, repair = server.requests[:2]
-    assert repair.size - first.size < openai_judge.REPAIR_EXCERPT_CHARS + 2_000  # the excerpt and the instruction
+    assert repair.size - first.size < openai_transport.REPAIR_EXCERPT_CHARS + 2_000  # the excerpt and the instruction
     shown = repair.body["messages"][2]["content"]
     assert shown.startswith('{"answer_claims": ["a claim", ') and "9,996,000 more characters not shown" in shown
 
@@ -395,7 +396,7 @@ def test_a_long_malformed_reply_under_the_limit_is_repaired_from_an_excerpt(serv
     server.enqueue(Reply.huge(100_000), *SEED_000_REPLIES)
     judgment = judge_one(server)
     assert judgment.status == OK and "not valid JSON" in judgment.calls[0].error
-    assert server.requests[1].size - server.requests[0].size < openai_judge.REPAIR_EXCERPT_CHARS + 2_000
+    assert server.requests[1].size - server.requests[0].size < openai_transport.REPAIR_EXCERPT_CHARS + 2_000
 
 
 def test_malformed_twice_is_a_judge_error(server):
@@ -436,7 +437,7 @@ def test_replies_cut_off_every_time_end_as_a_judge_error_with_growing_limits(ser
     judgment = judge_one(server)
     assert judgment.status == JUDGE_ERROR and "cut off" in judgment.error and judgment.matrix is None
     limits = [r.body.get("max_tokens") for r in server.requests]
-    assert limits[0] is None and 1024 <= limits[1] < limits[2] <= openai_judge.MAX_OUTPUT_TOKENS
+    assert limits[0] is None and 1024 <= limits[1] < limits[2] <= openai_transport.MAX_OUTPUT_TOKENS
     assert [c.status for c in judgment.calls] == ["invalid"] * 3
 
 
@@ -497,7 +498,7 @@ def test_json_schema_refusal_falls_back_to_json_mode_for_good(server):
     first = judge.judge_sync([sample_with_chunks(2)])[0]
     assert first.status == OK
     assert [c.status for c in first.calls] == ["schema_unsupported", "schema_unsupported", OK, OK]
-    assert judge.schema_level == openai_judge.JSON_MODE
+    assert judge.transport.schema_level == openai_transport.JSON_MODE
 
     again = judge.judge_sync([sample_with_chunks(2, "q2")])[0]
     assert again.status == OK and len(again.calls) == 2
@@ -513,7 +514,7 @@ def test_a_server_that_rejects_schema_bounds_gets_the_plain_schema(server):
     server.responder = without_bounds
     judge = make_judge(server)
     judgment = judge.judge_sync([sample_with_chunks(2)])[0]
-    assert judgment.status == OK and judge.schema_level == openai_judge.PLAIN
+    assert judgment.status == OK and judge.transport.schema_level == openai_transport.PLAIN
     sent = [r.body["response_format"]["json_schema"] for r in server.requests]
     assert sent == [prompts.SCHEMA, prompts.plain(prompts.SCHEMA), prompts.plain(prompts.SCHEMA)]
 
@@ -671,7 +672,7 @@ def test_repeats_go_one_request_each_with_their_own_seed_where_n_is_ignored(serv
     judge = make_judge(server, repeats=3)
     rated = judge.rate_sync([seed_000_sample()])[0]
 
-    assert rated.status == OK and judge.n_supported is False
+    assert rated.status == OK and judge.transport.n_supported is False
     assert [(r.body["seed"], r.body.get("n")) for r in server.requests] == [(0, 3), (1, None), (2, None)]
     assert rated.holistic.ratings["overall"] == 2.67  # the mean of 2, 3, 3, half up to 2 digits
     again = judge.rate_sync([sample_with_chunks(1)])[0]
@@ -684,7 +685,7 @@ def test_a_refused_n_falls_back_to_one_request_per_reply(server):
     server.responder = refuse_n
     judge = make_judge(server, repeats=2)
     rated = judge.rate_sync([seed_000_sample()])[0]
-    assert rated.status == OK and judge.n_supported is False and server.request_count == 3
+    assert rated.status == OK and judge.transport.n_supported is False and server.request_count == 3
     assert [c.status for c in rated.calls] == ["bad_request", OK, OK]
 
 

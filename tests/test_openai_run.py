@@ -72,7 +72,7 @@ def _stored_run(tmp_path, monkeypatch, name="run.duckdb"):
 def test_a_judge_server_that_trickles_its_replies_times_out_and_the_run_ends(tmp_path, monkeypatch):
     """Headers, then a byte every 0.1 s: each reply has the run's `timeout` as a whole, then the usual retries,
     then the cell is a timeout and the run finishes (it used to stay running for ever)."""
-    from evaluators.runs import engine
+    from evaluators.runs import engine, lifecycle
     from evaluators.judges import OpenAIJudge
     from evaluators.store import close_store
 
@@ -80,9 +80,10 @@ def test_a_judge_server_that_trickles_its_replies_times_out_and_the_run_ends(tmp
     try:
         with start_server() as server:
             server.responder = lambda body: Reply.trickle(0.1)
-            run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                                       metrics=["faithfulness", "exact_match"],
-                                       judge=OpenAIJudge("m", server.base_url, timeout=0.5, max_attempts=2))
+            run_id = lifecycle.start_stored(store, golden_id, [outputs_id],
+                                            lifecycle.RunSpec(metrics=["faithfulness", "exact_match"],
+                                                              judge=OpenAIJudge("m", server.base_url, timeout=0.5,
+                                                                                max_attempts=2)))
             ended: list = []
             worker = threading.Thread(target=lambda: ended.append(engine.execute_run(store, run_id)), daemon=True)
             worker.start()
@@ -225,7 +226,7 @@ def test_a_run_needing_both_parts_judges_each_sample_in_two_rounds(tmp_path, mon
     """The engine asks for the claims and the holistic part together: the holistic request goes out
     before the extraction's reply is back, the verification after it."""
     from evaluators import loaders
-    from evaluators.runs import engine
+    from evaluators.runs import engine, lifecycle
     from evaluators.judges import OpenAIJudge
     from evaluators.store import close_store, open_store
 
@@ -239,9 +240,9 @@ def test_a_run_needing_both_parts_judges_each_sample_in_two_rounds(tmp_path, mon
         latency = 0.4
         with start_server(latency=latency) as server:
             server.responder = _responder(refuse_q2=False)
-            run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                                       metrics=["faithfulness", "judge_overall"],
-                                       judge=OpenAIJudge("m", server.base_url))
+            run_id = lifecycle.start_stored(store, golden_id, [outputs_id],
+                                            lifecycle.RunSpec(metrics=["faithfulness", "judge_overall"],
+                                                              judge=OpenAIJudge("m", server.base_url)))
             judged = []
             assert engine.execute_run(store, run_id, on_sample=lambda: judged.append(1)) == "finished"
             requests = server.requests

@@ -8,7 +8,7 @@ import time
 from evaluators.queries import datasets as qd
 from evaluators.queries import evaluate as qe
 from evaluators import loaders
-from evaluators.runs import engine
+from evaluators.runs import engine, lifecycle, planning
 from evaluators.judges import OfflineJudge, OpenAIJudge, prices
 from evaluators.runs.estimate import estimate
 from evaluators.metrics import REGISTRY, resolve
@@ -101,7 +101,7 @@ def test_an_offline_run_of_two_lexical_metrics_runs_in_the_background_to_the_end
     run = _until_done(at, store, run_id)
     assert run["status"] == "finished" and list(run["metrics"]) == ["exact_match", "rouge_l"]
     # the one shape of a run's config, whoever makes the run (the CLI's and evaluate()'s: tests/test_api.py)
-    assert json.loads(run["config"]) == engine.run_config(OfflineJudge(), methods=["local_search"])
+    assert json.loads(run["config"]) == lifecycle.RunSpec(OfflineJudge(), methods=["local_search"]).config()
     cells = _statuses(store, run_id)
     assert len(cells) == len({c[:3] for c in cells}) == 206
     assert {c[1] for c in cells} == {"local_search"} and {c[3] for c in cells} == {"ok"}
@@ -122,7 +122,7 @@ def test_the_openai_estimate_is_shown_before_starting(app_at, monkeypatch):
     at.radio(key="eval-judge").set_value("openai")
     at.run()
     golden, outputs = qd.golden_sets(store)["dataset_id"].iloc[0], at.multiselect(key="eval-outputs").value
-    samples = engine.plan(store.golden_items(golden), store.rag_outputs(outputs)).samples
+    samples = planning.plan(store.golden_items(golden), store.rag_outputs(outputs)).samples
     expected = estimate(samples, OpenAIJudge("m"), resolve(None))
     assert expected.total_calls > 2 * 206
     assert _metric(at, "Judge calls") == f"{expected.total_calls:,}"
@@ -171,8 +171,8 @@ def test_a_cancelled_run_resumes_and_failed_cells_are_recomputed(app_at):
     store = open_store(app_at.db)
     golden = qd.golden_sets(store)["dataset_id"].iloc[0]
     outputs = at.multiselect(key="eval-outputs").value
-    run_id = engine.create_run(store, golden_dataset_id=golden, outputs_dataset_ids=outputs,
-                               metrics=["exact_match", "rouge_l"], name="half done")
+    run_id = lifecycle.start_stored(store, golden, outputs,
+                                    lifecycle.RunSpec(metrics=["exact_match", "rouge_l"], name="half done"))
     cancel = threading.Event()
     status = engine.execute_run(store, run_id, batch_size=engine.BATCH_SIZE, cancel=cancel,
                                 on_metric=lambda m, d, *_: d and cancel.set())

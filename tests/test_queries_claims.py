@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evaluators import loaders
-from evaluators.runs import engine
+from evaluators.runs import engine, lifecycle
 from evaluators.judges import OpenAIJudge, prompts
 from evaluators.queries import claims as q
 from evaluators.store import close_store, open_store
@@ -59,8 +59,8 @@ def build_run(db: Path, tmp_path: Path, *, golden=GOLDEN, outputs=OUTPUTS, metri
     try:
         g = store.save_dataset(loaders.load(write_jsonl(tmp_path / "golden.jsonl", golden), role="golden"))
         o = store.save_dataset(loaders.load(write_jsonl(tmp_path / "outputs.jsonl", outputs), role="outputs"))
-        run_id = engine.create_run(store, golden_dataset_id=g.dataset_id, outputs_dataset_ids=[o.dataset_id],
-                                   metrics=metrics, judge=judge, name=name)
+        run_id = lifecycle.start_stored(store, g.dataset_id, [o.dataset_id],
+                                        lifecycle.RunSpec(metrics=metrics, judge=judge, name=name))
         engine.execute_run(store, run_id)
         return run_id
     finally:

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from evaluators.runs import engine
+from evaluators.runs import lifecycle
 from evaluators.queries import datasets as qd
 from evaluators.queries import evaluate as qe
 from evaluators.store import close_store, open_store
@@ -45,6 +45,6 @@ def test_a_runs_cells_in_all_and_per_metric(demo):
     assert (cells["ok"] + cells["not applicable"] + cells["failed"] == cells["samples"]).all()
 
     golden, outputs = demo.run(run_id)["golden_dataset_id"], list(demo.run(run_id)["outputs_dataset_ids"])
-    fresh = engine.create_run(demo, golden_dataset_id=golden, outputs_dataset_ids=outputs, metrics=["exact_match"])
+    fresh = lifecycle.start_stored(demo, golden, outputs, lifecycle.RunSpec(metrics=["exact_match"]))
     assert qe.view(demo, fresh)["totals"].to_dict("records") == [
         {"Scored": 0, "Not applicable": 0, "Failed": 0, "Not computed yet": 206}]  # what a resume computes

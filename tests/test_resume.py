@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from evaluators.runs import engine
+from evaluators.runs import engine, lifecycle
 from evaluators.judges import prompts
 from evaluators.store import close_store, open_store
 from tests.openai_server import Reply, start_server
@@ -19,15 +19,15 @@ METRICS = ["faithfulness", "context_precision", "exact_match"]
 RUNNER = """
 import sys
 from evaluators import loaders
-from evaluators.runs import engine
+from evaluators.runs import engine, lifecycle
 from evaluators.judges import OpenAIJudge
 from evaluators.store import open_store
 db, golden, outputs, base_url = sys.argv[1:5]
 store = open_store(db)
 g = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
 o = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
-run_id = engine.create_run(store, golden_dataset_id=g, outputs_dataset_ids=[o], metrics=%r, 
-                           judge=OpenAIJudge("m", base_url, concurrency=1))
+run_id = lifecycle.start_stored(store, g, [o],
+                                lifecycle.RunSpec(metrics=%r, judge=OpenAIJudge("m", base_url, concurrency=1)))
 print(run_id, flush=True)
 engine.execute_run(store, run_id, batch_size=2)
 """ % METRICS

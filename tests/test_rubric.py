@@ -3,7 +3,7 @@ import json
 import pytest
 
 from evaluators import loaders
-from evaluators.runs import engine
+from evaluators.runs import engine, lifecycle
 from evaluators.records.judgments import CONTRADICTED as C, NOT_FOUND as N, SUPPORTED as S
 from evaluators.records.judgments import ChunkRelevance, ClaimMatrix, Holistic, JudgeFailure, aggregate
 from evaluators.metrics import REGISTRY
@@ -330,8 +330,7 @@ def test_engine_fills_rubric_and_composite_cells_as_offline(tmp_path):
         golden = store.save_dataset(loaders.load(_write_jsonl(tmp_path / "g.jsonl", GOLDEN), role="golden"))
         outputs = store.save_dataset(loaders.load(_write_jsonl(tmp_path / "o.jsonl", OUTPUTS), role="outputs"))
         ids = [*RUBRIC_IDS, "ragas_score"]
-        run_id = engine.create_run(store, golden_dataset_id=golden.dataset_id,
-                                   outputs_dataset_ids=[outputs.dataset_id], metrics=ids)
+        run_id = lifecycle.start_stored(store, golden.dataset_id, [outputs.dataset_id], lifecycle.RunSpec(metrics=ids))
         engine.execute_run(store, run_id)
         rows = store.cursor().execute(
             "SELECT question_id, method, metric, value, norm, status, judge, detail FROM scores WHERE run_id = ?",

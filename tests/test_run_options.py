@@ -1,13 +1,15 @@
-"""A run's options are checked by `engine.create_run` (the function the CLI, the app and the demo call)
-before anything is stored, and by the openai judge itself: a real DuckDB file, nothing mocked."""
+"""A run's options are checked by its specification (`lifecycle.RunSpec.problems`, which every caller's run goes
+through: `lifecycle.start` refuses a run with a problem) before anything is stored, every problem at once, and by the
+openai judge itself: a real DuckDB file, nothing mocked."""
 import math
 
 import pytest
 
 from evaluators import loaders
-from evaluators.runs import engine, options
+from evaluators.runs import lifecycle
 from evaluators.judges import OpenAIJudge
-from evaluators.judges.openai_judge import JudgeClient
+from evaluators.judges.openai_protocol import JudgeClient
+from evaluators.metrics import resolve
 from evaluators.store import close_store, open_store
 from tests.test_cli import _tiny_files
 
@@ -35,28 +37,44 @@ def _runs(store) -> int:
 
 
 @pytest.mark.parametrize("config, message", BAD)
-def test_create_run_refuses_numbers_no_run_can_use_and_stores_nothing(stored, config, message):
+def test_a_run_with_numbers_no_run_can_use_is_refused_and_nothing_is_stored(stored, config, message):
     store, (golden_id, outputs_id) = stored
     with pytest.raises(ValueError, match=message):
-        engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                          judge=OpenAIJudge("m", **config), metrics=["faithfulness"])
+        lifecycle.start_stored(store, golden_id, [outputs_id],
+                               lifecycle.RunSpec(OpenAIJudge("m", **config), metrics=["faithfulness"]))
     assert _runs(store) == 0
 
 
-def test_create_run_refuses_an_empty_metric_list_and_unknown_ids(stored):
+def test_an_empty_metric_list_and_unknown_ids_are_refused(stored):
     store, (golden_id, outputs_id) = stored
     with pytest.raises(ValueError, match="no metric chosen"):
-        engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id], metrics=[])
+        lifecycle.start_stored(store, golden_id, [outputs_id], lifecycle.RunSpec(metrics=[]))
     with pytest.raises(KeyError, match="bogus"):
-        engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id], metrics=["bogus"])
+        lifecycle.start_stored(store, golden_id, [outputs_id], lifecycle.RunSpec(metrics=["bogus"]))
     assert _runs(store) == 0
-    engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id], metrics=["exact_match"],
-                      judge=OpenAIJudge("m", concurrency=1, repeats=1, timeout=0.5, max_attempts=1))
+    lifecycle.start_stored(store, golden_id, [outputs_id],
+                           lifecycle.RunSpec(OpenAIJudge("m", concurrency=1, repeats=1, timeout=0.5, max_attempts=1),
+                                             metrics=["exact_match"]))
     assert _runs(store) == 1
+
+
+def test_every_problem_is_listed_at_once(stored):
+    """Not the first only: each bad setting is named, and the refusal lists them all (one line each)."""
+    store, (golden_id, outputs_id) = stored
+    spec = lifecycle.RunSpec(OpenAIJudge("m", concurrency=0, repeats=0, timeout=-1.0), metrics=["bogus"], sample=0,
+                             seed=-1)
+    problems = spec.problems()
+    assert [p.about for p in problems] == ["metrics", "concurrency", "repeats", "timeout", "sample", "seed"]
+    with pytest.raises(KeyError) as refused:  # the first problem's kind: an unknown metric id
+        lifecycle.start_stored(store, golden_id, [outputs_id], spec)
+    assert refused.value.args[0].splitlines() == [p.message for p in problems]
+    assert _runs(store) == 0
+    assert lifecycle.RunSpec().problems() == []  # None: every metric, with the offline judge
+    run_id = lifecycle.start_stored(store, golden_id, [outputs_id], lifecycle.RunSpec())
+    assert list(store.run(run_id)["metrics"]) == [m.id for m in resolve(None)]
 
 
 def test_the_judge_refuses_the_same_numbers():
     for config, message in BAD:
         with pytest.raises(ValueError, match=message):
             JudgeClient("http://127.0.0.1:9/v1", "m", api_key="sk-test", **config)
-    assert options.check(None, {}) == [m.id for m in engine.resolve(None)]  # None: every metric

@@ -8,7 +8,7 @@ import pytest
 
 from evaluators.queries import datasets as qd
 from evaluators import judges, loaders
-from evaluators.runs import engine
+from evaluators.runs import engine, lifecycle
 from evaluators.demo import DEMO_GOLDEN, DEMO_OUTPUTS
 from evaluators.judges import OfflineJudge, OpenAIJudge
 from evaluators.runs.runner import MetricState, RunManager, Snapshot
@@ -38,7 +38,7 @@ def demo(store):
 
 def _run(store, demo, metrics=LEXICAL, **kwargs):
     golden, outputs = demo
-    return engine.create_run(store, golden_dataset_id=golden, outputs_dataset_ids=[outputs], metrics=metrics, **kwargs)
+    return lifecycle.start_stored(store, golden, [outputs], lifecycle.RunSpec(metrics=metrics, **kwargs))
 
 
 def _cells(store, run_id):

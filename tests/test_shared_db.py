@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from evaluators import loaders, queries
-from evaluators.runs import engine
+from evaluators.runs import engine, lifecycle
 from evaluators.demo import DEMO_GOLDEN, DEMO_OUTPUTS
 from evaluators.runs.runner import RunManager
 from evaluators.store import Store, StoreLocked, close_store, open_store
@@ -189,7 +189,7 @@ def test_a_cli_run_while_the_app_serves_the_file_shows_in_the_app_without_a_rest
     store = open_store(db)
     golden_id = store.save_dataset(loaders.load(DEMO_GOLDEN, role="golden")).dataset_id
     outputs_id = store.save_dataset(loaders.load(DEMO_OUTPUTS, role="outputs")).dataset_id
-    first = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id], metrics=LEXICAL)
+    first = lifecycle.start_stored(store, golden_id, [outputs_id], lifecycle.RunSpec(metrics=LEXICAL))
     engine.execute_run(store, first)  # a finished run: the app starts without building the demos
     monkeypatch.setenv("RAGSCOPE_DB", str(db))
     monkeypatch.chdir(ROOT)
@@ -222,8 +222,8 @@ def test_a_cli_run_while_the_app_serves_the_file_shows_in_the_app_without_a_rest
             assert said[-1], "".join(said)
         del held
         # while the CLI evaluates, the app runs one of its own in the background, a commit per sample
-        second = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                                   metrics=LEXICAL, name="from the app")
+        second = lifecycle.start_stored(store, golden_id, [outputs_id],
+                                        lifecycle.RunSpec(metrics=LEXICAL, name="from the app"))
         manager.start(store, second, batch_size=1)
         reader.start()
         out, err = cli.communicate(timeout=600)

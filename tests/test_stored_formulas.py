@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from evaluators import loaders
-from evaluators.runs import engine
+from evaluators.runs import engine, lifecycle
 from evaluators.maths import formulas
-from evaluators.runs.engine import plan
+from evaluators.runs.planning import plan
 from evaluators.maths.formulas import half_up
 from evaluators.judges import OpenAIJudge, lent_api_key, prompts
 from evaluators.metrics import REGISTRY
@@ -184,8 +184,8 @@ def judged_by_llm(store, golden: Path, outputs: Path, responder) -> tuple[str, s
     outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
     with start_server() as server:
         server.responder = responder
-        run_id = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                                   judge=OpenAIJudge("m", server.base_url))
+        run_id = lifecycle.start_stored(store, golden_id, [outputs_id],
+                                        lifecycle.RunSpec(judge=OpenAIJudge("m", server.base_url)))
         with lent_api_key(run_id, "test"):
             assert engine.execute_run(store, run_id) == "finished"
     return golden_id, outputs_id, run_id
@@ -204,9 +204,10 @@ def runs(tmp_path_factory):
     store = open_store(path)
     try:
         golden_id, outputs_id, llm = judged_by_llm(store, golden, outputs, _responder)
-        offline = engine.create_run(store, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id], metrics=[
+        offline = lifecycle.start_stored(store, golden_id, [outputs_id],
+                                         lifecycle.RunSpec(metrics=[
             "completeness", "answer_relevance", "judge_completeness", "judge_relevance", "wp_relevance",
-            "judge_overall", "verdict", "factual_accuracy", "accuracy_grade", "answer_class"])
+            "judge_overall", "verdict", "factual_accuracy", "accuracy_grade", "answer_class"]))
         assert engine.execute_run(store, offline) == "finished"
         rows = store.cursor().execute("SELECT judge, question_id, method, metric, value, status, label, detail "
                                       "FROM scores WHERE run_id IN (?, ?)", [llm, offline]).fetchall()

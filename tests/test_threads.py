@@ -120,11 +120,11 @@ def test_parallel_keeps_the_order_spreads_the_items_and_runs_nested_calls_in_lin
 
 # The offline judge's claim matrices of a few demo samples, and the torch threads its workers ran on.
 MATRICES = ("import json, torch\nfrom dataclasses import asdict\nfrom evaluators import demo, threads\n"
-            "from evaluators.runs import engine\n"
+            "from evaluators.runs import planning\n"
             "from evaluators.judges import offline\n"
             "golden = demo.read_source(demo.ARAGOG.golden, 'golden')\n"
             "outputs = [o for s in demo.ARAGOG.outputs[:2] for o in demo.read_source(s, 'outputs').outputs]\n"
-            "samples = engine.plan(golden.golden, outputs).samples[:12]\n"
+            "samples = planning.plan(golden.golden, outputs).samples[:12]\n"
             "matrices = [asdict(m) for m in offline.build_matrices(samples)]\n"
             "print(json.dumps([matrices, sorted(set(threads.parallel(lambda _: torch.get_num_threads(), range(8))))]))")
 

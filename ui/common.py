@@ -11,9 +11,9 @@ import streamlit as st
 from evaluators import queries
 from evaluators.presentation import csv_export, report
 from evaluators.runs import sampling
-from evaluators.demo import QUEUED
 from evaluators.judges import agreement, prices
 from evaluators.metrics import REGISTRY
+from evaluators.records.run_status import RunStatus
 from evaluators.runs.runner import RunManager
 from evaluators.store import Store
 
@@ -93,7 +93,7 @@ def run_header(title: str, run: dict) -> None:
 def stop_without_scores(run: dict) -> None:
     """The empty state of a run that has no scores yet: say what to do next and stop the page. A run being
     computed (or queued, as the demo runs of a first start are) redraws the page once its status changes."""
-    if run["status"] == QUEUED or run_manager().is_running(run["run_id"]):
+    if run["status"] == RunStatus.QUEUED or run_manager().is_running(run["run_id"]):
         st.info(f"This run is being computed in the background (status: {run['status']}); its scores show here "
                 "when it has finished. Follow its progress on **Evaluate**.")
         st.fragment(run_every=POLL_SECONDS)(_rerun_when_status_changes)(run["run_id"], run["status"])

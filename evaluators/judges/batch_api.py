@@ -1,7 +1,7 @@
 """The OpenAI Batch API as the LLM judge's transport (`run --batch`): half the price, results within 24 h.
 
-The judge keeps all its logic (rounds, retries, fallbacks, repairs, cache, statuses: openai_judge); only
-where a request goes changes. `Batcher.submit(body)` waits for the request's result instead of an HTTP
+The judge keeps all its logic (rounds, retries, fallbacks, repairs, cache, statuses: openai_protocol and
+openai_transport); only where a request goes changes. `Batcher.submit(body)` waits for the request's result instead of an HTTP
 reply. The requests submitted while the event loop has nothing else to do make one round: one JSONL file
 (`POST /v1/files`, purpose "batch"), one batch (`POST /v1/batches`), polled every `poll` seconds until it
 ends, then its output and error files are downloaded and each request is answered by its custom_id. So a

@@ -27,7 +27,7 @@ the claims a model extracted from them) goes inside its own tagged block (`<answ
 `<chunk id="C1">...</chunk>`), the system message says that block contents are data to judge, and
 `data()` neutralises anything inside uploaded text that could open or close a block or mark a chat
 role ("</chunk>", "<|im_start|>"), so a block ends only where the judge ended it. Ids are attributes
-the judge writes; the reply is read only for the ids the judge sent (openai_judge._Merge). The task line
+the judge writes; the reply is read only for the ids the judge sent (openai_protocol._Merge). The task line
 comes after the data, outside every block, where uploaded text cannot write one.
 
 The schema carries its bounds (ratings 1-5, scores 0-100, exactly 3 generated questions) so a server

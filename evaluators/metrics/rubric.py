@@ -103,7 +103,7 @@ def rubric_batch(samples: Sequence[Sample], context: Any) -> list[dict[str, Resu
 def _rubric_rows(samples: Sequence[Sample], context: Any) -> list[dict[str, Result]]:
     matrices = context.matrices(samples)
     dont_know = [abstains(s.output.answer) for s in samples]
-    if not context.judge.offline:
+    if context.judge.rates_holistically:
         ratings = [j.holistic for j in context.judged(samples, HOLISTIC)]
         return [judged_rubric(h, claim_metrics(m), dk) for h, m, dk in zip(ratings, matrices, dont_know)]
     rows = []

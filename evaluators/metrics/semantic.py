@@ -150,7 +150,7 @@ def semantic_similarity(samples: Sequence[Sample], context: Any = None) -> list[
             f"{_TRUNCATION}. An empty answer scores 0.",
 )
 def answer_relevance(samples: Sequence[Sample], context: Any = None) -> list[Result]:
-    if context is None or context.judge.offline:
+    if context is None or not context.judge.generates_questions:
         return _relevance(samples, [(s.output.answer,) for s in samples], OFFLINE_RELEVANCE)
     questions = [j.generated_questions for j in context.judged(samples)]
     out: list[Result | None] = [None] * len(samples)

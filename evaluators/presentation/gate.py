@@ -29,6 +29,7 @@ from evaluators.queries.headline import HEADLINE
 from evaluators.queries.overview import REPLIES_DISAGREE
 from evaluators.queries.sides import SEPARATOR, Side
 from evaluators.maths.stats import holm
+from evaluators.records.run_status import RunStatus
 from evaluators.store import Store
 
 ALPHA = 0.05
@@ -367,7 +368,7 @@ def gate(store: Store, candidate: str, baseline: str, *, metrics: Sequence[str] 
         table, dropped = _compare(store, *sides, pairs, gated)
         unstable = unstable_samples(store, *sides, pairs, gated)
     notes = [f"run {r['run_id']} is {r['status']}: gated on the cells it scored" for r in runs
-             if r["status"] != "finished"]
+             if r["status"] != RunStatus.FINISHED]
     if dropped:
         notes.append(f"{dropped} question(s) left out: their reference differs between the two golden sets")
     return GateResult(str(sides[0]), str(sides[1]), alpha, gate_rows(table, pairs, gated, tolerances or {}, alpha),

@@ -197,7 +197,7 @@ class _Report:
         return _section("headline", "Headline", "".join(parts))
 
     def judge_note(self) -> str:
-        if self.judge.offline:
+        if self.judge.agreement_measured:
             return ("Scored by the offline judge: heuristics and small local models (word coverage, MiniLM "
                     "similarity, a MiniLM cross-encoder and logistic models fitted on public human labels), not an "
                     "LLM, so treat the scores as indicative. Its measured agreement with people is under How the "
@@ -338,7 +338,7 @@ class _Report:
                         "the questions both methods scored, the mean of A − B with its 95% interval (percentile "
                         "bootstrap; a t interval above 5,000 pairs) and a two-sided paired test (Wilcoxon "
                         "signed-rank), p adjusted over the tests shown together by Holm's method."))
-        if self.judge.offline:
+        if self.judge.agreement_measured:
             agreement = self.overview["agreement"]
             parts.append(_folded("The offline judge against people", _p(
                 "Agreement on the test parts of public human-labelled sets, beside the best simple baseline on the "

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from evaluators import records
+from evaluators.records.run_status import RunStatus
 from evaluators.metrics.registry import SCALES, lookup
 from evaluators.runs.budget import run_calls, run_cost  # noqa: F401 (what a run spent: the screens read it here)
 from evaluators.store import Store
@@ -87,7 +88,7 @@ def default_run(runs: pd.DataFrame) -> str | None:
     being computed, whose pages fill in when it has finished). None without runs."""
     if runs.empty:
         return None
-    finished = runs[runs["status"] == "finished"]
+    finished = runs[runs["status"] == RunStatus.FINISHED]
     sized = finished[finished["n_samples"].fillna(0) >= TINY_RUN]
     for candidates in (sized, finished, runs):
         if len(candidates):

@@ -186,4 +186,4 @@ def _judge(store: Store, run_id: str) -> pd.DataFrame:
     run = store.run(run_id)
     judge = of_run(run)
     return pd.DataFrame([{"judge": judge.name, "model": run["judge_model"], "label": judge.label,
-                          "agreement measured": judge.offline}])
+                          "agreement measured": judge.agreement_measured}])

@@ -15,6 +15,7 @@ from evaluators.queries import (ALL_TYPES, FAILED, NOT_APPLICABLE, OK, OWN, VIEW
                                 question_types)
 from evaluators.queries.headline import HEADLINE, headline
 from evaluators.maths.stats import t_half_widths
+from evaluators.records.run_status import RunStatus
 from evaluators.store import Store
 
 DEFAULT_METRIC = HEADLINE[0]  # the by-type chart opens on the white paper's overall rating
@@ -110,11 +111,11 @@ def repeatability(store: Store, run_id: str) -> pd.DataFrame:
         """, [run_id]).df()
 
 
-FINISHED = "finished"
-# What a run that is not finished is doing, or why it stopped, in the words of the Overview's notice.
-UNFINISHED = {"queued": "is waiting to be computed", "running": "is being computed",
-              "cancelled": "was cancelled", "interrupted": "was interrupted", "failed": "failed",
-              "budget_reached": "stopped when its judge calls reached its budget"}
+# What a run is doing, or why it stopped, in the words of the Overview's notice (this run ...).
+STATES = {RunStatus.FINISHED: "finished", RunStatus.QUEUED: "is waiting to be computed",
+          RunStatus.RUNNING: "is being computed", RunStatus.CANCELLED: "was cancelled",
+          RunStatus.INTERRUPTED: "was interrupted", RunStatus.FAILED: "failed",
+          RunStatus.BUDGET_REACHED: "stopped when its judge calls reached its budget"}
 
 
 PROGRESS_COLUMNS = ["status", "unfinished", "state", "samples", "samples scored", "cells", "cells stored"]
@@ -141,8 +142,8 @@ def progress(store: Store, run_id: str) -> pd.DataFrame:
         return pd.DataFrame(columns=PROGRESS_COLUMNS)
     cells = int(samples) * int(metrics)
     return pd.DataFrame([{
-        "status": status, "unfinished": status != FINISHED,
-        "state": UNFINISHED.get(status, f"has status {status}") if status != FINISHED else "finished",
+        "status": status, "unfinished": status != RunStatus.FINISHED,
+        "state": STATES.get(status, f"has status {status}"),
         "samples": int(samples), "samples scored": int(scored), "cells": cells, "cells stored": int(stored)}])
 
 

@@ -25,10 +25,6 @@ BAD_REQUEST, SCHEMA_UNSUPPORTED = "bad_request", "schema_unsupported"
 ANSWERED = (OK, INCOMPLETE)  # a call whose reply was used
 NOT_SENT = "not_sent"  # a request the run's budget kept from going out (evaluators.runs.budget); never stored
 
-# A run's status when its recorded judge cost reached its budget: its cells not fully judged are still to do
-# (resumable with a higher budget), as after "cancelled".
-BUDGET_REACHED = "budget_reached"
-
 
 @dataclass(frozen=True)
 class Chunk:

@@ -4,7 +4,7 @@ Two checks. Before a run is stored, its cost estimate (`estimate.Estimate.cost`,
 not be above the budget (`refuse_over`). While it runs, a `Budget` shared by the judge's requests holds the cost
 recorded so far (the run's `judge_calls`, priced as `run_cost` prices them; cached replies are free) plus
 what this process's replies cost: once it is reached no request goes out (those in flight finish), and the engine
-stops the run with its cells not fully judged still to do (`records.BUDGET_REACHED`), resumable with a higher budget.
+stops the run with its cells not fully judged still to do (`RunStatus.BUDGET_REACHED`), resumable with a higher budget.
 """
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def set_limit(store, run_id: str, max_cost: float) -> None:
 
 def _price(judge: Judge) -> prices.Price:
     """The price a budget of `judge`'s run is counted at; OverBudget when there is none."""
-    if judge.offline:
+    if not judge.makes_calls:
         raise OverBudget("a budget (max cost) applies to an LLM judge: the offline judge costs nothing")
     if judge.price is None:
         raise OverBudget(f"a budget cannot be checked without a price: model {judge.model!r} has no list price and "
@@ -126,7 +126,7 @@ def run_cost(store: Store, run_id: str) -> dict | None:
     known. None for a run of the offline judge, which makes no call."""
     run = store.run(run_id)
     judge = None if run is None else judge_of_run(run)
-    if judge is None or judge.offline:
+    if judge is None or not judge.makes_calls:
         return None
     calls = run_calls(store, run_id)
     recorded = prices.from_config(json.loads(run["config"] or "{}"))

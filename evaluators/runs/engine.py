@@ -1,16 +1,13 @@
 """The run loop: golden set x RAG outputs -> samples -> metric scores, persisted batch by batch.
 
-A run is created once (`create_run`) and executed by `execute_run`, which computes only the cells
+A run is made once (runs.lifecycle) and executed by `execute_run`, which computes only the cells
 that are missing or ended in an error. So a killed or cancelled run resumes where it stopped, a
 retry re-does only the failed cells, and no cell is ever stored twice (the scores table is keyed per
-cell). A run's config may hold `methods`, the methods of its outputs datasets it evaluates, and `sample`,
-the sample of their questions it judges ({"n", "of", "seed"}: evaluators.runs.sampling), applied wherever its
-samples are planned, so a resumed or retried sampled run stays sampled.
+cell). Which samples it judges (its methods, its sample of questions) is runs.planning's.
 """
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 import time
 import uuid
@@ -22,14 +19,14 @@ from typing import Any
 import pandas as pd
 
 from evaluators import judges
-from evaluators.runs import budget, sampling
+from evaluators.runs import budget, planning
 from evaluators.judges import CLAIMS, Judge, Judged, OfflineJudge, judge_samples, of_run
 from evaluators.runs.estimate import needed_parts
 from evaluators.records.judgments import ClaimMatrix, JudgeFailure, JudgeRefused
 from evaluators.metrics import Metric, resolve
 from evaluators.metrics.claims import chunk_rows, claim_rows
-from evaluators.records import BUDGET_REACHED, NOT_SENT, SKIPPED, GoldenItem, RagOutput, Result, Sample
-from evaluators.runs.options import check
+from evaluators.records import NOT_SENT, SKIPPED, Result, Sample
+from evaluators.records.run_status import RunStatus
 from evaluators.store import SCORE_COLUMNS, Store, StoreUnavailable
 
 DETERMINISTIC = "deterministic"  # the `judge` of scores no judge took part in
@@ -44,12 +41,6 @@ Progress = Callable[[int, int], None]  # (cells done, cells total): at the start
 # every metric, then as a metric starts on a batch and when it has scored it (scores are committed per
 # batch); so the metric reported last is the one being scored
 MetricProgress = Callable[[str, int, int, int, int], None]
-
-
-@dataclass(frozen=True)
-class Plan:
-    samples: list[Sample]
-    missing: dict[str, list[str]] = field(default_factory=dict)  # method -> golden ids it did not answer
 
 
 @dataclass
@@ -100,115 +91,19 @@ class RunContext:
         return taken
 
 
-def plan(golden: Sequence[GoldenItem], outputs: Sequence[RagOutput]) -> Plan:
-    """Pair every output with its golden item; report the golden questions a method left out."""
-    by_id = {g.question_id: g for g in golden}
-    samples = [Sample(by_id[o.question_id], o) for o in outputs if o.question_id in by_id]
-    keys = Counter(s.key for s in samples)
-    if len(keys) < len(samples):  # a cell is keyed by (question, method): one answer would be lost
-        (qid, method), _ = keys.most_common(1)[0]
-        raise ValueError(f"question {qid!r} has more than one answer from method {method!r}; "
-                         "give each outputs file its own method name")
-    answered: dict[str, set[str]] = {}
-    for s in samples:
-        answered.setdefault(s.output.method, set()).add(s.golden.question_id)
-    missing = {
-        method: sorted(set(by_id) - ids) for method, ids in sorted(answered.items()) if len(ids) < len(by_id)
-    }
-    return Plan(samples, missing)
-
-
-def run_config(judge: Judge, *, methods: Sequence[str] | None = None, description: str | None = None,
-               context_sep: str | None = None, max_cost: float | None = None) -> dict:
-    """A run's config, one shape whoever makes the run: which methods of its outputs it evaluates (None: all),
-    what it shows (description), how its files were read (context_sep), its judge's settings and its budget."""
-    return ({"methods": list(methods) if methods is not None else None, "description": description,
-             "context_sep": context_sep} | judge.config() | budget.to_config(max_cost))
-
-
-def create_run(store: Store, *, golden_dataset_id: str, outputs_dataset_ids: list[str],
-               metrics: Sequence[str] | None = None, judge: Judge | None = None, name: str | None = None,
-               methods: Sequence[str] | None = None, description: str | None = None, context_sep: str | None = None,
-               samples: Sequence[Sample] | None = None, max_cost: float | None = None, sample: int | None = None,
-               seed: int | None = None) -> str:
-    """Store a new run of the stored datasets. `samples`: its plan when the caller made it already (from the
-    datasets it just stored), so the store is not read back to plan it again. `max_cost`: the run's budget in USD;
-    a run estimated to cost more is not stored (budget.OverBudget). `sample`: judge a stratified random sample of
-    that many of the questions (evaluators.runs.sampling; all when there are no more), drawn with `seed` (default: a
-    random one, stored with the run)."""
-    judge = judge or OfflineJudge()
-    config = run_config(judge, methods=methods, description=description, context_sep=context_sep, max_cost=max_cost)
-    chosen = check(metrics, config)  # before anything is stored: the same rules for every caller
-    sampling.check(sample, seed)
-    with store.lease():
-        if samples is None:
-            samples = plan(store.golden_items(golden_dataset_id), store.rag_outputs(outputs_dataset_ids)).samples
-        samples = _chosen_methods(samples, methods)
-        if not samples:
-            raise ValueError("no output answers a question of the golden set: nothing to evaluate")
-        if sample is not None:
-            drawn = sampling.draw(samples, sample, sampling.new_seed() if seed is None else seed)
-            if not drawn.everything:
-                samples, config = drawn.samples, config | {"sample": drawn.config()}
-        budget.refuse_over(samples, judge, chosen, max_cost)
-        return store.create_run(
-            name=name or f"{len(samples)} samples, {len(chosen)} metrics",
-            golden_dataset_id=golden_dataset_id, outputs_dataset_ids=outputs_dataset_ids, judge=judge.name,
-            judge_model=judge.model, metrics=chosen, config=config, n_samples=len(samples),
-        )
-
-
-def _of_run(samples: Sequence[Sample], config: dict) -> list[Sample]:
-    """The samples a run evaluates: its methods' (all when None), of its sample's questions when it has one."""
-    samples = _chosen_methods(list(samples), config.get("methods"))
-    sample = config.get("sample")
-    return sampling.draw(samples, sample["n"], sample["seed"]).samples if sample else samples
-
-
-def extend_sample(store: Store, run_id: str, n: int) -> dict:
-    """Grow a sampled run's sample to `n` questions (the same seed: the old sample is part of the new one, so
-    `execute_run` then scores only the new questions' cells); its new `sample` config entry."""
-    sampling.check(n, None)
-    with store.lease():
-        run = store.run(run_id)
-        if run is None:
-            raise KeyError(f"no run {run_id!r} in {store.path}")
-        config = json.loads(run["config"] or "{}")
-        sample = config.get("sample")
-        if not sample:
-            raise ValueError(f"run {run_id} judged every question: a sample can only be extended in a sampled run")
-        if n < sample["n"]:
-            raise ValueError(f"run {run_id} already judges a sample of {sample['n']} questions: a sample only grows "
-                             "(start a new run for a smaller one)")
-        sample = sample | {"n": min(n, sample["of"])}
-        outputs = store.rag_outputs(list(run["outputs_dataset_ids"]))
-        samples = _of_run(plan(store.golden_items(run["golden_dataset_id"]), outputs).samples,
-                          config | {"sample": sample})
-        store.set_run_sample(run_id, config | {"sample": sample}, len(samples))
-    return sample
-
-
-def _chosen_methods(samples: list[Sample], methods: Sequence[str] | None) -> list[Sample]:
-    """The samples of `methods` (all when None): a run may evaluate some methods of its outputs."""
-    if methods is None:
-        return samples
-    chosen = set(methods)
-    return [s for s in samples if s.output.method in chosen]
-
-
 def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, progress: Progress | None = None,
                 on_metric: MetricProgress | None = None, cancel: threading.Event | None = None,
                 on_sample: Callable[[], None] | None = None, samples: Sequence[Sample] | None = None) -> str:
     """Compute every cell of the run that is missing or failed, committing after each batch; returns
-    the run's final status, "finished", "cancelled" or records.BUDGET_REACHED.
+    the run's final status: RunStatus.FINISHED, CANCELLED or BUDGET_REACHED.
 
     Batch-major: every metric runs over one batch of samples before the next batch, so a batch's
     text extractions (and, for judged families, its judge calls) are shared by all its metrics.
     `cancel`, when set, stops the run between two metrics or batches: what was computed is kept and
-    the run ends "cancelled", resumable like an interrupted one. `on_sample()` is called each time an
+    the run ends CANCELLED, resumable like an interrupted one. `on_sample()` is called each time an
     LLM judge has judged a sample (its parts the batch needs), for progress within a batch. `batch_size`
-    fixes the batches' size; by default they are paced (BATCH_SECONDS, `next_batch_size`). `samples` is the run's
-    plan when its creator has it (else it is read back).
+    fixes the batches' size; by default they are paced (BATCH_SECONDS, `next_batch_size`). `samples`: the run's samples
+    when its creator has them (runs.lifecycle: drawn once), else they are read back (planning.of_stored_run).
     A run with a budget (`budget.of_run`) stops once its judge's recorded cost reaches it, between batches or, when
     its requests are held back mid-batch, after that batch: the samples it judged whole keep their scores, the
     others' judged cells stay to do (their calls are in judge_calls, their replies in the judge cache), and the run
@@ -222,11 +117,8 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
             raise KeyError(f"no run {run_id!r} in {store.path}")
         metrics = resolve(list(run["metrics"]))
         judge = of_run(run)
-        if samples is None:
-            outputs = store.rag_outputs(list(run["outputs_dataset_ids"]))
-            samples = plan(store.golden_items(run["golden_dataset_id"]), outputs).samples
-        samples = _of_run(samples, json.loads(run["config"] or "{}"))
-        spend = None if judge.offline else budget.of_run(store, run_id)
+        samples = planning.of_stored_run(store, run) if samples is None else list(samples)
+        spend = budget.of_run(store, run_id) if judge.makes_calls else None
         store.mark_running(run_id)
         finished = store.finished_cells(run_id)
     size = batch_size or judge.min_batch_size
@@ -294,12 +186,13 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
             if batch_size is None:
                 size = next_batch_size(len(batch), time.monotonic() - started, judge)
     except BaseException as exc:  # KeyboardInterrupt included: the run stays resumable
-        store.finish_run(run_id, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", failure_text(exc))
+        store.finish_run(run_id, RunStatus.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else RunStatus.FAILED,
+                         failure_text(exc))
         raise
     if over_budget:
-        store.finish_run(run_id, BUDGET_REACHED, spend.reason())
-        return BUDGET_REACHED
-    status = "cancelled" if cancelled else "finished"
+        store.finish_run(run_id, RunStatus.BUDGET_REACHED, spend.reason())
+        return RunStatus.BUDGET_REACHED
+    status = RunStatus.CANCELLED if cancelled else RunStatus.FINISHED
     store.finish_run(run_id, status)
     return status
 

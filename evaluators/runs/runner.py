@@ -4,7 +4,7 @@ A Streamlit script is cancelled by the next click and a tab can close at any tim
 depend on either. The `RunManager` (one per process: the app holds it in `st.cache_resource`)
 starts each run in its own daemon thread, keeps its live progress in memory for any session to
 poll, and stops it on request between two metrics or batches (the engine's `cancel` event), which
-leaves the run "cancelled" and resumable. No Streamlit here: the worker never touches `st.*`.
+leaves the run cancelled and resumable. No Streamlit here: the worker never touches `st.*`.
 
 Threads and DuckDB: the worker uses the process's one Store, whose every method takes its own
 cursor, so several runs (and the pages reading meanwhile) share the connection safely. The engine
@@ -20,10 +20,8 @@ from dataclasses import dataclass, field
 
 from evaluators.runs import engine
 from evaluators.judges import lent_api_key
+from evaluators.records.run_status import LIVE, RunStatus
 from evaluators.store import Store
-
-STARTING, RUNNING = "starting", "running"  # in memory only; the store says "running" for both
-LIVE = (STARTING, RUNNING)
 
 
 @dataclass(frozen=True)
@@ -48,7 +46,7 @@ class Snapshot:
     """What a page shows of a run in progress (a copy: reading it never blocks the worker)."""
 
     run_id: str
-    status: str  # starting, running, then the engine's finished / cancelled, or failed / interrupted
+    status: RunStatus  # STARTING, RUNNING, then the engine's end (FINISHED, CANCELLED ...), or FAILED / INTERRUPTED
     done: int
     total: int
     metrics: dict[str, MetricState]
@@ -93,7 +91,7 @@ class Job:
         self.cancel = threading.Event()
         self.thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        self._status = STARTING
+        self._status = RunStatus.STARTING
         self._error: str | None = None
         self._done = self._total = 0
         self._metrics: dict[str, MetricState] = {}
@@ -112,11 +110,11 @@ class Job:
                                                        before.seconds + seconds,
                                                        before.warm_computed + cells * warm,
                                                        before.warm_seconds + seconds * warm)
-                self._status = RUNNING
+                self._status = RunStatus.RUNNING
             self._last = now
             self._done, self._total = done, total
 
-    def end(self, status: str, error: str | None = None) -> None:
+    def end(self, status: RunStatus, error: str | None = None) -> None:
         with self._lock:
             self._status, self._error = status, error
 
@@ -163,9 +161,9 @@ class RunManager:
                                             cancel=job.cancel)
             job.end(status)
         except KeyboardInterrupt as exc:  # the engine has stored the status and the reason
-            job.end("interrupted", repr(exc))
+            job.end(RunStatus.INTERRUPTED, repr(exc))
         except Exception as exc:  # noqa: BLE001 -- a worker must never die silently
-            job.end("failed", engine.failure_text(exc))
+            job.end(RunStatus.FAILED, engine.failure_text(exc))
 
     def cancel(self, run_id: str) -> bool:
         """Ask the run to stop after the metric it is computing; False if it is not running here."""

@@ -38,6 +38,7 @@ import pyarrow as pa
 from evaluators import threads
 from evaluators.store import ledger
 from evaluators.records import ERROR_STATUSES, Chunk, GoldenItem, RagOutput
+from evaluators.records.run_status import RunStatus
 
 
 def _judge_calls_view(*added: str) -> str:
@@ -607,9 +608,9 @@ class Store:
         run_id = f"run-{_now():%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
         self.cursor().execute(
             "INSERT INTO runs (run_id, name, created_at, golden_dataset_id, outputs_dataset_ids, judge, judge_model, "
-            "metrics, config, status, n_samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+            "metrics, config, status, n_samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [run_id, name, _now(), golden_dataset_id, outputs_dataset_ids, judge, judge_model, metrics,
-             json.dumps(config), n_samples],
+             json.dumps(config), RunStatus.RUNNING.value, n_samples],
         )
         return run_id
 
@@ -619,15 +620,15 @@ class Store:
 
     @_writes
     def set_run_sample(self, run_id: str, config: dict, n_samples: int) -> None:
-        """A sampled run's sample grown (engine.extend_sample): its config and the samples it now counts."""
+        """A sampled run's sample grown (runs.lifecycle.resume): its config and the samples it now counts."""
         self.cursor().execute("UPDATE runs SET config = ?, n_samples = ? WHERE run_id = ?",
                               [json.dumps(config), n_samples, run_id])
 
     @_writes
     def mark_running(self, run_id: str) -> None:
         """A resumed run (cancelled, interrupted, failed, or re-scoring its failed cells) runs again."""
-        self.cursor().execute("UPDATE runs SET status = 'running', finished_at = NULL, error = NULL WHERE run_id = ?",
-                              [run_id])
+        self.cursor().execute("UPDATE runs SET status = ?, finished_at = NULL, error = NULL WHERE run_id = ?",
+                              [RunStatus.RUNNING.value, run_id])
 
     @_writes
     def set_run_config(self, run_id: str, config: dict) -> None:
@@ -635,10 +636,10 @@ class Store:
         self.cursor().execute("UPDATE runs SET config = ? WHERE run_id = ?", [json.dumps(config), run_id])
 
     @_writes
-    def finish_run(self, run_id: str, status: str, error: str | None = None) -> None:
+    def finish_run(self, run_id: str, status: RunStatus, error: str | None = None) -> None:
         self.cursor().execute(
             "UPDATE runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
-            [status, _now(), error, run_id],
+            [RunStatus(status).value, _now(), error, run_id],
         )
 
     @_writes

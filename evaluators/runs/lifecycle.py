@@ -1,0 +1,260 @@
+"""A run's life, one path for every caller (`evaluate()`, the CLI's `run`, the Evaluate screen, the demo):
+
+    RunSpec (the settings, frozen; `problems()` lists every one that no run can use)
+      -> prepare(inputs, spec) -> Prepared (its samples, drawn once; its estimate; every problem that keeps it
+         from starting)
+      -> start(store, prepared) -> the stored run's id -> engine.execute_run(store, run_id, samples=prepared.samples)
+
+A stored run goes on through `resume` (a new budget, a larger sample), then `engine.execute_run`, which computes
+its missing and failed cells: resuming and re-scoring the failed cells are one step, and its samples are chosen by
+the same steps as when it started (runs.planning). Nothing is stored while a run has a problem.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from evaluators import loaders
+from evaluators.judges import Judge, OfflineJudge
+from evaluators.judges.options import AMOUNTS, COUNTS, MAX_COST, check_numbers
+from evaluators.metrics import resolve
+from evaluators.records import GoldenItem, RagOutput, Sample
+from evaluators.runs import budget, planning, sampling
+from evaluators.runs.estimate import Estimate, estimate
+from evaluators.store import Store
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a run cannot start. `about` names what it is about (a RunSpec field, a judge number, `inputs`,
+    `model` or `api_key`), so a screen can point at its own control; `error`: what a refusal raises."""
+
+    about: str
+    message: str
+    error: type[Exception] = ValueError
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def refuse(problems: Iterable[Problem]) -> None:
+    """Raise every problem at once, as the first one's error (KeyError for an unknown metric, budget.OverBudget,
+    else ValueError), one line each; nothing for none."""
+    problems = list(problems)
+    if problems:
+        raise problems[0].error("\n".join(p.message for p in problems))
+
+
+def number_problems(numbers: dict) -> list[Problem]:
+    """The numbers of a judge's config (or as given) that no run can use, each on its own: every bad one is named.
+    (A concurrency of 0 waited for ever.)"""
+    found = []
+    for name in (*COUNTS, *AMOUNTS):
+        try:
+            check_numbers({name: numbers.get(name)})
+        except ValueError as exc:
+            found.append(Problem("max_cost" if name == MAX_COST else name, str(exc)))
+    return found
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What a run is asked to do, before any input is read. The judge carries its own settings (model, repeats,
+    concurrency, timeouts, prices: its `config()`; None: the offline judge); lists given for metrics and methods are
+    kept as tuples."""
+
+    judge: Judge = OfflineJudge()
+    metrics: tuple[str, ...] | None = None  # metric ids; None: every metric
+    methods: tuple[str, ...] | None = None  # the methods of the outputs it evaluates; None: every one
+    sample: int | None = None  # judge a random sample of this many questions, stratified by type; None: all
+    seed: int | None = None  # of the sample's draw; None: a random one, stored with the run
+    max_cost: float | None = None  # USD its judge may cost (runs.budget); None: no budget
+    name: str | None = None  # None: "N samples, M metrics"
+    description: str | None = None  # what the run shows (Overview says it)
+    context_sep: str | None = None  # how its files' contexts were split, recorded
+
+    def __post_init__(self):
+        if self.judge is None:
+            object.__setattr__(self, "judge", OfflineJudge())
+        for name in ("metrics", "methods"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, tuple):
+                object.__setattr__(self, name, tuple(value))
+
+    def config(self) -> dict:
+        """The run's config, one shape whoever makes the run (its sample's entry is added once drawn: `start`)."""
+        return ({"methods": list(self.methods) if self.methods is not None else None, "description": self.description,
+                 "context_sep": self.context_sep} | self.judge.config() | budget.to_config(self.max_cost))
+
+    def problems(self) -> list[Problem]:
+        """Every setting no run can use, all at once: an empty or unknown metric list, a judge number, the
+        sample's size or seed."""
+        found = []
+        if self.metrics is not None and not self.metrics:  # it would finish having computed nothing
+            found.append(Problem("metrics", "no metric chosen: name at least one metric id (see `python -m "
+                                            "evaluators metrics`), or none for all"))
+        else:
+            try:
+                resolve(self.metrics)
+            except KeyError as exc:
+                found.append(Problem("metrics", exc.args[0], KeyError))
+        found += number_problems(self.config())
+        for name, n, seed in (("sample", self.sample, None), ("seed", None, self.seed)):
+            try:
+                sampling.check(n, seed)
+            except ValueError as exc:
+                found.append(Problem(name, str(exc)))
+        return found
+
+
+def judge_problems(judge: Judge, api_key: str | None = None) -> list[Problem]:
+    """What the judge still lacks to judge (an estimate needs neither): its model, and an API key (`api_key`, lent
+    for one run, else OPENAI_API_KEY; never stored)."""
+    if not judge.needs_key:
+        return []
+    found = [] if judge.model else [Problem("model", "name the judge's model")]
+    if not (api_key or os.environ.get("OPENAI_API_KEY")):
+        found.append(Problem("api_key", "enter the API key (or set OPENAI_API_KEY on the server)"))
+    return found
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """A golden set and the outputs that answer it: loaded datasets (stored by content when the run starts) or the
+    ids of stored ones, with their records."""
+
+    golden: loaders.Dataset | str
+    outputs: tuple[loaders.Dataset | str, ...]
+    golden_items: tuple[GoldenItem, ...]
+    rag_outputs: tuple[RagOutput, ...]
+
+    @classmethod
+    def loaded(cls, golden: loaders.Dataset, outputs: Sequence[loaders.Dataset]) -> Inputs:
+        return cls(golden, tuple(outputs), golden.golden, tuple(o for ds in outputs for o in ds.outputs))
+
+    @classmethod
+    def stored(cls, store: Store, golden_id: str, outputs_ids: Sequence[str]) -> Inputs:
+        with store.lease():
+            return cls(golden_id, tuple(outputs_ids), tuple(store.golden_items(golden_id)),
+                       tuple(store.rag_outputs(list(outputs_ids))))
+
+    @cached_property
+    def plan(self) -> planning.Plan:
+        """Every (question, method) sample and the questions a method left out; ValueError for two answers of one
+        method to one question."""
+        return planning.plan(self.golden_items, self.rag_outputs)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A run ready to start: its spec and inputs, the samples it judges (of its methods, of its sample: drawn once,
+    by `prepare`), the golden questions each method left out, and its sample (`drawn`; None: every question)."""
+
+    spec: RunSpec
+    inputs: Inputs
+    samples: tuple[Sample, ...]
+    missing: dict[str, list[str]]
+    drawn: sampling.Drawn | None
+    found: tuple[Problem, ...]  # the spec's and the inputs' problems (`problems` adds the budget's)
+
+    @property
+    def sample(self) -> dict | None:
+        """The run config's `sample` entry; None when it judges every question."""
+        return None if self.drawn is None or self.drawn.everything else self.drawn.config()
+
+    @cached_property
+    def estimate(self) -> Estimate:
+        """An LLM judge's calls, tokens and cost for these samples (empty for a judge that makes no call)."""
+        return estimate(self.samples, self.spec.judge, resolve(self.spec.metrics))
+
+    @cached_property
+    def problems(self) -> tuple[Problem, ...]:
+        """Every reason the run cannot start: its settings', its inputs', and an estimate above its budget (or a
+        budget its judge has no price for)."""
+        if self.found or self.spec.max_cost is None:
+            return self.found
+        try:
+            budget.refuse_over(self.samples, self.spec.judge, self.spec.metrics, self.spec.max_cost, self.estimate)
+        except budget.OverBudget as exc:
+            return (Problem("max_cost", str(exc), budget.OverBudget),)
+        return ()
+
+
+def prepare(inputs: Inputs, spec: RunSpec) -> Prepared:
+    """The run `spec` asks for on `inputs`: its samples, its sample of questions drawn here (the one draw: with no
+    seed given, a random one, which `start` stores), and every problem found. Nothing is stored."""
+    found = spec.problems()
+    try:
+        plan = inputs.plan
+    except ValueError as exc:  # two answers of one method to one question: one would be lost
+        plan = None
+        found.append(Problem("methods", str(exc)))
+    samples = [] if plan is None else planning.of_methods(plan.samples, spec.methods)
+    if plan is not None and not samples:
+        found.append(Problem("inputs", "no output answers a question of the golden set: nothing to evaluate"))
+    drawn = None
+    if spec.sample is not None and samples and not any(p.about in ("sample", "seed") for p in found):
+        drawn = sampling.draw(samples, spec.sample, sampling.new_seed() if spec.seed is None else spec.seed)
+        samples = drawn.samples
+    return Prepared(spec, inputs, tuple(samples), plan.missing if plan else {}, drawn, tuple(found))
+
+
+def start(store: Store, prepared: Prepared) -> str:
+    """Store the inputs (a loaded dataset once, by content) and the prepared run; its id. A run with problems is
+    refused (`refuse`): nothing is stored."""
+    refuse(prepared.problems)
+    spec, inputs = prepared.spec, prepared.inputs
+    metrics = [m.id for m in resolve(spec.metrics)]  # catalogue order
+    config = spec.config() | ({"sample": prepared.sample} if prepared.sample else {})
+    with store.lease():  # the datasets and the new run: one unit of work
+        golden_id = _stored(store, inputs.golden)
+        outputs_ids = list(dict.fromkeys(_stored(store, o) for o in inputs.outputs))
+        return store.create_run(
+            name=spec.name or f"{len(prepared.samples)} samples, {len(metrics)} metrics",
+            golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids, judge=spec.judge.name,
+            judge_model=spec.judge.model, metrics=metrics, config=config, n_samples=len(prepared.samples),
+        )
+
+
+def start_stored(store: Store, golden_id: str, outputs_ids: Sequence[str], spec: RunSpec) -> str:
+    """A run of datasets stored already (the demo's, the calibration sets'), prepared and started; its id."""
+    return start(store, prepare(Inputs.stored(store, golden_id, outputs_ids), spec))
+
+
+def _stored(store: Store, dataset: loaders.Dataset | str) -> str:
+    return dataset if isinstance(dataset, str) else store.save_dataset(dataset).dataset_id
+
+
+def resume(store: Store, run_id: str, *, max_cost: float | None = None, sample: int | None = None) -> dict | None:
+    """Ready stored run `run_id` to go on (`engine.execute_run` then computes its cells missing or failed), with a
+    new budget (`max_cost`, USD) and its sample grown to `sample` questions (the same seed: the old sample is part of
+    the new one, so only the new questions are judged); its `sample` config entry then (None: every question).
+    Checked before anything is written: KeyError for no such run, ValueError (budget.OverBudget) for a budget or
+    sample it cannot take."""
+    with store.lease():
+        run = store.run(run_id)
+        if run is None:
+            raise KeyError(f"no run {run_id!r} in {store.path}")
+        config = json.loads(run["config"] or "{}")
+        grown = config.get("sample") if sample is None else _grown(run_id, config.get("sample"), sample)
+        if max_cost is not None:
+            budget.set_limit(store, run_id, max_cost)
+            config = json.loads(store.run(run_id)["config"] or "{}")
+        if sample is not None:
+            config |= {"sample": grown}
+            store.set_run_sample(run_id, config, len(planning.of_stored_run(store, run, config)))
+    return grown
+
+
+def _grown(run_id: str, sample: dict | None, n: int) -> dict:
+    """A run's `sample` entry grown to `n` questions (at most every one); ValueError when it cannot grow so."""
+    sampling.check(n, None)
+    if not sample:
+        raise ValueError(f"run {run_id} judged every question: a sample can only be extended in a sampled run")
+    if n < sample["n"]:
+        raise ValueError(f"run {run_id} already judges a sample of {sample['n']} questions: a sample only grows "
+                         "(start a new run for a smaller one)")
+    return sample | {"n": min(n, sample["of"])}

@@ -392,8 +392,8 @@ class MetricBar:
     being scored (the engine reports a metric as it starts on a batch and when it is done with it) and,
     for an LLM judge, the samples judged so far (`sample_judged`, the engine's on_sample)."""
 
-    def __init__(self, file=sys.stderr, **tqdm_options):
-        self.file, self.options = file, tqdm_options
+    def __init__(self, file=None, **tqdm_options):
+        self.file, self.options = file or sys.stderr, tqdm_options  # stderr as it is when the run starts
         self.bar = None
         self.judged = 0
 
@@ -424,8 +424,8 @@ class MetricLines:
     a line every `every` seconds, and the last one, each with the time left at every metric's own pace (as the
     Evaluate screen tells it, runner.Job)."""
 
-    def __init__(self, file=sys.stderr, every: float = 10.0):
-        self.file, self.every = file, every
+    def __init__(self, file=None, every: float = 10.0):
+        self.file, self.every = file or sys.stderr, every
         self.job = runner.Job("")
         self.printed = -math.inf
         self.judged = 0

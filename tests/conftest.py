@@ -2,6 +2,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers.hostile import A_LINK, HOSTILE_METHOD, IMG, JS_LINK
+from tests.helpers.screens import keep_run
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -104,22 +106,6 @@ def app_on(monkeypatch):
         close_store(db)
 
 
-def keep_run(at, run_id: str):
-    """Pin the run picked in the sidebar for every later run of `at` (an AppTest).
-
-    Streamlit 1.67's AppTest loses the sidebar's widgets from the second run of an st.navigation
-    app on (reproduced with a five-line app), so the run picker would reset and the page would say
-    "No run yet"; a browser session keeps it."""
-    run = at._run
-
-    def pinned(widget_state=None, timeout=None):
-        at.session_state["run_id"] = run_id
-        return run(widget_state, timeout)
-
-    at._run = pinned
-    return at
-
-
 @pytest.fixture
 def navigation_pages(monkeypatch):
     """AppTest decides again on every run whether the app is a v1 `pages/` directory app (it has a
@@ -134,14 +120,6 @@ def navigation_pages(monkeypatch):
         PagesManager.uses_pages_directory = False
 
     monkeypatch.setattr(PagesManager, "__init__", init)
-
-
-# Uploaded text that must stay text wherever it is shown: a question with an image whose error handler runs script,
-# answers and chunks with `javascript:` links (markdown and HTML), markup in a question type and a method name.
-IMG = "<img src=x onerror=alert(1)>"
-JS_LINK = "[the source](javascript:alert(2))"
-A_LINK = '<a href="javascript:alert(3)">the paper</a>'
-HOSTILE_METHOD = "<b onmouseover=alert(4)>tuned</b>"
 
 
 @pytest.fixture(scope="session")

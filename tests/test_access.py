@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from streamlit import config
@@ -15,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 from ui import access
 from ui.access import Throttle, is_shared, password_matches
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct horse battery staple"
 
 

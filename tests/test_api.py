@@ -13,8 +13,8 @@ from evaluators.api import read_inputs
 from evaluators.demo import DEMO_GOLDEN, DEMO_OUTPUTS
 from evaluators.records import LoadError
 from evaluators.store import close_store
-from tests.conftest import ROOT
-from tests.test_cli import _tiny_files, cli
+from tests.helpers import ROOT
+from tests.helpers.cli import tiny_files, cli
 
 # judged (offline), embedded and deterministic metrics: every kind of cell
 METRICS = ["exact_match", "rouge_l", "faithfulness", "context_precision", "answer_correctness_f1",
@@ -38,7 +38,7 @@ def stored(db, run_id: str) -> dict[str, list[tuple]]:
 
 def test_evaluate_on_dataframes_stores_the_same_cells_as_run_on_the_files(tmp_path):
     by_cli = cli("run", "--golden", str(DEMO_GOLDEN), "--outputs", str(DEMO_OUTPUTS), "--metrics", ",".join(METRICS),
-                 db=tmp_path / "cli.duckdb", timeout=600)
+                 db=tmp_path / "cli.duckdb")
     assert by_cli.returncode == 0, by_cli.stderr
     cli_run = re.search(r"^run (\S+)$", by_cli.stderr, re.MULTILINE).group(1)
 
@@ -56,7 +56,7 @@ def test_evaluate_on_dataframes_stores_the_same_cells_as_run_on_the_files(tmp_pa
 
 
 def test_the_result_reads_back_scores_wide_and_the_overview_table(tmp_path):
-    golden, outputs = _tiny_files(tmp_path)
+    golden, outputs = tiny_files(tmp_path)
     records = [json.loads(line) for line in outputs.read_text().splitlines()]
     result = evaluate(golden, {"adder": records}, metrics=["exact_match", "number_match"], db=tmp_path / "r.duckdb",
                       name="tiny")
@@ -75,7 +75,7 @@ def test_the_result_reads_back_scores_wide_and_the_overview_table(tmp_path):
 
 
 def test_without_a_database_the_run_goes_to_a_temporary_file(tmp_path):
-    golden, outputs = _tiny_files(tmp_path)
+    golden, outputs = tiny_files(tmp_path)
     result = evaluate(str(golden), str(outputs), metrics=["exact_match"])
     try:
         assert "ragscope-" in result.store.path and result.store.path.endswith(".duckdb")
@@ -85,7 +85,7 @@ def test_without_a_database_the_run_goes_to_a_temporary_file(tmp_path):
 
 
 def test_bad_input_lists_every_problem_and_stores_nothing(tmp_path):
-    golden, _ = _tiny_files(tmp_path)
+    golden, _ = tiny_files(tmp_path)
     answers = [{"question_id": "q0", "answer": "0"}, {"answer": "2"}]
     unknown = [{"question_id": "q0", "answer": "0"}, {"question_id": "nope", "answer": "1"}]
     db = tmp_path / "bad.duckdb"
@@ -105,7 +105,7 @@ def test_bad_input_lists_every_problem_and_stores_nothing(tmp_path):
 
 
 def test_outputs_come_as_one_source_a_list_or_by_method(tmp_path):
-    golden, outputs = _tiny_files(tmp_path)
+    golden, outputs = tiny_files(tmp_path)
     frame = pd.read_json(outputs, lines=True)
     assert [s.output.method for s in read_inputs(golden, frame).plan.samples] == ["outputs"] * 3  # as a file would be
     by_method = read_inputs(golden, {"a": frame, "b": str(outputs)})

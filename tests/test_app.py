@@ -8,8 +8,9 @@ from streamlit.testing.v1 import AppTest
 
 from evaluators import demo
 from evaluators.store import close_store, open_store
+from tests.helpers.screens import metrics_table
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 CHEAP = ("exact_match", "rouge_l")
 
 
@@ -26,11 +27,6 @@ def app(tmp_path, monkeypatch):
     demo.wait_for_demos(open_store(db), timeout=300)  # no demo thread may write into a closed database
     st.cache_resource.clear()
     close_store(db)
-
-
-def metrics_table(at: AppTest):
-    """Overview's table of every metric per method (below the headline's)."""
-    return next(d.value for d in at.dataframe if "family" in d.value.columns)
 
 
 def _run_ids(db: Path) -> dict[str, str]:

@@ -1,12 +1,8 @@
-"""`run --max-cost USD` end to end: the real CLI in a subprocess, the scripted OpenAI-compatible server on
+"""`run --max-cost USD` end to end: the real CLI (in-process), the scripted OpenAI-compatible server on
 127.0.0.1 reporting a known number of tokens per call, real DuckDB files. A run estimated above its budget does not
 start; one that reaches it stops with its cells pending and every call in the ledger, and a resume with a higher
 budget finishes it with the scores of a run without one, paying nothing twice."""
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import duckdb
 import pytest
@@ -14,24 +10,21 @@ import pytest
 from evaluators.runs import budget
 from evaluators.judges import prices, prompts
 from evaluators.records.run_status import RunStatus
-from tests.openai_server import Reply, start_server
-from tests.test_cli import _tiny_files
-from tests.test_openai_judge import SEED_000_EXTRACTION, SEED_000_VERIFICATION
+from tests.helpers.openai_server import Reply, start_server
+from tests.helpers.cli import tiny_files, cli
+from tests.helpers.seed_000 import SEED_000_EXTRACTION, SEED_000_VERIFICATION
 
-ROOT = Path(__file__).resolve().parent.parent
 N = 6  # samples: 2 calls each (extraction, verification)
 CALL_USD = 0.1  # each reply reports 100,000 input tokens, at $1 per 1M
 PRICES = ("--price-in", "1", "--price-out", "1")
 
 
 def _files(tmp_path):
-    return _tiny_files(tmp_path, N)
+    return tiny_files(tmp_path, N)
 
 
 def _run(db, *args):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"OPENAI_API_KEY": "sk-test"}
-    return subprocess.run([sys.executable, "-m", "evaluators", "run", "--db", str(db), *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300, env=env)
+    return cli("run", *args, db=db, env={"OPENAI_API_KEY": "sk-test"})
 
 
 @pytest.fixture
@@ -132,13 +125,13 @@ def test_the_evaluate_screen_refuses_a_start_above_its_stop_at_cost_and_shows_th
     from evaluators.judges import OpenAIJudge
     from evaluators.metrics import resolve
     from evaluators.store import open_store
-    from tests.test_page_evaluate import _metric, _tiny_judged_data, _until_done, choose_openai, start_and_wait
+    from tests.helpers.evaluate_screen import metric_checkbox, tiny_judged_data, until_done, choose_openai, start_and_wait
     from ui.common import md_escape
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     at = app_at("pages/evaluate.py")
     store = open_store(app_at.db)
-    golden, outputs = _tiny_judged_data(store, tmp_path)
+    golden, outputs = tiny_judged_data(store, tmp_path)
     choose_openai(at, golden, server.base_url)
     at.run()  # a new model prefills its prices
     at.number_input(key="eval-price-in").set_value(1.0)
@@ -148,7 +141,7 @@ def test_the_evaluate_screen_refuses_a_start_above_its_stop_at_cost_and_shows_th
     judge = OpenAIJudge("test-model", price_in=1, price_out=1)
     cost = estimate(engine_samples(store, golden, outputs), judge, resolve(["exact_match", "faithfulness"])).cost(
         judge.price)
-    assert _metric(at, "Cost (estimate)") == prices.usd(cost)
+    assert metric_checkbox(at, "Cost (estimate)") == prices.usd(cost)
 
     at.number_input(key="eval-max-cost").set_value(0.01)  # below the estimate
     at.run()
@@ -171,9 +164,9 @@ def test_the_evaluate_screen_refuses_a_start_above_its_stop_at_cost_and_shows_th
     at.number_input(key="eval-resume-max-cost").set_value(10.0)
     at.button(key="eval-resume").click()
     at.run()
-    run = _until_done(at, store, run_id)
+    run = until_done(at, store, run_id)
     assert run["status"] == "finished" and json.loads(run["config"])[budget.CONFIG_KEY] == 10.0
-    assert _metric(at, "Not computed yet") == "0" and server.request_count == 24  # nothing paid twice
+    assert metric_checkbox(at, "Not computed yet") == "0" and server.request_count == 24  # nothing paid twice
 
 
 def engine_samples(store, golden, outputs):

@@ -1,13 +1,12 @@
 """Per-question checks (evaluators/maths/checks.py): each check type, validation messages, run_checks."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from evaluators.maths import checks as ck
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 
 ANSWER = "Yes. Territory 118 has a rate change of -0.133%; the premium is $6,650. Rules: Rule C-1, Rule C-2."
 

@@ -1,7 +1,6 @@
 """The claim matrix -> metric arithmetic, checked against RAGChecker's published checking outputs
 and the seeds' worked examples."""
 import json
-from pathlib import Path
 
 import pytest
 
@@ -9,6 +8,7 @@ from evaluators.maths import formulas
 from evaluators.records.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN, ChunkRelevance, ClaimMatrix, combine
 from evaluators.metrics.claims import chunk_rows, claim_metrics, claim_rows, tp_fp_fn
 from evaluators.records import JUDGE_ERROR, NOT_APPLICABLE, OK
+from tests.helpers import SHARED_DATA
 
 NLI = {"Entailment": SUPPORTED, "Contradiction": CONTRADICTED, "Neutral": NOT_FOUND}
 
@@ -34,7 +34,7 @@ def ragchecker_matrix(result: dict) -> ClaimMatrix:
 
 @pytest.fixture(scope="module")
 def ragchecker():
-    path = Path(__file__).resolve().parents[2] / "shared" / "data" / "ragchecker_examples" / "checking_outputs.json"
+    path = SHARED_DATA / "ragchecker_examples" / "checking_outputs.json"
     return json.loads(path.read_text())["results"]
 
 

@@ -1,33 +1,16 @@
-"""The command line as a user runs it: real subprocesses, real DuckDB files."""
+"""The command line as a user runs it (called in-process, tests/helpers/cli.py; in a process where that is what is
+tested), real DuckDB files."""
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import duckdb
 import pandas as pd
 import pytest
 
 from evaluators.judges import prompts
-from tests.test_shared_db import held_elsewhere
+from tests.helpers.shared_db import held_elsewhere
+from tests.helpers.cli import DEMO, ROOT, tiny_files, cli, table_counts
 
-ROOT = Path(__file__).resolve().parent.parent
-DEMO = ROOT / "data" / "demo"
 MALFORMED = ROOT / "tests" / "malformed"
-
-
-def cli(*args, db=None, timeout=300):
-    cmd = [sys.executable, "-m", "evaluators", *args] + (["--db", str(db)] if db else [])
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-
-
-def table_counts(db):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
-                for t in ("datasets", "golden_items", "rag_outputs", "runs", "scores")}
-    finally:
-        con.close()
 
 
 def test_help_explains_commands_and_exit_codes():
@@ -78,14 +61,14 @@ def test_bad_input_lists_every_problem_and_writes_nothing(tmp_path):
 
 
 def test_a_golden_file_without_answers_asks_for_the_outputs(tmp_path):
-    golden, _ = _tiny_files(tmp_path)
+    golden, _ = tiny_files(tmp_path)
     out = cli("run", "--golden", str(golden), db=tmp_path / "none.duckdb")
     assert out.returncode == 2 and "gold.jsonl holds no answers" in out.stderr and "--outputs PATH" in out.stderr
     assert not (tmp_path / "none.duckdb").exists()
 
 
 def test_numbers_no_run_can_use_are_refused_for_the_offline_judge_too(tmp_path):
-    golden, outputs = _tiny_files(tmp_path)
+    golden, outputs = tiny_files(tmp_path)
     for option in (("--concurrency", "0"), ("--repeats", "0"), ("--timeout", "-1")):
         out = cli("run", "--golden", str(golden), "--outputs", str(outputs), *option, db=tmp_path / "none.duckdb")
         assert out.returncode == 2 and f"{option[0][2:]} must be" in out.stderr, (option, out.stderr)
@@ -164,7 +147,7 @@ def test_the_same_method_answering_in_two_files_is_refused(tmp_path):
 
 def test_labels_import_end_to_end(tmp_path):
     from evaluators.store import close_store
-    from tests.test_labels import GOOD_ROWS, HEADER, tiny_run
+    from tests.helpers.tiny_run import GOOD_ROWS, HEADER, tiny_run
 
     db = tmp_path / "labels.duckdb"
     run_id = tiny_run(db, tmp_path)
@@ -198,10 +181,9 @@ def test_labels_import_end_to_end(tmp_path):
     assert unknown.returncode == 2 and "no run 'run-nope'" in unknown.stderr
 
 
-
 def test_deeply_nested_json_is_a_listed_problem_not_a_traceback(tmp_path):
     from evaluators.store import close_store
-    from tests.test_labels import tiny_run
+    from tests.helpers.tiny_run import tiny_run
 
     db = tmp_path / "deep.duckdb"
     out = cli("run", "--golden", str(MALFORMED / "deep_nesting.json"), "--outputs", str(MALFORMED / "deep_nesting.jsonl"),
@@ -220,14 +202,6 @@ def test_deeply_nested_json_is_a_listed_problem_not_a_traceback(tmp_path):
 
 # -- progress per metric, prices and cost ---------------------------------------------------------
 
-def _tiny_files(tmp_path, n=3):
-    golden, outputs = tmp_path / "gold.jsonl", tmp_path / "out.jsonl"
-    golden.write_text("".join(json.dumps({"question_id": f"q{i}", "question": f"What is {i} plus {i}?",
-                                          "reference": f"It is {2 * i}."}) + "\n" for i in range(n)))
-    outputs.write_text("".join(json.dumps({"question_id": f"q{i}", "answer": f"The sum is {2 * i}.",
-                                           "contexts": [f"{i} plus {i} makes {2 * i}."]}) + "\n" for i in range(n)))
-    return golden, outputs
-
 
 def _labels(text):
     """The bar's labels in the order drawn (tqdm redraws a line after a carriage return)."""
@@ -244,7 +218,7 @@ def test_the_bar_counts_cells_and_names_each_metric_as_it_is_scored(tmp_path):
     from evaluators.cli import MetricBar
     from evaluators.store import close_store, open_store
 
-    golden, outputs = _tiny_files(tmp_path)
+    golden, outputs = tiny_files(tmp_path)
     db = tmp_path / "bar.duckdb"
     store = open_store(db)
     try:
@@ -279,7 +253,7 @@ def test_the_bar_counts_cells_and_names_each_metric_as_it_is_scored(tmp_path):
 
 
 def test_prices_are_refused_where_they_cannot_apply(tmp_path):
-    golden, outputs = _tiny_files(tmp_path)
+    golden, outputs = tiny_files(tmp_path)
     db = tmp_path / "p.duckdb"
     offline = cli("run", "--golden", str(golden), "--outputs", str(outputs), "--price-in", "1", "--price-out", "2",
                   db=db)
@@ -300,7 +274,7 @@ def test_the_estimate_prices_the_tokens_at_the_list_or_the_given_price(tmp_path)
     from evaluators.runs.estimate import estimate
     from evaluators.metrics import resolve
 
-    golden, outputs = _tiny_files(tmp_path)
+    golden, outputs = tiny_files(tmp_path)
     samples = planning.plan(loaders.load(golden).golden, loaders.load(outputs, role="outputs").outputs).samples
     est = estimate(samples, OpenAIJudge("m"), resolve(["faithfulness"]))
     args = ("run", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai", "--metrics", "faithfulness",
@@ -320,22 +294,19 @@ def test_the_estimate_prices_the_tokens_at_the_list_or_the_given_price(tmp_path)
 
 
 def test_an_llm_judged_run_records_its_prices_and_reports_its_cost(tmp_path):
-    import os
 
     from evaluators.judges import prices
-    from tests.openai_server import Reply, start_server
-    from tests.test_openai_judge import SEED_000_EXTRACTION, SEED_000_VERIFICATION
+    from tests.helpers.openai_server import Reply, start_server
+    from tests.helpers.seed_000 import SEED_000_EXTRACTION, SEED_000_VERIFICATION
 
-    golden, outputs = _tiny_files(tmp_path)
+    golden, outputs = tiny_files(tmp_path)
     db = tmp_path / "cost.duckdb"
     key = "sk-never-stored"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"OPENAI_API_KEY": key}
 
     def run():
-        cmd = [sys.executable, "-m", "evaluators", "run", "--db", str(db), "--golden", str(golden), "--outputs",
-               str(outputs), "--judge", "openai", "--model", "gpt-4o-mini", "--price-in", "2", "--price-out", "8",
-               "--metrics", "faithfulness,exact_match", "--base-url", server.base_url]
-        return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+        return cli("run", "--golden", golden, "--outputs", outputs, "--judge", "openai", "--model", "gpt-4o-mini",
+                   "--price-in", "2", "--price-out", "8", "--metrics", "faithfulness,exact_match",
+                   "--base-url", server.base_url, db=db, env={"OPENAI_API_KEY": key})
 
     with start_server() as server:
         server.responder = lambda body: Reply.json(SEED_000_EXTRACTION if prompts.task_of(body["messages"])
@@ -365,7 +336,7 @@ def test_an_llm_judged_run_records_its_prices_and_reports_its_cost(tmp_path):
 
 
 def test_the_estimate_counts_every_repeat_and_bad_repeats_are_refused(tmp_path):
-    golden, outputs = _tiny_files(tmp_path)
+    golden, outputs = tiny_files(tmp_path)
     args = ("run", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai", "--model", "gpt-4o-mini",
             "--metrics", "judge_overall", "--estimate")
     once, thrice = cli(*args), cli(*args, "--repeats", "3")
@@ -378,13 +349,12 @@ def test_numbers_and_metric_lists_are_checked_before_anything_is_stored(tmp_path
     """Each bad option exits 2 naming it, sends no judge request and leaves the database as it was (a
     concurrency of 0 used to wait for ever; -3 stored a failed run; ',,' a finished run of no metric).
     The rules themselves are lifecycle.RunSpec's (tests/test_run_options.py)."""
-    import os
 
     from evaluators import loaders
     from evaluators.store import close_store, open_store
-    from tests.openai_server import start_server
+    from tests.helpers.openai_server import start_server
 
-    golden, outputs = _tiny_files(tmp_path)
+    golden, outputs = tiny_files(tmp_path)
     db = tmp_path / "kept.duckdb"
     store = open_store(db)
     store.save_dataset(loaders.load(golden, role="golden"))
@@ -393,22 +363,12 @@ def test_numbers_and_metric_lists_are_checked_before_anything_is_stored(tmp_path
     bad = {("--concurrency", "0"): "concurrency must be a whole number of 1 or more (judge calls in flight at once)",
            ("--concurrency", "-3"): "concurrency must be a whole number of 1 or more",
            ("--metrics", ",,"): "no metric chosen"}
-    env = os.environ | {"OPENAI_API_KEY": "sk-test"}
     with start_server() as server:
-        base = [sys.executable, "-m", "evaluators", "run", "--db", str(db), "--golden", str(golden), "--outputs",
-                str(outputs), "--judge", "openai", "--model", "m", "--base-url", server.base_url]
-        runs = {option: subprocess.Popen(base + list(option), cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE) for option in bad}  # in parallel: seconds, not minutes
-        try:
-            ended = {option: (p.wait(timeout=60), p.stderr.read()) for option, p in runs.items()}
-        finally:
-            for p in runs.values():
-                p.kill()
-                p.communicate()
+        for option, message in bad.items():
+            out = cli("run", "--golden", golden, "--outputs", outputs, "--judge", "openai", "--model", "m",
+                      "--base-url", server.base_url, *option, db=db, env={"OPENAI_API_KEY": "sk-test"})
+            assert out.returncode == 2 and message in out.stderr, (option, out.stderr)
         assert server.request_count == 0
-    for option, message in bad.items():
-        code, stderr = ended[option]
-        assert code == 2 and message in stderr, (option, stderr)
     assert table_counts(db) == before
 
 
@@ -417,7 +377,7 @@ def test_the_advice_for_a_file_in_another_encoding_works_as_given(tmp_path):
     import re
 
     from evaluators.store import close_store
-    from tests.test_labels import HEADER, GOOD_ROWS, tiny_run
+    from tests.helpers.tiny_run import HEADER, GOOD_ROWS, tiny_run
 
     db = tmp_path / "enc.duckdb"
     outputs = tmp_path / "out.csv"
@@ -451,7 +411,7 @@ def test_the_advice_for_a_file_in_another_encoding_works_as_given(tmp_path):
 
 def test_labels_import_says_which_ratings_it_skipped_and_why(tmp_path):
     from evaluators.store import close_store
-    from tests.test_labels import GOOD_ROWS, HEADER, tiny_run
+    from tests.helpers.tiny_run import GOOD_ROWS, HEADER, tiny_run
 
     db = tmp_path / "labels.duckdb"
     run_id = tiny_run(db, tmp_path)

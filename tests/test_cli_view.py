@@ -1,23 +1,17 @@
-"""`python -m evaluators view SCREEN RUN_ID [options] [--json|--csv]` as a user runs it (real subprocesses on a
+"""`python -m evaluators view SCREEN RUN_ID [options] [--json|--csv]` as a user runs it (in-process, on a
 copy of the evaluated demo database): it prints exactly the tables of the screen's view for the same options."""
 import io
 import json
 import math
-import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from evaluators.queries.screens import SCREENS
 from evaluators.store import close_store, open_store
-from tests.test_queries_compare import runs, small  # noqa: F401  (fixtures)
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.compare_runs import runs, small  # noqa: F401  (fixtures)
+from tests.helpers.cli_view import tables, view
 
 
 @pytest.fixture(scope="module")
@@ -27,21 +21,6 @@ def demo(demo_db_file, tmp_path_factory):
     run_id = open_store(db).cursor().execute("SELECT run_id FROM runs WHERE status = 'finished'").fetchall()[0][0]
     close_store(db)  # the CLI's process opens the file
     return db, run_id
-
-
-def view(db, *args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "evaluators", "view", *args, "--db", str(db)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "COLUMNS": "1000"})  # --help unwrapped, whatever the terminal
-
-
-def tables(db, screen: str, run_id: str, **options) -> dict[str, pd.DataFrame]:
-    """The view's tables in this process, row labels (metric, method) as a first column, as the CLI prints them."""
-    try:
-        found = SCREENS[screen](open_store(db), run_id, **options)
-    finally:
-        close_store(db)
-    return {name: t.reset_index() if any(t.index.names) else t for name, t in found.items()}
 
 
 def test_text_prints_each_table_under_its_name(demo):

@@ -1,12 +1,12 @@
-"""`python -m evaluators view claims|error_analysis|evaluate|data ... --json` (real subprocesses on a small run
+"""`python -m evaluators view claims|error_analysis|evaluate|data ... --json` (in-process, on a small run
 with HTML payloads and a human label): each prints its screen view's tables, for the same options."""
 import json
 
 import pytest
 
 from evaluators.store import close_store, open_store
-from tests.test_cli_view import tables, view
-from tests.test_queries_claims import EVIL_METHOD, SCRIPT, build_run
+from tests.helpers.cli_view import tables, view
+from tests.helpers.claims_runs import EVIL_METHOD, SCRIPT, build_run
 
 
 @pytest.fixture(scope="module")

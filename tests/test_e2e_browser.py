@@ -4,71 +4,21 @@ never used). Screenshots go to tests/e2e/screenshots/ (git-ignored) for a human 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from evaluators.demo import ARAGOG, CLAPNQ, DEMO_GOLDEN, DEMO_OUTPUTS
+from tests.helpers.browser import SHOTS, TIMEOUT_MS, settle, chromium, serving
+from tests.helpers.browser import open_page
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parent.parent
-SHOTS = ROOT / "tests" / "e2e" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-# As the machine's probe starts it: no sandbox as root, and no background connections (the
-# network is closed; Chromium would keep trying).
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-TIMEOUT_MS = 90_000
 expect.set_options(timeout=TIMEOUT_MS)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def serving(db: Path, *args: str, address: str = "127.0.0.1", env: dict | None = None) -> Iterator[str]:
-    """`streamlit run app.py` on `db`, listening on `address` (more options in `args`); yields its loopback URL."""
-    port = _free_port()
-    log = open(db.with_suffix(".log"), "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", address, "--server.port",
-         str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false", *args],
-        cwd=ROOT, env={**os.environ, "RAGSCOPE_DB": str(db), **(env or {})}, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"streamlit did not start: {db.with_suffix('.log').read_text()[-2000:]}")
-            time.sleep(0.5)
-    try:
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")
@@ -78,20 +28,6 @@ def server(tmp_path_factory, all_demos_db_file):
     shutil.copy(all_demos_db_file, db)
     with serving(db) as url:
         yield url
-
-
-@contextlib.contextmanager
-def chromium() -> Iterator[Page]:
-    """A page of Debian's headless Chromium."""
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium (apt-get install chromium)")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1500, "height": 1000})
-        page.set_default_timeout(TIMEOUT_MS)
-        yield page
-        browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -109,22 +45,9 @@ def page(server, browser):
     page.close()
 
 
-def _open(page: Page, server: str, path: str = "") -> None:
-    page.goto(f"{server}/{path}")
-    page.wait_for_selector("[data-testid='stApp']")
-    _settle(page)
-
-
-def _settle(page: Page) -> None:
-    """Wait until the script run is over (Streamlit shows a running indicator while it runs)."""
-    page.wait_for_timeout(500)
-    page.get_by_role("img", name="Running...").wait_for(state="hidden", timeout=TIMEOUT_MS)
-    page.wait_for_timeout(300)
-
-
 def test_opens_on_the_evaluated_demo_with_its_headline(page, server, all_demos_db_file):
     findings = _headline_findings(all_demos_db_file)
-    _open(page, server)
+    open_page(page, server)
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
     expect(page.get_by_text("Every metric, per method")).to_be_visible()
     expect(page.get_by_text(ARAGOG.name).first).to_be_visible()  # the default run: real answers
@@ -177,7 +100,7 @@ def test_compare_shows_significant_differences_between_two_retrieval_settings(pa
     assert better + worse > 0, "the ARAGOG demo should show at least one tested difference between two settings"
     page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Compare", exact=True).click()
     page.wait_for_url(f"{server}/compare")
-    _settle(page)
+    settle(page)
     expect(page.get_by_text(f"{a} is significantly better than {baseline} on {better} of {n} metrics and worse "
                             f"on {worse} (Holm-adjusted p < 0.05)")).to_be_visible()
     page.screenshot(path=str(SHOTS / "02-compare-retrieval-settings.png"), full_page=True)
@@ -189,7 +112,7 @@ def test_compare_shows_significant_differences_between_two_retrieval_settings(pa
 def test_every_screen_opens_without_an_error(page, server, title, path):
     page.locator("[data-testid='stSidebarNav']").get_by_role("link", name=title, exact=True).click()
     page.wait_for_url(f"{server}/{path}")
-    _settle(page)
+    settle(page)
     assert page.locator("[data-testid='stException']").count() == 0
     page.screenshot(path=str(SHOTS / f"screen-{path}.png"), full_page=True)
 
@@ -205,10 +128,10 @@ def test_no_request_leaves_the_machine(page, server):
 
     page.route(lambda url: not url.startswith(server), record)
     try:
-        _open(page, server)
+        open_page(page, server)
         for title in ("Compare", "Claims", "Correlations", "Error analysis", "Data", "Evaluate", "Overview"):
             page.locator("[data-testid='stSidebarNav']").get_by_role("link", name=title, exact=True).click()
-            _settle(page)
+            settle(page)
     finally:
         page.unroute_all()
     assert outside == []
@@ -217,7 +140,7 @@ def test_no_request_leaves_the_machine(page, server):
 def test_clicking_a_point_of_the_compare_scatter_opens_the_question_in_claims(page, server):
     page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Compare", exact=True).click()
     page.wait_for_url(f"{server}/compare")
-    _settle(page)
+    settle(page)
     scatter = page.locator(".stPlotlyChart").filter(has=page.locator(".scatterlayer .points path")).last
     scatter.scroll_into_view_if_needed()
     box = scatter.locator(".scatterlayer .points path").first.bounding_box()
@@ -226,7 +149,7 @@ def test_clicking_a_point_of_the_compare_scatter_opens_the_question_in_claims(pa
     page.wait_for_timeout(300)
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.wait_for_url(f"{server}/claims")
-    _settle(page)
+    settle(page)
     expect(page.get_by_role("heading", name="Claims").first).to_be_visible()
     assert page.locator("[data-testid='stException']").count() == 0
     page.screenshot(path=str(SHOTS / "02-drilldown-claims.png"), full_page=True)
@@ -235,38 +158,38 @@ def test_clicking_a_point_of_the_compare_scatter_opens_the_question_in_claims(pa
 def test_upload_the_demo_files_and_evaluate_them_with_the_offline_judge(page, server):
     page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Data", exact=True).click()
     page.wait_for_url(f"{server}/data")
-    _settle(page)
+    settle(page)
     uploader = page.locator("[data-testid='stFileUploader']").filter(has_text="Golden sets and RAG outputs")
     uploader.locator("input[type='file']").set_input_files([str(DEMO_GOLDEN), str(DEMO_OUTPUTS)])
-    _settle(page)
+    settle(page)
     expect(page.get_by_text(DEMO_GOLDEN.name).first).to_be_visible()
     expect(page.get_by_text(DEMO_OUTPUTS.name).first).to_be_visible()
     page.screenshot(path=str(SHOTS / "03-data-upload.png"), full_page=True)
     assert page.locator("[data-testid='stException']").count() == 0
     page.get_by_role("button", name="Store 2 files").click()  # already stored: a no-op that Evaluate then opens on
-    _settle(page)
+    settle(page)
     expect(page.get_by_text("0 new datasets stored, 2 already stored before")).to_be_visible()
 
     page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Evaluate", exact=True).click()
     page.wait_for_url(f"{server}/evaluate")
-    _settle(page)
+    settle(page)
     page.get_by_role("button", name="All metrics").click()
-    _settle(page)
+    settle(page)
     page.get_by_label("Run name").fill("e2e offline run")
     page.get_by_label("Run name").press("Enter")
-    _settle(page)
+    settle(page)
     page.get_by_role("button", name="Start the run").click()
     # The run goes on in a background thread; the page polls and shows the new run, which can be
     # opened once it has finished (the offline judge's claims take a while).
     finished = re.compile(r"e2e offline run\s+run-\S+ · judge offline · 206 samples x 34 metrics · finished")
     page.get_by_text(finished).wait_for(timeout=600_000)
-    _settle(page)
+    settle(page)
     expect(page.get_by_text(finished)).to_be_visible()
     opened = page.get_by_role("button", name="Open the results")
     page.screenshot(path=str(SHOTS / "04-evaluate-finished.png"), full_page=True)
     opened.click()
     page.wait_for_url(f"{server}/")
-    _settle(page)
+    settle(page)
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
     expect(page.get_by_text("e2e offline run").first).to_be_visible()  # the new run is the one in view
     assert page.locator("[data-testid='stException']").count() == 0
@@ -277,10 +200,10 @@ def test_error_analysis_shows_judge_vs_humans_on_the_clapnq_demo(page, server):
     """The ClapNQ demo's human ratings beside the judge (last: it changes the run in view)."""
     page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").filter(has_text="Run").click()
     page.get_by_role("option", name=re.compile(re.escape(CLAPNQ.name))).click()
-    _settle(page)
+    settle(page)
     page.locator("[data-testid='stSidebarNav']").get_by_role("link", name="Error analysis", exact=True).click()
     page.wait_for_url(f"{server}/error_analysis")
-    _settle(page)
+    settle(page)
     heading = page.get_by_role("heading", name="Judge vs humans")
     heading.scroll_into_view_if_needed()
     expect(heading).to_be_visible()
@@ -398,7 +321,7 @@ def test_every_screen_reads_well_at_1400_and_1920_px_in_both_themes(themed, brow
         for width in WIDTHS:
             page.set_viewport_size({"width": width, "height": 1200})
             for title, path in SCREENS:
-                _open(page, url, path)
+                open_page(page, url, path)
                 expect(page.get_by_role("heading", name=title).first).to_be_visible()
                 assert page.locator("[data-testid='stException']").count() == 0, (theme, width, title)
                 assert page.locator("[data-testid='stAppDeployButton']").count() == 0  # client.toolbarMode viewer
@@ -409,7 +332,7 @@ def test_every_screen_reads_well_at_1400_and_1920_px_in_both_themes(themed, brow
                 if path == "error_analysis":  # the first sample of the list: its answer, reference and chunks
                     grid = page.locator("[data-testid='stDataFrame']").first.bounding_box()
                     page.mouse.click(grid["x"] + 16, grid["y"] + 35 + 17)  # its row's checkbox (a canvas)
-                    _settle(page)
+                    settle(page)
                     expect(page.get_by_text("Reference answer").first).to_be_visible()
                 if path == "claims":
                     page.locator("mark").first.wait_for()  # the answers of the first question, claims highlighted

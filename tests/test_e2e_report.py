@@ -20,12 +20,12 @@ from evaluators.demo import ARAGOG, GRAPHRAG
 from evaluators.queries import runs
 from evaluators.presentation.report import report_html
 from evaluators.store import close_store, open_store
-from tests.conftest import A_LINK, HOSTILE_METHOD, IMG, JS_LINK
-from tests.test_e2e_browser import SHOTS, _settle, chromium, serving
+from tests.helpers.hostile import A_LINK, HOSTILE_METHOD, IMG, JS_LINK
+from tests.helpers.browser import SHOTS, settle, chromium, serving
+from tests.helpers import ROOT
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parent.parent
 A4_TEXT_WIDTH = 703  # CSS pixels between the report's A4 margins (210 mm - 2 x 12 mm at 96 per inch)
 
 
@@ -154,7 +154,7 @@ def test_the_download_button_hands_over_the_report(aragog, tmp_path):
     with serving(app_db) as url, chromium() as page:
         page.goto(url)
         page.wait_for_selector("[data-testid='stApp']")
-        _settle(page)
+        settle(page)
         button = page.get_by_role("button", name="Download report")
         button.scroll_into_view_if_needed()
         with page.expect_download(timeout=300_000) as download:

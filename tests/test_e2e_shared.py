@@ -8,7 +8,7 @@ import shutil
 import pytest
 from playwright.sync_api import expect
 
-from tests.test_e2e_browser import SHOTS, _settle, chromium, serving
+from tests.helpers.browser import SHOTS, settle, chromium, serving
 
 pytestmark = pytest.mark.e2e
 
@@ -29,7 +29,7 @@ def _sign_in(page, password: str) -> None:
     field = page.get_by_label("Password", exact=True)
     field.fill(password)
     page.get_by_role("button", name="Sign in").click()
-    _settle(page)
+    settle(page)
 
 
 def test_the_sign_in_screen_comes_first_and_no_data_before_it(shared):
@@ -37,7 +37,7 @@ def test_the_sign_in_screen_comes_first_and_no_data_before_it(shared):
     for path in ("", "compare", "claims?question=q1"):  # a page's own address does not get around it
         page.goto(f"{url}/{path}")
         page.wait_for_selector("[data-testid='stApp']")
-        _settle(page)
+        settle(page)
         expect(page.get_by_label("Password", exact=True)).to_be_visible()
         body = page.inner_text("body")
         assert "GraphRAG" not in body and "local_search" not in body and "Overview" not in body, body

@@ -191,7 +191,7 @@ def test_the_engine_decides_inapplicable_before_the_judge_fails_it(monkeypatch):
     """A judge that answers every call with HTTP 500: the context-less sample's cells of the metrics that need
     chunks are not_applicable (nothing to retry), not the judge's error; those that use the judge's claims fail."""
     from evaluators.judges import OpenAIJudge
-    from tests.openai_server import Reply, start_server
+    from tests.helpers.openai_server import Reply, start_server
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with start_server() as server:

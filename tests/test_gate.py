@@ -1,8 +1,5 @@
 """The regression gate as CI runs it: `python -m evaluators gate` on real DuckDB files made by `run`."""
 import json
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -14,9 +11,10 @@ from evaluators.metrics import REGISTRY
 from evaluators.queries.headline import HEADLINE
 from evaluators.judges import prompts
 from evaluators.store import close_store, open_store
-from tests.test_shared_db import held_elsewhere
+from tests.helpers.cli import cli, tiny_files
+from tests.helpers.shared_db import held_elsewhere
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo"
 GOLDEN = DEMO / "novel_44557_golden.csv"
 OUTPUTS = DEMO / "novel_44557_outputs.jsonl"
@@ -27,11 +25,6 @@ METRICS = ["exact_match", "keyword_coverage", "number_match", "answer_completene
 # no direction, so it never fails.
 BROKEN = {"keyword_coverage", "answer_completeness", "rouge_l"}
 METHODS = ("basic_search", "local_search")
-
-
-def cli(*args, timeout=300, env=None):
-    return subprocess.run([sys.executable, "-m", "evaluators", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, env=env)
 
 
 def make_run(db: Path, outputs: Path, *extra) -> str:
@@ -167,7 +160,7 @@ def test_bad_arguments_and_inputs_exit_2_with_a_clear_message(runs, tmp_path):
 
 
 def test_a_database_held_by_another_process_exits_3(runs, tmp_path):
-    env = os.environ | {"RAGSCOPE_DB_WAIT": "1"}
+    env = {"RAGSCOPE_DB_WAIT": "1"}
     close_store(runs["db"])
     with held_elsewhere(runs["db"]):
         out = cli("gate", runs["wrong"], "--baseline", runs["baseline"], "--db", str(runs["db"]), env=env)
@@ -240,13 +233,11 @@ def test_headline_metrics_are_registered_and_tolerances_are_checked():
 # -- an LLM judge asked several times: samples whose replies disagree are listed ---------------------------------
 
 def test_samples_whose_repeated_judge_replies_disagree_are_listed_as_unstable(tmp_path):
-    from tests.openai_server import Reply, start_server
-    from tests.test_cli import _tiny_files
-    from tests.test_openai_judge import SEED_000_EXTRACTION, SEED_000_HOLISTIC, SEED_000_VERIFICATION
+    from tests.helpers.openai_server import Reply, start_server
+    from tests.helpers.seed_000 import SEED_000_EXTRACTION, SEED_000_HOLISTIC, SEED_000_VERIFICATION
 
-    golden, outputs = _tiny_files(tmp_path)  # q0, q1, q2: "What is 1 plus 1?"
+    golden, outputs = tiny_files(tmp_path)  # q0, q1, q2: "What is 1 plus 1?"
     db = tmp_path / "llm.duckdb"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"OPENAI_API_KEY": "sk-test"}
 
     def rated(overall):
         return Reply.json({**SEED_000_HOLISTIC, "overall_score": overall, "correctness": overall})
@@ -259,10 +250,9 @@ def test_samples_whose_repeated_judge_replies_disagree_are_listed_as_unstable(tm
         return Reply.json(SEED_000_EXTRACTION if schema == "extraction" else SEED_000_VERIFICATION)
 
     def run():
-        out = subprocess.run([sys.executable, "-m", "evaluators", "run", "--db", str(db), "--golden", str(golden),
-                              "--outputs", str(outputs), "--judge", "openai", "--model", "gpt-4o-mini",
-                              "--metrics", "judge_overall,rouge_l", "--repeats", "3", "--base-url", server.base_url],
-                             cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+        out = cli("run", "--golden", golden, "--outputs", outputs, "--judge", "openai", "--model", "gpt-4o-mini",
+                  "--metrics", "judge_overall,rouge_l", "--repeats", "3", "--base-url", server.base_url, db=db,
+                  env={"OPENAI_API_KEY": "sk-test"})
         assert out.returncode == 0, out.stderr
         return next(line.split()[1] for line in out.stderr.splitlines() if line.startswith("run "))
 

@@ -2,12 +2,12 @@
 text escaped (the HTML goes to st.html)."""
 from __future__ import annotations
 
-from html.parser import HTMLParser
 
 import pytest
 
 from evaluators.records.judgments import VERDICTS
 from evaluators.presentation import highlight as hl
+from tests.helpers.screens import assert_inert
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -15,40 +15,6 @@ MD_LINK = "[click](javascript:alert(1))"
 BARE = "javascript:alert(1)"
 PAYLOADS = (SCRIPT, IMG, MD_LINK, BARE)
 EVIL = f"Alice built it. {SCRIPT} See {MD_LINK} or {BARE} {IMG} Done."
-# The only markup the module writes.
-ALLOWED_TAGS = {"div", "span", "mark", "sup", "sub", "a", "ul", "li", "b", "i", "h1", "h2", "h3", "h4", "h5", "h6"}
-
-
-class _Markup(HTMLParser):
-    """Every tag and attribute of an HTML string, and its text as a browser would show it."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict]] = []
-        self.text = ""
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data):
-        self.text += data
-
-
-def assert_inert(markup: str, *shown: str) -> _Markup:
-    """`markup` has only our own tags, no event handler, no link leaving the page, no script; and
-    each of `shown` is displayed as text."""
-    parsed = _Markup()
-    parsed.feed(markup)
-    parsed.close()
-    for tag, attrs in parsed.tags:
-        assert tag in ALLOWED_TAGS, f"unexpected tag <{tag}> in {markup!r}"
-        assert not any(name.startswith("on") for name in attrs), f"event handler in <{tag} {attrs}>"
-        assert "src" not in attrs, f"src attribute in <{tag} {attrs}>"
-        if "href" in attrs:
-            assert attrs["href"].startswith("#rs-chunk-"), f"link leaving the page: {attrs['href']!r}"
-    for text in shown:
-        assert text in parsed.text, f"{text!r} is not shown as text"
-    return parsed
 
 
 def test_spans_are_found_verbatim_in_order_and_across_whitespace():

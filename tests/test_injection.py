@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -19,10 +18,11 @@ from evaluators.metrics.claims import claim_metrics
 from evaluators.judges import prompts
 from evaluators.judges.openai_protocol import JudgeClient
 from evaluators.records import OK, Chunk, GoldenItem, RagOutput, Sample
-from tests.openai_server import Reply, start_server
-from tests.test_openai_judge import SEED_000_HOLISTIC
+from tests.helpers.openai_server import Reply, start_server
+from tests.helpers.seed_000 import SEED_000_HOLISTIC
+from tests.helpers import TESTS
 
-CORPUS = [json.loads(line) for line in (Path(__file__).parent / "injection" / "corpus.jsonl").read_text().splitlines()]
+CORPUS = [json.loads(line) for line in (TESTS / "injection" / "corpus.jsonl").read_text().splitlines()]
 BLOCK = re.compile(r'<(question|answer|reference|claim|chunk)(?: id="([ARC]\d+)")?>\n(.*?)\n</\1>', re.DOTALL)
 SCAFFOLDING = {"ANSWER CLAIMS:", "REFERENCE CLAIMS:", "CONTEXT:", "CHUNKS TO JUDGE: C1, C2", "COMPARE CLAIMS: yes",
                "(none)"} | {f"TASK: {task}" for task in prompts.TASKS}

@@ -11,8 +11,10 @@ import duckdb
 import pytest
 
 from evaluators.judges import prompts
-from tests.openai_server import Reply, start_server
-from tests.test_openai_run import BROKEN_QUESTION, KEY, ROOT, _files, _responder
+from tests.helpers.cli import cli
+from tests.helpers.openai_server import Reply, start_server
+from tests.helpers import ROOT
+from tests.helpers.openai_runs import BROKEN_QUESTION, KEY, openai_run_files, responder
 
 METRICS = "faithfulness,wp_precision,wp_recall,context_precision,answer_correctness_f1,judge_correctness,verdict"
 PRICES = ("--price-in", "2", "--price-out", "8")  # judge-model has no list price
@@ -20,16 +22,16 @@ SCORED = {"ok", "not_applicable"}  # q2's answer has no claims: its claim metric
 
 
 def _cli(db, *args, background=False):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {
-        "OPENAI_API_KEY": KEY, "RAGSCOPE_BATCH_POLL": "0.05"}
-    argv = [sys.executable, "-m", "evaluators", "run", "--db", str(db), *args]
-    if background:
-        return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    env = {"OPENAI_API_KEY": KEY, "RAGSCOPE_BATCH_POLL": "0.05"}
+    if background:  # a process, to be killed mid-batch
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | env
+        return subprocess.Popen([sys.executable, "-m", "evaluators", "run", "--db", str(db), *args], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return cli("run", *args, db=db, env=env)
 
 
 def _new_run(db, server, tmp_path, *extra):
-    golden, outputs = _files(tmp_path)
+    golden, outputs = openai_run_files(tmp_path)
     return _cli(db, "--golden", str(golden), "--outputs", f"local_search={outputs}", "--judge", "openai",
                 "--model", "judge-model", "--base-url", server.base_url, "--metrics", METRICS, *PRICES, *extra)
 
@@ -57,7 +59,7 @@ def call_by_call(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("call_by_call")
     db = tmp_path / "http.duckdb"
     with start_server() as server:
-        server.responder = _responder(refuse_q2=False)
+        server.responder = responder(refuse_q2=False)
         done = _new_run(db, server, tmp_path)
         assert done.returncode == 0, done.stderr
         assert server.batches_created == 0
@@ -83,7 +85,7 @@ def _spent(db) -> dict:
 def test_a_batch_run_scores_every_cell_as_the_same_run_made_call_by_call_at_half_the_price(tmp_path, call_by_call):
     db = tmp_path / "batch.duckdb"
     with start_server() as server:
-        server.responder = _responder(refuse_q2=False)
+        server.responder = responder(refuse_q2=False)
         server.batch_polls = 3  # in_progress for 3 polls
         done = _new_run(db, server, tmp_path, "--batch")
         assert done.returncode == 0, done.stderr
@@ -106,7 +108,7 @@ def test_a_batch_run_scores_every_cell_as_the_same_run_made_call_by_call_at_half
 
 def test_failed_lines_of_a_batch_are_retried_in_the_next_and_failing_ones_become_statuses(tmp_path, call_by_call):
     db = tmp_path / "batch.duckdb"
-    normal = _responder(refuse_q2=False)
+    normal = responder(refuse_q2=False)
     throttled = []
 
     def reply(body):
@@ -149,7 +151,7 @@ def test_an_expired_batch_fails_its_unanswered_requests_as_timeouts_and_the_next
         tmp_path, call_by_call):
     db = tmp_path / "batch.duckdb"
     with start_server() as server:
-        server.responder = _responder(refuse_q2=False)
+        server.responder = responder(refuse_q2=False)
         server.batch_answered = 1  # the first batch expires after one line
         done = _new_run(db, server, tmp_path, "--batch")
         assert done.returncode == 0, done.stderr
@@ -163,9 +165,9 @@ def test_an_expired_batch_fails_its_unanswered_requests_as_timeouts_and_the_next
 
 def test_a_batch_run_killed_while_its_batch_runs_resumes_with_that_batch_and_the_same_scores(tmp_path, call_by_call):
     db = tmp_path / "batch.duckdb"
-    golden, outputs = _files(tmp_path)
+    golden, outputs = openai_run_files(tmp_path)
     with start_server() as server:
-        server.responder = _responder(refuse_q2=False)
+        server.responder = responder(refuse_q2=False)
         server.batch_polls = 10**9  # the batch stays in progress
         proc = _cli(db, "--golden", str(golden), "--outputs", f"local_search={outputs}", "--judge", "openai",
                     "--model", "judge-model", "--base-url", server.base_url, "--metrics", METRICS, *PRICES,
@@ -197,7 +199,7 @@ def test_a_batch_run_killed_while_its_batch_runs_resumes_with_that_batch_and_the
 
 
 def test_batch_is_for_a_new_run_of_an_llm_judge(tmp_path):
-    golden, outputs = _files(tmp_path)
+    golden, outputs = openai_run_files(tmp_path)
     offline = _cli(tmp_path / "x.duckdb", "--golden", str(golden), "--outputs", str(outputs), "--batch")
     assert offline.returncode == 2 and "--batch apply to an LLM judge" in offline.stderr
     resumed = _cli(tmp_path / "x.duckdb", "--resume", "run-x", "--batch")
@@ -207,7 +209,7 @@ def test_batch_is_for_a_new_run_of_an_llm_judge(tmp_path):
 def test_in_batches_a_schema_refusal_falls_back_as_over_http_and_identical_requests_share_a_line():
     from evaluators.judges.openai_protocol import JudgeClient
     from evaluators.records import Chunk, GoldenItem, RagOutput, Sample
-    from tests.test_openai_judge import SEED_000_HOLISTIC
+    from tests.helpers.seed_000 import SEED_000_HOLISTIC
 
     def reply(body):
         if body["response_format"]["type"] == "json_schema":

@@ -1,6 +1,6 @@
 """The judge cache (`judge_cache` table, migration 2): a re-run of the same inputs with the same model
-and prompt version makes no request. The real CLI in a subprocess against the scripted server on
-127.0.0.1 (tests/openai_server.py), a real DuckDB file, as in tests/test_openai_run.py."""
+and prompt version makes no request. The real CLI (in-process) against the scripted server on
+127.0.0.1 (tests/helpers/openai_server.py), a real DuckDB file, as in tests/test_openai_run.py."""
 import json
 
 import duckdb
@@ -8,16 +8,16 @@ import duckdb
 from evaluators.judges import prompts
 from evaluators.judges.openai_transport import cache_key
 from evaluators.store import MIGRATIONS, SCHEMA_VERSION, Store
-from tests.openai_server import Reply, start_server
-from tests.test_openai_judge import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_REPLIES,
-                                     SEED_000_VERIFICATION, make_judge, seed_000_sample)
-from tests.test_openai_run import BROKEN_QUESTION, _cli, _files, _responder
+from tests.helpers.openai_server import Reply, start_server
+from tests.helpers.seed_000 import (SEED_000_ANSWER, SEED_000_EXTRACTION, SEED_000_REPLIES, SEED_000_VERIFICATION,
+                                    make_judge, seed_000_sample)
+from tests.helpers.openai_runs import BROKEN_QUESTION, cli_with_key, openai_run_files, responder
 
 METRICS = "faithfulness,wp_precision,context_precision,exact_match"
 
 
 def _run(db, golden, outputs, server, model="judge-model", method="local_search", metrics=METRICS):
-    out = _cli(db, "--golden", str(golden), "--outputs", f"{method}={outputs}", "--judge", "openai",
+    out = cli_with_key(db, "--golden", str(golden), "--outputs", f"{method}={outputs}", "--judge", "openai",
                "--model", model, "--base-url", server.base_url, "--metrics", metrics)
     assert out.returncode == 0, out.stderr
     return out
@@ -41,10 +41,10 @@ def _scores(db, run_id):
 
 
 def test_a_rerun_with_the_same_inputs_and_model_makes_no_request(tmp_path):
-    golden, outputs = _files(tmp_path)
+    golden, outputs = openai_run_files(tmp_path)
     db = tmp_path / "cache.duckdb"
     with start_server() as server:
-        server.responder = _responder(refuse_q2=False)
+        server.responder = responder(refuse_q2=False)
         every_call = METRICS + ",judge_overall,answer_relevance"  # the holistic call and the generated questions too
         _run(db, golden, outputs, server, metrics=every_call)
         first_run, first_requests = _latest_run(db), server.request_count
@@ -72,10 +72,10 @@ def test_a_rerun_with_the_same_inputs_and_model_makes_no_request(tmp_path):
 
 
 def test_another_model_or_a_changed_answer_misses_the_cache(tmp_path):
-    golden, outputs = _files(tmp_path)
+    golden, outputs = openai_run_files(tmp_path)
     db = tmp_path / "cache.duckdb"
     with start_server() as server:
-        server.responder = _responder(refuse_q2=False)
+        server.responder = responder(refuse_q2=False)
         _run(db, golden, outputs, server)
         before = server.request_count
 
@@ -96,19 +96,19 @@ def test_another_model_or_a_changed_answer_misses_the_cache(tmp_path):
 
 
 def test_an_error_reply_is_not_cached_and_a_retry_reaches_the_server(tmp_path):
-    golden, outputs = _files(tmp_path)
+    golden, outputs = openai_run_files(tmp_path)
     db = tmp_path / "cache.duckdb"
     with start_server() as server:
-        server.responder = _responder(refuse_q2=True)  # q2: HTTP 401
+        server.responder = responder(refuse_q2=True)  # q2: HTTP 401
         _run(db, golden, outputs, server)
         run_id = _latest_run(db)
         assert _query(db, "SELECT count(*) FROM judge_calls WHERE status = 'bad_request'")[0][0] >= 1
         assert _query(db, "SELECT count(*) FROM judge_cache WHERE response LIKE '%Incorrect API key%'")[0][0] == 0
         assert _query(db, "SELECT count(*) FROM judge_cache")[0][0] == 2  # q1's two replies only
 
-        server.responder = _responder(refuse_q2=False)
+        server.responder = responder(refuse_q2=False)
         before = server.request_count
-        retry = _cli(db, "--retry-failed", run_id)
+        retry = cli_with_key(db, "--retry-failed", run_id)
         assert retry.returncode == 0, retry.stderr
         new = server.requests[before:]
         assert new and all(BROKEN_QUESTION in json.dumps(r.body) for r in new)  # q2 asked again, q1 not

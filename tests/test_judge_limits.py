@@ -8,7 +8,7 @@ import pytest
 from evaluators import judges
 from evaluators.judges import OfflineJudge, OpenAIJudge, conflicts, offline
 from evaluators.records import Chunk, GoldenItem, RagOutput, Sample
-from tests.test_cli import cli
+from tests.helpers.cli import cli
 
 TEXT = "Dr. Smith met J. Doe in the U.S. on 3 May. They spoke of e.g. rivers, lakes and seas; it rained. "
 
@@ -61,7 +61,7 @@ def test_samples_over_the_limits_are_stored_skipped_with_the_reason_and_the_rest
     (tmp_path / "outputs.json").write_text(json.dumps(outputs))
     db = tmp_path / "t.duckdb"
     out = cli("run", "--golden", str(tmp_path / "golden.json"), "--outputs", str(tmp_path / "outputs.json"),
-              "--metrics", "exact_match,faithfulness,judge_correctness", db=db, timeout=120)
+              "--metrics", "exact_match,faithfulness,judge_correctness", db=db)
     assert out.returncode == 0, out.stderr
     assert "4 skipped (over the judge's limits" in out.stdout
 

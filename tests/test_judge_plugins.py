@@ -17,8 +17,8 @@ from evaluators.judges import JUDGES, Judge, Judged, Lent, named, of_run, regist
 from evaluators.records import Sample
 from evaluators.records.judgments import NOT_FOUND, SUPPORTED, ChunkRelevance, ClaimMatrix, Holistic
 from evaluators.store import close_store
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 JUDGE_PACKAGE = ROOT / "evaluators" / "judges"
 # Everything that uses a judge: the engine's other layers, the screens and their helpers, the benchmarks, calibration.
 OUTSIDE = [p for pattern in ("evaluators/**/*.py", "pages/*.py", "ui/*.py", "app.py", "bench/*.py", "calibration/*.py")

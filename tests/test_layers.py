@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from pathlib import Path
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "evaluators"
 # Bottom to top; a module may import its own layer and those below. `threads` sets up the process for all.
 LAYERS = (

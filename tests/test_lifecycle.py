@@ -8,8 +8,8 @@ import pytest
 from evaluators import loaders
 from evaluators.runs import engine, lifecycle, planning, sampling
 from evaluators.store import close_store, open_store
-from tests.test_cli import cli
-from tests.test_sample_runs import write_files
+from tests.helpers.cli import cli
+from tests.helpers.sample_inputs import write_files
 
 METRICS = ("exact_match", "rouge_l")
 

@@ -38,10 +38,10 @@ from evaluators.judges import prompts
 from evaluators.judges.openai_protocol import JudgeClient
 from evaluators.records import (INCOMPLETE, INVALID, JUDGE_ERROR, NOT_APPLICABLE, OK, SCHEMA_UNSUPPORTED, TIMEOUT, Chunk,
                                 GoldenItem, RagOutput, Sample)
+from tests.helpers import ROOT
 
 pytestmark = pytest.mark.llamacpp
 
-ROOT = Path(__file__).resolve().parent.parent
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ALIAS = "smollm2-135m"
 N_CTX, N_PARALLEL, N_PREDICT, N_THREADS = 8192, 2, 128, 1

@@ -4,8 +4,6 @@ import csv
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -15,8 +13,8 @@ import pytest
 
 from evaluators.loaders import MAX_CELL_CHARS, formats, load
 from evaluators.records import LoadError
+from tests.helpers.cli import cli
 
-ROOT = Path(__file__).resolve().parent.parent
 FORMATS = ("csv", "json", "jsonl", "parquet")
 HUGE = "x" * (MAX_CELL_CHARS + 1)
 
@@ -215,11 +213,6 @@ def test_the_bound_defaults_to_half_the_memory_and_a_bad_setting_is_named(monkey
 
 
 # -- through the command line: exit code 2, nothing stored ---------------------------------------------
-
-def cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "evaluators", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, **(env or {})})
-
 
 def counts(db: Path) -> dict:
     with duckdb.connect(str(db), read_only=True) as con:

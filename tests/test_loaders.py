@@ -10,9 +10,9 @@ import pytest
 from evaluators.loaders import (ALIASES, FORMATS, check_against_golden, derive_question_id,
                                 detect_format, load)
 from evaluators.records import Chunk, LoadError
+from tests.helpers import FIXTURES, TESTS
 
-FIXTURES = Path(__file__).parent / "fixtures"
-MALFORMED = Path(__file__).parent / "malformed"
+MALFORMED = TESTS / "malformed"
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> Path:

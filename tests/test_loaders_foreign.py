@@ -17,8 +17,8 @@ from evaluators import cli
 from evaluators.loaders.inspectorraget import UNANSWERABLE_REFERENCE, human_ratings
 from evaluators.loaders import check_against_golden, load
 from evaluators.records import LoadError
+from tests.helpers import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 HAYSTACK_EXCERPT = FIXTURES / "aragog_haystack" / "detailed_all-MiniLM-L6-v2__top_k1__chunk_size64.csv"
 CLAPNQ_EXCERPT = FIXTURES / "inspectorraget_clapnq" / "clapnq_excerpt.json"
 CLAPNQ_METHODS = {"GPT-3.5 (Turbo)", "Llama (13b-chat)", "Mistral"}

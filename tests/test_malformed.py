@@ -11,8 +11,9 @@ import pytest
 
 from evaluators.loaders import MAX_CELL_CHARS, load
 from evaluators.records import LoadError
+from tests.helpers import TESTS
 
-CORPUS = Path(__file__).parent / "malformed"
+CORPUS = TESTS / "malformed"
 
 EXPECTED = {
     # empty and structure

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -21,8 +20,8 @@ from evaluators.records.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, Cla
 from evaluators.loaders import load
 from evaluators.metrics.claims import answer_claim_verdicts, claim_metrics, tp_fp_fn
 from evaluators.records import OK, Chunk, GoldenItem, RagOutput, Sample
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 RAGCHECKER = ROOT.parent / "shared" / "data" / "ragchecker_examples" / "checking_outputs.json"
 NLI = {"Entailment": SUPPORTED, "Contradiction": CONTRADICTED, "Neutral": NOT_FOUND}
 

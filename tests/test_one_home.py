@@ -3,7 +3,6 @@ from its `Metric` record (metrics/registry.py), seed math from formulas.py. Thes
 old patterns come back: the Overview once counted 'skipped' cells as failed where the other screens did
 not, and the 1-5 projection was written out in eight places."""
 import re
-from pathlib import Path
 
 import pytest
 
@@ -12,8 +11,8 @@ from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import SCALES, in_catalogue_order, label_metrics, lookup
 from evaluators.records.run_status import RunStatus
 from evaluators.queries import FAILED, bounds_in_view, difference_in_view, in_view, LIKERT, OWN, PERCENT
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 READ_SIDE = [*ROOT.glob("evaluators/queries/*.py"), *ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), ROOT / "app.py",
              ROOT / "evaluators/cli.py"]
 # Everything but the homes: the scales (registry.py), the seeds' math (formulas.py), the migrations (store.py,

@@ -1,68 +1,24 @@
-"""`python -m evaluators run --judge openai` end to end: the real CLI in a subprocess, the scripted
+"""`python -m evaluators run --judge openai` end to end: the real CLI (in-process), the scripted
 OpenAI-compatible server on 127.0.0.1, a real DuckDB file."""
 import json
-import os
 import re
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import duckdb
 
 from evaluators.judges import prompts
-from tests.openai_server import Reply, start_server
-from tests.test_openai_judge import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_HOLISTIC,
-                                     SEED_000_QUESTION, SEED_000_REFERENCE, SEED_000_VERIFICATION)
-
-ROOT = Path(__file__).resolve().parent.parent
-KEY = "sk-test-key-that-must-never-be-stored"
-BROKEN_QUESTION = "Which question does the server refuse?"
-
-
-def _files(tmp_path):
-    golden = tmp_path / "gold.jsonl"
-    golden.write_text("\n".join(json.dumps(r) for r in (
-        {"question_id": "q1", "question": SEED_000_QUESTION, "reference": SEED_000_REFERENCE},
-        {"question_id": "q2", "question": BROKEN_QUESTION, "reference": "None."})) + "\n")
-    outputs = tmp_path / "out.jsonl"
-    outputs.write_text("\n".join(json.dumps(r) for r in (
-        {"question_id": "q1", "answer": SEED_000_ANSWER, "contexts": list(SEED_000_CHUNKS)},
-        {"question_id": "q2", "answer": "Some answer.", "contexts": ["A chunk."]})) + "\n")
-    return golden, outputs
-
-
-def _responder(refuse_q2: bool):
-    def reply(body):
-        schema = prompts.task_of(body["messages"])
-        if BROKEN_QUESTION in json.dumps(body):
-            if refuse_q2:
-                return Reply.status(400, "The prompt was filtered by the content management policy")  # not retried
-            if schema == "holistic":
-                return Reply.json(SEED_000_HOLISTIC)
-            if schema == "extraction":
-                return Reply.json({"answer_claims": [], "reference_claims": [], "generated_questions": []})
-            return Reply.json({"answer_claims": [], "reference_claims": [],
-                               "chunks": [{"chunk_id": "C1", "relevant": False, "relevance_score": 0, "reason": "-"}]})
-        if schema == "holistic":
-            return Reply.json(SEED_000_HOLISTIC)
-        return Reply.json(SEED_000_EXTRACTION if schema == "extraction" else SEED_000_VERIFICATION)
-    return reply
-
-
-def _cli(db, *args, timeout=300, key=KEY):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"OPENAI_API_KEY": key}
-    return subprocess.run([sys.executable, "-m", "evaluators", "run", "--db", str(db), *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+from tests.helpers.openai_server import Reply, start_server
+from tests.helpers.seed_000 import SEED_000_EXTRACTION, SEED_000_QUESTION
+from tests.helpers.openai_runs import BROKEN_QUESTION, KEY, cli_with_key, openai_run_files, responder
 
 
 def _stored_run(tmp_path, monkeypatch, name="run.duckdb"):
-    """A store on a real DuckDB file holding the two samples of `_files` (the caller closes it)."""
+    """A store on a real DuckDB file holding the two samples of `openai_run_files` (the caller closes it)."""
     from evaluators import loaders
     from evaluators.store import open_store
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    golden, outputs = _files(tmp_path)
+    golden, outputs = openai_run_files(tmp_path)
     store = open_store(tmp_path / name)
     golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
     outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
@@ -103,12 +59,12 @@ def test_a_wrong_key_stops_the_run_at_once_and_a_resume_with_the_right_key_finis
     """401 on every call: the run stops at the first refusal with the cause and what to do, exits 1, keeps its
     cells to do, and `--resume` with the right key scores them (it used to send 2 requests a sample and exit 0
     with every judged cell failed)."""
-    golden, outputs = _files(tmp_path)
+    golden, outputs = openai_run_files(tmp_path)
     db = tmp_path / "key.duckdb"
     with start_server() as server:
         server.api_key = KEY
-        server.responder = _responder(refuse_q2=False)
-        first = _cli(db, "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai", "--model", "m",
+        server.responder = responder(refuse_q2=False)
+        first = cli_with_key(db, "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai", "--model", "m",
                      "--base-url", server.base_url, "--metrics", "faithfulness,exact_match", "--concurrency", "1",
                      "--timeout", "5", key="sk-wrong")
         refused = server.request_count
@@ -125,7 +81,7 @@ def test_a_wrong_key_stops_the_run_at_once_and_a_resume_with_the_right_key_finis
         assert n_scores == 0 and json.loads(config)["timeout"] == 5  # every cell still to do
         assert refused == 1  # one call in flight (concurrency 1), none after the refusal
 
-        again = _cli(db, "--resume", run_id)
+        again = cli_with_key(db, "--resume", run_id)
         assert again.returncode == 0, again.stderr
     con = duckdb.connect(str(db), read_only=True)
     cells = con.execute("SELECT status, count(*) FROM scores GROUP BY status").fetchall()
@@ -135,12 +91,12 @@ def test_a_wrong_key_stops_the_run_at_once_and_a_resume_with_the_right_key_finis
 
 
 def test_openai_judge_run_scores_stores_calls_and_retries_only_failed_cells(tmp_path):
-    golden, outputs = _files(tmp_path)
+    golden, outputs = openai_run_files(tmp_path)
     db = tmp_path / "openai.duckdb"
     metrics = "faithfulness,wp_precision,context_precision,exact_match"
     with start_server() as server:
-        server.responder = _responder(refuse_q2=True)
-        first = _cli(db, "--golden", str(golden), "--outputs", f"local_search={outputs}", "--judge", "openai",
+        server.responder = responder(refuse_q2=True)
+        first = cli_with_key(db, "--golden", str(golden), "--outputs", f"local_search={outputs}", "--judge", "openai",
                      "--model", "judge-model", "--base-url", server.base_url, "--metrics", metrics)
         assert first.returncode == 0, first.stderr
         assert "failed" in first.stdout and "--retry-failed" in first.stdout
@@ -162,9 +118,9 @@ def test_openai_judge_run_scores_stores_calls_and_retries_only_failed_cells(tmp_
         assert all(KEY not in (req or "") + (resp or "") for *_, req, resp, _ in calls)
         assert all(tokens for q, p, s, *_, tokens in calls if s == "ok")
 
-        server.responder = _responder(refuse_q2=False)
+        server.responder = responder(refuse_q2=False)
         before = server.request_count
-        retry = _cli(db, "--retry-failed", run_id)
+        retry = cli_with_key(db, "--retry-failed", run_id)
         assert retry.returncode == 0, retry.stderr
         assert all(BROKEN_QUESTION in json.dumps(r.body) for r in server.requests[before:])  # q1 not re-judged
 
@@ -175,19 +131,19 @@ def test_openai_judge_run_scores_stores_calls_and_retries_only_failed_cells(tmp_
 
 
 def test_openai_judge_needs_a_model_and_a_key(tmp_path):
-    golden, outputs = _files(tmp_path)
-    out = _cli(tmp_path / "x.duckdb", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai")
+    golden, outputs = openai_run_files(tmp_path)
+    out = cli_with_key(tmp_path / "x.duckdb", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai")
     assert out.returncode == 2 and "--model" in out.stderr
 
 
 def test_the_whole_catalogue_under_the_llm_judge(tmp_path):
     """Every metric of the white paper's case study with scripted judge replies: the claim matrix, the
     generated questions and the holistic ratings all reach the scores and their tables."""
-    golden, outputs = _files(tmp_path)
+    golden, outputs = openai_run_files(tmp_path)
     db = tmp_path / "all.duckdb"
     with start_server() as server:
-        server.responder = _responder(refuse_q2=False)
-        out = _cli(db, "--golden", str(golden), "--outputs", f"local_search={outputs}", "--judge", "openai",
+        server.responder = responder(refuse_q2=False)
+        out = cli_with_key(db, "--golden", str(golden), "--outputs", f"local_search={outputs}", "--judge", "openai",
                    "--model", "judge-model", "--base-url", server.base_url)
         assert out.returncode == 0, out.stderr
         purposes = sorted(prompts.task_of(r.body["messages"]) for r in server.requests)
@@ -195,7 +151,7 @@ def test_the_whole_catalogue_under_the_llm_judge(tmp_path):
                         "verification"]  # 3 calls per sample
     assert "judge calls: 6 (3.0 per sample: 2 extraction, 2 verification, 2 holistic)" in out.stderr  # estimated before
 
-    estimated = _cli(tmp_path / "none.duckdb", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai",
+    estimated = cli_with_key(tmp_path / "none.duckdb", "--golden", str(golden), "--outputs", str(outputs), "--judge", "openai",
                      "--metrics", "faithfulness", "--estimate")
     assert estimated.returncode == 0 and "judge calls: 4 (2.0 per sample" in estimated.stderr
     assert not (tmp_path / "none.duckdb").exists()  # an estimate stores nothing
@@ -231,7 +187,7 @@ def test_a_run_needing_both_parts_judges_each_sample_in_two_rounds(tmp_path, mon
     from evaluators.store import close_store, open_store
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    golden, outputs = _files(tmp_path)
+    golden, outputs = openai_run_files(tmp_path)
     path = tmp_path / "rounds.duckdb"
     store = open_store(path)
     try:
@@ -239,7 +195,7 @@ def test_a_run_needing_both_parts_judges_each_sample_in_two_rounds(tmp_path, mon
         outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
         latency = 0.4
         with start_server(latency=latency) as server:
-            server.responder = _responder(refuse_q2=False)
+            server.responder = responder(refuse_q2=False)
             run_id = lifecycle.start_stored(store, golden_id, [outputs_id],
                                             lifecycle.RunSpec(metrics=["faithfulness", "judge_overall"],
                                                               judge=OpenAIJudge("m", server.base_url)))

@@ -14,7 +14,7 @@ import pytest
 from openai import AsyncOpenAI, OpenAI
 from pydantic import BaseModel
 
-from tests.openai_server import Reply, count_tokens, start_server
+from tests.helpers.openai_server import Reply, count_tokens, start_server
 
 # openai 3.x waits 0.5 s * (0.75..1) before its first retry when Retry-After is absent.
 MIN_BACKOFF = 0.375

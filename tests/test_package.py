@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 BUILT_FROM = ("pyproject.toml", "README.md", "requirements.txt", "evaluators", "data/demo")
 
 

@@ -4,21 +4,17 @@ run with repeats (Overview's spread, each reply in the view)."""
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
-import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from evaluators.judges import OpenAIJudge
 from evaluators.queries import claims as q
 from evaluators.judges import prompts
 from evaluators.store import open_store
-from tests.test_highlight import assert_inert
-from tests.conftest import keep_run
-from tests.test_queries_claims import EVIL_METHOD, PAYLOADS, build_llm_run, build_run
-
-ROOT = Path(__file__).resolve().parent.parent
-MARKER = "alert(1)"  # in every payload
+from tests.helpers.screens import assert_inert
+from tests.helpers.screens import keep_run
+from tests.helpers.claims_runs import EVIL_METHOD, PAYLOADS, build_llm_run, build_run
+from tests.helpers.screens import assert_page_is_inert, assert_shown
 
 
 def _demo_questions(db) -> list[str]:
@@ -31,11 +27,6 @@ def _demo_questions(db) -> list[str]:
 def _tables(at: AppTest, column: str) -> list:
     """The tables with `column`, in page order (per section: one per method, methods sorted)."""
     return [d.value for d in at.dataframe if column in d.value.columns]
-
-
-def assert_shown(shown, expected) -> None:
-    """A table on the page is the view's (up to the dtypes the browser's Arrow round trip gives)."""
-    pd.testing.assert_frame_equal(shown.reset_index(drop=True), expected.reset_index(drop=True), check_dtype=False)
 
 
 def _per_method(frame):
@@ -79,26 +70,13 @@ def test_drill_down_stepping_and_search(app_at, monkeypatch):
     assert not at.exception and "No question of this run matches" in at.warning[0].value
 
 
-def _assert_page_is_inert(at: AppTest) -> None:
-    """Uploaded text reaches st.html escaped and never reaches a markdown element or a label."""
-    assert not at.exception, at.exception
-    for element in at.html:
-        assert_inert(element.value)
-    markdown = [*at.markdown, *at.caption, *at.info, *at.warning, *at.error, *at.success, *at.title,
-                *at.header, *at.subheader]
-    labels = [e.label for e in (*at.expander, *at.tabs, *at.metric, *at.button, *at.selectbox, *at.multiselect,
-                                *at.text_input, *at.toggle)]
-    for text in [m.value for m in markdown] + labels:
-        assert MARKER not in text and "<b>bold" not in text, text
-
-
 def test_the_screen_shows_the_views_tables_and_uploaded_text_stays_inert(tmp_path, app_on):
     db = tmp_path / "payload.duckdb"
     run_id = build_run(db, tmp_path)
     at = app_on(db, "pages/claims.py")
     for question_id in ("q1", "q2", "q3"):
         at.selectbox(key="claims-question").set_value(question_id).run()
-        _assert_page_is_inert(at)
+        assert_page_is_inert(at)
         shown = "".join(h.value for h in at.html)
         assert "&lt;b&gt;bold&lt;/b&gt;" in shown  # the method name, escaped in its header
         expected = q.view(open_store(db), run_id, question_id=question_id)
@@ -125,7 +103,7 @@ def test_the_screen_shows_the_views_tables_and_uploaded_text_stays_inert(tmp_pat
 
 
 def test_an_llm_runs_judge_calls_show_their_request_and_response(tmp_path, monkeypatch, app_on):
-    from tests.test_openai_judge import SEED_000_EXTRACTION
+    from tests.helpers.seed_000 import SEED_000_EXTRACTION
 
     db = tmp_path / "llm.duckdb"
     build_llm_run(db, tmp_path, monkeypatch)
@@ -146,8 +124,8 @@ def test_a_run_with_repeats_stores_every_reply_and_both_screens_show_the_spread(
     """repeats 3 through the engine (the loopback server gives 3 choices per holistic request): the score
     is the mean, every reply's value is stored, Overview shows the spread and Claims each reply."""
     from evaluators.queries import overview
-    from tests.openai_server import Reply, start_server
-    from tests.test_openai_judge import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_HOLISTIC,
+    from tests.helpers.openai_server import Reply, start_server
+    from tests.helpers.seed_000 import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_HOLISTIC,
                                          SEED_000_QUESTION, SEED_000_REFERENCE, SEED_000_VERIFICATION)
 
     def reply(body):

@@ -4,29 +4,21 @@ numbers tests/test_queries_compare.py checks), and its clicks reach the details 
 AppTest cannot click a plotly chart or a dataframe row. `click` sends the state the browser sends on
 such a click (the selection JSON under the element's id) with the next run, so the page's own code
 reads the event and drills down, as in the browser."""
-import base64
 import json
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from evaluators.queries import compare as q
 from evaluators.store import open_store
-from tests.test_queries_compare import runs, small  # noqa: F401  (fixtures)
+from tests.helpers.compare_runs import runs, small  # noqa: F401  (fixtures)
 from ui.common import md_escape
+from tests.helpers.screens import element, figure, same, values
 
 pytestmark = pytest.mark.usefixtures("navigation_pages")
 
 A, B = "local_search", "basic_search"
-
-
-def element(at, kind: str, key: str):
-    found = [e for e in at.get(kind) if e.key == key]
-    assert found, f"no {kind} with key {key!r}"
-    return found[0]
 
 
 def click(at, target, selection: dict) -> None:
@@ -48,21 +40,6 @@ def rows(*positions) -> dict:
 
 def page(at) -> str:
     return Path(at._registered_pages[at._finished_page_script_hash]["script_path"]).name
-
-
-def figure(at, key: str) -> dict:
-    return json.loads(element(at, "plotly_chart", key).proto.spec)
-
-
-def values(array) -> list:
-    """A plotly JSON array: a list, or numpy data as {"dtype", "bdata": base64} (plotly >= 6)."""
-    if isinstance(array, dict):
-        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"]).tolist()
-    return list(array)
-
-
-def same(shown: pd.DataFrame, expected: pd.DataFrame) -> None:
-    pd.testing.assert_frame_equal(shown.reset_index(drop=True), expected.reset_index(drop=True), check_dtype=False)
 
 
 def test_the_page_draws_the_views_tables_and_its_clicks_drill_down(app_at):

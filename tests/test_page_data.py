@@ -7,9 +7,9 @@ from pathlib import Path
 
 from evaluators.queries import datasets as qd
 from evaluators.store import open_store
-from tests.test_page_claims import assert_shown
+from tests.helpers.screens import assert_shown
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo"
 MALFORMED = ROOT / "tests" / "malformed"
 
@@ -239,8 +239,8 @@ def test_a_bad_python_list_of_contexts_is_listed_with_its_row(app_at):
 
 def test_importing_human_labels_lists_problems_then_stores_once(tmp_path, app_on):
     from evaluators.store import close_store
-    from tests.test_labels import HEADER, tiny_run
-    from tests.test_page_claims import _assert_page_is_inert
+    from tests.helpers.tiny_run import HEADER, tiny_run
+    from tests.helpers.screens import assert_page_is_inert
 
     db = tmp_path / "labels.duckdb"
     run_id = tiny_run(db, tmp_path)
@@ -265,7 +265,7 @@ def test_importing_human_labels_lists_problems_then_stores_once(tmp_path, app_on
     at.file_uploader(key="labels-upload").set_value(("ratings.csv", good, "text/csv")).run()
     at.button(key="labels-import").click().run()
     assert at.success and "imported 4 ratings of 2 dimensions" in at.success[0].value
-    _assert_page_is_inert(at)  # the dimension named like markup is escaped in the summary
+    assert_page_is_inert(at)  # the dimension named like markup is escaped in the summary
     assert count() == 4
     at.button(key="labels-import").click().run()
     assert at.info and "same content" in at.info[-1].value and "nothing stored again" in at.info[-1].value
@@ -276,7 +276,7 @@ def test_labels_in_another_encoding_are_imported_as_advised_and_skipped_ratings_
     import re
 
     from evaluators.store import close_store
-    from tests.test_labels import GOOD_ROWS, HEADER, tiny_run
+    from tests.helpers.tiny_run import GOOD_ROWS, HEADER, tiny_run
     from ui.common import md_escape
 
     db = tmp_path / "labels.duckdb"

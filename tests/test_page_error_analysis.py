@@ -6,9 +6,9 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from evaluators.store import open_store
-from tests.conftest import keep_run
-from tests.test_page_claims import _assert_page_is_inert, assert_shown
-from tests.test_queries_claims import build_run
+from tests.helpers.screens import keep_run
+from tests.helpers.screens import assert_page_is_inert, assert_shown
+from tests.helpers.claims_runs import build_run
 
 PAGE = "pages/error_analysis.py"
 
@@ -43,12 +43,12 @@ def test_the_screen_shows_the_views_tables_and_opens_a_sample_or_a_disagreement_
     from evaluators.store import ratings
     from evaluators.queries import errors as q
     from evaluators.store import close_store
-    from tests.test_labels import tiny_run
-    from tests.test_queries_humans import _cells, _records
+    from tests.helpers.tiny_run import tiny_run
+    from tests.helpers.human_ratings import rated_cells, rating_records
 
     db = tmp_path / "humans.duckdb"
-    run_id = tiny_run(db, tmp_path, list(_cells()), metrics=("faithfulness", "answer_class", "judge_clarity"))
-    ratings.import_ratings(open_store(db), run_id, _records(), source="people.csv")
+    run_id = tiny_run(db, tmp_path, list(rated_cells()), metrics=("faithfulness", "answer_class", "judge_clarity"))
+    ratings.import_ratings(open_store(db), run_id, rating_records(), source="people.csv")
     expected = q.view(open_store(db), run_id)
     close_store(db)
     at = app_on(db, PAGE)
@@ -149,10 +149,10 @@ def test_uploaded_html_stays_inert_on_error_analysis(tmp_path, app_on):
     db = tmp_path / "payload.duckdb"
     build_run(db, tmp_path)
     at = app_on(db, PAGE)
-    _assert_page_is_inert(at)
+    assert_page_is_inert(at)
     for row in range(len(_list(at)[0])):
         _select(at, row)
-        _assert_page_is_inert(at)
+        assert_page_is_inert(at)
 
 
 def _plain(markup: str) -> str:

@@ -7,42 +7,20 @@ import time
 
 from evaluators.queries import datasets as qd
 from evaluators.queries import evaluate as qe
-from evaluators import loaders
 from evaluators.runs import engine, lifecycle, planning
 from evaluators.judges import OfflineJudge, OpenAIJudge, prices
 from evaluators.runs.estimate import estimate
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.judges import prompts
 from evaluators.store import open_store
-from tests.test_app import metrics_table
-from tests.openai_server import Reply, start_server
-from tests.test_page_claims import assert_shown
-from tests.test_openai_judge import SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_VERIFICATION
+from tests.helpers.screens import metrics_table
+from tests.helpers.openai_server import Reply, start_server
+from tests.helpers.screens import assert_shown
+from tests.helpers.seed_000 import SEED_000_EXTRACTION, SEED_000_VERIFICATION
 from ui.common import md_escape
+from tests.helpers.evaluate_screen import TIMEOUT, metric_checkbox, _pick_metrics, tiny_judged_data, until_done, choose_openai, start_and_wait
 
-TIMEOUT = 300  # seconds; generous: the test machine is shared
 KEY = "sk-typed-in-the-page-never-stored"
-
-
-def _until_done(at, store, run_id):
-    deadline = time.monotonic() + TIMEOUT
-    while store.run(run_id)["status"] == "running":
-        assert time.monotonic() < deadline, "the run did not end"
-        time.sleep(0.1)
-        at.run()  # what the fragment's timer does in a browser
-    at.run()
-    assert not at.exception, at.exception
-    return store.run(run_id)
-
-
-def _metric(at, label):
-    return next(m.value for m in at.metric if m.label == label)
-
-
-def _pick_metrics(at, **by_family):
-    for family in {m.family for m in REGISTRY.values()}:
-        at.multiselect(key=f"eval-metrics-{family}").set_value(by_family.get(family, []))
-    at.run()
 
 
 def _statuses(store, run_id):
@@ -67,7 +45,7 @@ def test_the_screen_shows_the_choice_its_size_and_the_finished_demo_run(app_at):
     assert at.selectbox(key="eval-run").value == demo_run
     expected = qe.view(store, demo_run)  # its numbers: tests/test_queries_datasets.py
     for label, value in expected["totals"].iloc[0].items():
-        assert _metric(at, label) == f"{value:,}"
+        assert metric_checkbox(at, label) == f"{value:,}"
     assert_shown(next(d.value for d in at.dataframe if "not computed" in d.value.columns), expected["cells"])
     assert any("Finished." in s.value for s in at.success)
     assert at.button(key="eval-open-run").label == "Open the results"
@@ -98,14 +76,14 @@ def test_an_offline_run_of_two_lexical_metrics_runs_in_the_background_to_the_end
     run_id = at.selectbox(key="eval-run").value
     assert store.run(run_id)["name"] == "two lexical metrics"
 
-    run = _until_done(at, store, run_id)
+    run = until_done(at, store, run_id)
     assert run["status"] == "finished" and list(run["metrics"]) == ["exact_match", "rouge_l"]
     # the one shape of a run's config, whoever makes the run (the CLI's and evaluate()'s: tests/test_api.py)
     assert json.loads(run["config"]) == lifecycle.RunSpec(OfflineJudge(), methods=["local_search"]).config()
     cells = _statuses(store, run_id)
     assert len(cells) == len({c[:3] for c in cells}) == 206
     assert {c[1] for c in cells} == {"local_search"} and {c[3] for c in cells} == {"ok"}
-    assert _metric(at, "Scored") == "206" and _metric(at, "Not computed yet") == "0"
+    assert metric_checkbox(at, "Scored") == "206" and metric_checkbox(at, "Not computed yet") == "0"
     assert any(t.value.startswith("two lexical metrics\n" + run_id) for t in at.text)
 
     at.button(key="eval-open-run").click()
@@ -125,31 +103,31 @@ def test_the_openai_estimate_is_shown_before_starting(app_at, monkeypatch):
     samples = planning.plan(store.golden_items(golden), store.rag_outputs(outputs)).samples
     expected = estimate(samples, OpenAIJudge("m"), resolve(None))
     assert expected.total_calls > 2 * 206
-    assert _metric(at, "Judge calls") == f"{expected.total_calls:,}"
+    assert metric_checkbox(at, "Judge calls") == f"{expected.total_calls:,}"
     # the input read anew and the input a prompt cache serves, apart
     cached = expected.total_cached_input_tokens
-    assert _metric(at, "Input tokens (estimate)") == f"{expected.total_input_tokens - cached:,}"
-    assert _metric(at, "Cached input tokens (estimate)") == f"{cached:,}" and cached > 0
-    assert _metric(at, "Output tokens (estimate)") == f"{expected.total_output_tokens:,}"
+    assert metric_checkbox(at, "Input tokens (estimate)") == f"{expected.total_input_tokens - cached:,}"
+    assert metric_checkbox(at, "Cached input tokens (estimate)") == f"{cached:,}" and cached > 0
+    assert metric_checkbox(at, "Output tokens (estimate)") == f"{expected.total_output_tokens:,}"
     assert at.button(key="eval-start").disabled
     assert any("name the judge's model; enter the API key" in c.value for c in at.caption)
     # No model, no price: the cost is unknown, never $0.
-    assert at.number_input(key="eval-price-in").value is None and _metric(at, "Cost (estimate)") == "unknown"
+    assert at.number_input(key="eval-price-in").value is None and metric_checkbox(at, "Cost (estimate)") == "unknown"
     assert any(c.value.startswith("No list price known for model") for c in at.caption)
 
     at.text_input(key="eval-model").input("gpt-4o-mini")
     at.run()
     assert [at.number_input(key=f"eval-price-{side}").value for side in ("in", "cached", "out")] == [0.15, 0.075, 0.6]
-    assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(0.15, 0.6, 0.075)))
+    assert metric_checkbox(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(0.15, 0.6, 0.075)))
     assert any(c.value.startswith("List price of gpt") for c in at.caption)
     at.checkbox(key="eval-batch").check()  # the Batch API: half the price
     at.run()
-    assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(0.075, 0.3, 0.0375)))
+    assert metric_checkbox(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(0.075, 0.3, 0.0375)))
     at.checkbox(key="eval-batch").uncheck()
     at.run()
     at.number_input(key="eval-price-in").set_value(1.0)  # e.g. another contract
     at.run()
-    assert _metric(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(1.0, 0.6, 0.075)))
+    assert metric_checkbox(at, "Cost (estimate)") == prices.usd(expected.cost(prices.Price(1.0, 0.6, 0.075)))
     assert not any(c.value.startswith("List price of") for c in at.caption)
     at.radio(key="eval-judge").set_value("offline")
     at.run()
@@ -162,7 +140,7 @@ def test_the_openai_estimate_is_shown_before_starting(app_at, monkeypatch):
 
     at.button(key="eval-pick-nojudge").click()
     at.run()
-    assert _metric(at, "Judge calls") == "0" and _metric(at, "Cost (estimate)") == "$0.00"
+    assert metric_checkbox(at, "Judge calls") == "0" and metric_checkbox(at, "Cost (estimate)") == "$0.00"
     assert any("No chosen metric needs the judge" in c.value for c in at.caption)
 
 
@@ -181,13 +159,13 @@ def test_a_cancelled_run_resumes_and_failed_cells_are_recomputed(app_at):
     at.run()  # the run list now holds it
     at.selectbox(key="eval-run").set_value(run_id)
     at.run()
-    assert _metric(at, "Scored") == "206" and _metric(at, "Not computed yet") == "206"
+    assert metric_checkbox(at, "Scored") == "206" and metric_checkbox(at, "Not computed yet") == "206"
     assert any(i.value.startswith("Cancelled: the 206 cells computed so far are stored") for i in at.info)
     before = {c[:3]: c[4] for c in _statuses(store, run_id)}
     at.button(key="eval-resume").click()
     at.run()
-    run = _until_done(at, store, run_id)
-    assert run["status"] == "finished" and _metric(at, "Not computed yet") == "0"
+    run = until_done(at, store, run_id)
+    assert run["status"] == "finished" and metric_checkbox(at, "Not computed yet") == "0"
     after = {c[:3]: c[4] for c in _statuses(store, run_id)}
     assert len(after) == 412 and all(after[k] == t for k, t in before.items())
 
@@ -196,48 +174,15 @@ def test_a_cancelled_run_resumes_and_failed_cells_are_recomputed(app_at):
                            "(SELECT question_id FROM golden_items WHERE dataset_id = ? ORDER BY question_id LIMIT 3)",
                            [run_id, golden])
     at.run()
-    assert _metric(at, "Failed") == "3" and any("3 cells failed" in s.value for s in at.success)
+    assert metric_checkbox(at, "Failed") == "3" and any("3 cells failed" in s.value for s in at.success)
     retry = at.button(key="eval-retry")
     assert retry.label == "Re-run 3 failed cells"
     retry.click()
     at.run()
-    run = _until_done(at, store, run_id)
-    assert run["status"] == "finished" and _metric(at, "Failed") == "0"
+    run = until_done(at, store, run_id)
+    assert run["status"] == "finished" and metric_checkbox(at, "Failed") == "0"
     cells = _statuses(store, run_id)
     assert len(cells) == 412 and {c[3] for c in cells} == {"ok"}
-
-
-def _tiny_judged_data(store, tmp_path):
-    """12 questions whose judge replies come from the scripted server (seed 000's case study)."""
-    golden = tmp_path / "tiny_golden.jsonl"
-    golden.write_text("".join(json.dumps({"question_id": f"t{i}", "question": f"Question {i}?",
-                                          "reference": "Mostly exciting."}) + "\n" for i in range(12)))
-    outputs = tmp_path / "tiny_outputs.jsonl"
-    outputs.write_text("".join(json.dumps({"question_id": f"t{i}", "method": "local", "answer": "Game changer.",
-                                           "contexts": list(SEED_000_CHUNKS)}) + "\n" for i in range(12)))
-    return (store.save_dataset(loaders.load(golden, role="golden")).dataset_id,
-            store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id)
-
-
-def start_and_wait(at, store):
-    """Start the run chosen on the screen and follow it to its end: its id and its row of `runs`."""
-    at.run()
-    at.button(key="eval-start").click()
-    at.run()
-    run_id = at.selectbox(key="eval-run").value
-    return run_id, _until_done(at, store, run_id)
-
-
-def choose_openai(at, golden, base_url):
-    """The screen set to judge `golden` with the openai judge at `base_url` (test-model): exact_match and faithfulness."""
-    at.run()  # the golden set list now holds it
-    at.selectbox(key="eval-golden").set_value(golden)
-    at.run()
-    at.radio(key="eval-judge").set_value("openai")
-    at.run()
-    _pick_metrics(at, lexical=["exact_match"], claims=["faithfulness"])
-    at.text_input(key="eval-base-url").input(base_url)
-    at.text_input(key="eval-model").input("test-model")
 
 
 def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_resumed(
@@ -245,7 +190,7 @@ def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the run can only work with the typed key
     at = app_at("pages/evaluate.py")
     store = open_store(app_at.db)
-    golden, outputs = _tiny_judged_data(store, tmp_path)
+    golden, outputs = tiny_judged_data(store, tmp_path)
     gate = threading.Event()  # holds every judge reply until the test lets it go
 
     def reply(body):
@@ -269,12 +214,12 @@ def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_
         at.number_input(key="eval-repeats").set_value(2)
         at.run()
         # 12 samples x (1 extraction + 1 verification); repeats multiply only the holistic call, not needed here
-        assert _metric(at, "Judge calls") == "24"
-        assert _metric(at, "Cost (estimate)") == "unknown"  # test-model has no list price
+        assert metric_checkbox(at, "Judge calls") == "24"
+        assert metric_checkbox(at, "Cost (estimate)") == "unknown"  # test-model has no list price
         at.number_input(key="eval-price-in").set_value(2.0)
         at.number_input(key="eval-price-out").set_value(8.0)
         at.run()
-        assert _metric(at, "Cost (estimate)").startswith("$")
+        assert metric_checkbox(at, "Cost (estimate)").startswith("$")
         assert not at.button(key="eval-start").disabled
         at.button(key="eval-start").click()
         at.run()
@@ -298,18 +243,18 @@ def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_
         other.run()
         assert any(i.value.startswith("Cancelling") for i in other.info)
         gate.set()
-        run = _until_done(at, store, run_id)
+        run = until_done(at, store, run_id)
         assert run["status"] == "cancelled"
         metrics = sorted(c[2] for c in _statuses(store, run_id))
         assert metrics == ["exact_match"] * 12 + ["faithfulness"] * 12  # stopped before context_precision
-        assert _metric(at, "Not computed yet") == "12"
+        assert metric_checkbox(at, "Not computed yet") == "12"
         requests = server.request_count
         assert requests == 24
 
         assert at.text_input(key="eval-resume-key").value == KEY  # kept in this session, offered again
         at.button(key="eval-resume").click()
         at.run()
-        run = _until_done(at, store, run_id)
+        run = until_done(at, store, run_id)
     assert run["status"] == "finished", run["error"]
     cells = _statuses(store, run_id)
     assert len(cells) == len({c[:3] for c in cells}) == 36 and {c[3] for c in cells} == {"ok"}
@@ -327,7 +272,7 @@ def test_an_openai_run_uses_the_typed_key_is_cancelled_from_another_session_and_
     # a session opens on the newest finished run of 20 samples or more, the demo's).
     from streamlit.testing.v1 import AppTest
 
-    from tests.conftest import ROOT
+    from tests.helpers import ROOT
 
     fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     fresh.session_state["run_id"] = run_id
@@ -344,7 +289,7 @@ def test_a_wrong_key_stops_the_run_at_once_the_screen_says_why_and_a_resume_with
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     at = app_at("pages/evaluate.py")
     store = open_store(app_at.db)
-    golden, outputs = _tiny_judged_data(store, tmp_path)
+    golden, outputs = tiny_judged_data(store, tmp_path)
 
     def reply(body):
         name = prompts.task_of(body["messages"])
@@ -360,12 +305,12 @@ def test_a_wrong_key_stops_the_run_at_once_the_screen_says_why_and_a_resume_with
         assert run["error"].startswith("the judge server refused the API key (HTTP 401")
         assert any(e.value == "The run stopped on this error:" for e in at.error)
         assert run["error"] in [c.value for c in at.code]  # the same message as the CLI's
-        assert _metric(at, "Not computed yet") == "24" and _metric(at, "Failed") == "0"
+        assert metric_checkbox(at, "Not computed yet") == "24" and metric_checkbox(at, "Failed") == "0"
 
         at.text_input(key="eval-resume-key").input(KEY)
         at.run()
         at.button(key="eval-resume").click()
         at.run()
-        run = _until_done(at, store, run_id)
+        run = until_done(at, store, run_id)
     assert run["status"] == "finished", run["error"]
     assert {c[3] for c in _statuses(store, run_id)} == {"ok"} and len(_statuses(store, run_id)) == 24

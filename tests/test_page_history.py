@@ -5,8 +5,8 @@ import pytest
 from evaluators.presentation.figures import method_colours
 from evaluators.queries import history as h
 from evaluators.queries.compare import run_methods
-from tests.test_page_compare import figure, same, values
-from tests.test_queries_history import runs  # noqa: F401  (the fixture)
+from tests.helpers.screens import figure, same, values
+from tests.helpers.history_runs import runs  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.usefixtures("navigation_pages")
 

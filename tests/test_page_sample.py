@@ -7,8 +7,8 @@ import pytest
 from evaluators import evaluate
 from evaluators.runs import sampling
 from evaluators.store import open_store
-from tests.test_page_evaluate import _until_done
-from tests.test_sample_runs import METRICS, write_files
+from tests.helpers.evaluate_screen import until_done
+from tests.helpers.sample_inputs import METRICS, write_files
 from ui.common import md_escape
 
 pytestmark = pytest.mark.usefixtures("navigation_pages")
@@ -52,7 +52,7 @@ def test_the_evaluate_screen_judges_a_sample_of_n_questions_with_its_seed(tmp_pa
     assert not at.exception, at.exception
     store = open_store(db)
     run_id = at.selectbox(key="eval-run").value
-    run = _until_done(at, store, run_id)
+    run = until_done(at, store, run_id)
     assert json.loads(run["config"])["sample"] == {"n": 12, "of": 30, "seed": 7} and run["n_samples"] == 24
     first = _cells(store, run_id)
     assert {q for q, *_ in first} == set(sampling.choose(questions, 12, 7))
@@ -62,7 +62,7 @@ def test_the_evaluate_screen_judges_a_sample_of_n_questions_with_its_seed(tmp_pa
     at.button(key="eval-grow").click()
     at.run()
     assert not at.exception, at.exception
-    run = _until_done(at, store, run_id)
+    run = until_done(at, store, run_id)
     assert json.loads(run["config"])["sample"]["n"] == 18 and run["n_samples"] == 36
     grown = _cells(store, run_id)
     assert {q for q, *_ in grown} == set(sampling.choose(questions, 18, 7)) and set(first) < set(grown)

@@ -1,63 +1,19 @@
 """The Overview's headline (evaluators.queries.headline) on a real DuckDB file: its scores are Overview's, its
 sentences carry Compare's statistics, and a run it cannot compare says why."""
-import json
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from evaluators import loaders
 from evaluators.queries import compare
 from evaluators.queries import overview as q
-from evaluators.store import close_store, open_store
-
-N = 40
-# m1 is rated higher, passes and answers correctly more often; m3 answers as m2 does; faithfulness is equal
-OVERALL = {"m1": [4.0 + i % 2 for i in range(N)], "m2": [2.0 + i % 2 for i in range(N)]}
-CORRECT = {"m1": [i % 10 != 0 for i in range(N)], "m2": [i % 4 == 0 for i in range(N)]}
-VERDICTS = {"m1": ["pass" if i % 4 else "partial" for i in range(N)], "m2": ["pass" if i % 4 == 0 else "fail"
-                                                                            for i in range(N)]}
-FAITHFUL = [(i % 5) / 4 for i in range(N)]
-
-
-def _run(tmp_path, methods=("m1", "m2", "m3"), status="ok", metrics=("judge_overall", "verdict", "answer_class",
-                                                                      "faithfulness")):
-    golden = tmp_path / "golden.jsonl"
-    golden.write_text("\n".join(json.dumps({"question_id": f"q{i}", "question": f"Question {i}?", "reference": "r"})
-                                for i in range(N)))
-    outputs = tmp_path / "outputs.jsonl"
-    outputs.write_text("\n".join(json.dumps({"question_id": f"q{i}", "method": m, "answer": "a", "contexts": ["c"]})
-                                 for i in range(N) for m in methods))
-    store = open_store(tmp_path / "h.duckdb")
-    golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
-    outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
-    run_id = store.create_run(name="h", golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                              judge="offline", judge_model=None, metrics=list(metrics), config={},
-                              n_samples=N * len(methods))
-    rows = []
-    for method in methods:
-        own = "m2" if method == "m3" else method
-        for i in range(N):
-            cells = {"judge_overall": (OVERALL[own][i], (OVERALL[own][i] - 1) / 4, None),
-                     "verdict": ({"pass": 1.0, "partial": 0.5, "fail": 0.0}[VERDICTS[own][i]],) * 2
-                     + (VERDICTS[own][i],),
-                     "answer_class": (float(CORRECT[own][i]),) * 2 + ("CORRECT" if CORRECT[own][i] else "WRONG",),
-                     "faithfulness": (FAITHFUL[i], FAITHFUL[i], None), "rouge_l": (0.5, 0.5, None)}
-            for metric in metrics:
-                value, norm, label = cells[metric]
-                ok = status == "ok"
-                rows.append({"run_id": run_id, "question_id": f"q{i}", "method": method, "metric": metric,
-                             "value": value if ok else None, "norm": norm if ok else None, "status": status,
-                             "judge": "offline", "detail": None, "label": label if ok else None})
-    store.write_scores(pd.DataFrame(rows))
-    store.finish_run(run_id, "finished")
-    return store, run_id
+from evaluators.store import close_store
+from tests.helpers.headline_run import N, VERDICTS, headline_run
 
 
 @pytest.fixture
 def run(tmp_path):
-    yield _run(tmp_path)
+    yield headline_run(tmp_path)
     close_store(tmp_path / "h.duckdb")
 
 
@@ -131,7 +87,7 @@ def test_a_method_no_better_than_the_baseline_is_said_so(run):
     (dict(status="judge_error"), "No question was scored by both m2 and m1."),
 ])
 def test_a_run_the_headline_cannot_compare_says_why(tmp_path, case, sentence):
-    store, run_id = _run(tmp_path, **case)
+    store, run_id = headline_run(tmp_path, **case)
     try:
         tables = q.view(store, run_id)
         assert any(said.startswith(sentence) for said in tables["findings"]["sentence"])

@@ -12,10 +12,10 @@ from evaluators.metrics import REGISTRY
 from evaluators.queries import compare, overview, runs
 from evaluators.presentation.report import report_html
 from evaluators.store import close_store, open_store
-from tests.conftest import A_LINK, HOSTILE_METHOD, IMG, JS_LINK
-from tests.test_cli import cli
-from tests.test_queries_headline import _run
-from tests.test_shared_db import held_elsewhere
+from tests.helpers.hostile import A_LINK, HOSTILE_METHOD, IMG, JS_LINK
+from tests.helpers.cli import cli
+from tests.helpers.headline_run import headline_run
+from tests.helpers.shared_db import held_elsewhere
 
 SECTIONS = ["evaluated", "headline", "by-type", "distributions", "questions", "how"]
 BLOCKS = {"p", "li", "td", "th", "h1", "h2", "h3", "h4", "dt", "dd", "pre", "div", "mark"}
@@ -151,7 +151,7 @@ def test_the_demo_report_holds_every_section_with_the_views_content(demo):
 
 
 def test_methods_and_baseline_choose_the_comparison(tmp_path):
-    store, run_id = _run(tmp_path)  # m1 is better than m2, m3 answers as m2 does
+    store, run_id = headline_run(tmp_path)  # m1 is better than m2, m3 answers as m2 does
     page = Page(report_html(store, run_id))
     assert page.texts("h3", section="questions") == ["m2 vs m1 on judge_overall", "m3 vs m1 on judge_overall"]
     page = Page(report_html(store, run_id, methods=["m2", "m3"], baseline="m3"))
@@ -172,8 +172,8 @@ def test_methods_and_baseline_choose_the_comparison(tmp_path):
 
 
 def test_a_method_of_another_run_is_compared_with_this_one(tmp_path):
-    store, before = _run(tmp_path, methods=("m1", "m2"))
-    _, after = _run(tmp_path, methods=("m1", "m2"))  # the same database, a later run
+    store, before = headline_run(tmp_path, methods=("m1", "m2"))
+    _, after = headline_run(tmp_path, methods=("m1", "m2"))  # the same database, a later run
     other = f"{before}:m2"
     page = Page(report_html(store, after, methods=["m1", other], baseline=other))
     facts = dict(zip(page.texts("dt"), page.texts("dd")))
@@ -186,7 +186,7 @@ def test_a_method_of_another_run_is_compared_with_this_one(tmp_path):
 
 
 def test_a_run_with_one_method_says_there_is_nothing_to_compare(tmp_path):
-    store, run_id = _run(tmp_path, methods=("m1",))
+    store, run_id = headline_run(tmp_path, methods=("m1",))
     text = report_html(store, run_id)
     page = Page(text)
     for section in ("by-type", "questions"):
@@ -196,18 +196,18 @@ def test_a_run_with_one_method_says_there_is_nothing_to_compare(tmp_path):
 
 
 def test_a_run_without_correctness_against_the_reference_says_so(tmp_path):
-    store, run_id = _run(tmp_path, metrics=("judge_overall", "verdict", "faithfulness"))
+    store, run_id = headline_run(tmp_path, metrics=("judge_overall", "verdict", "faithfulness"))
     page = Page(report_html(store, run_id))
     warning = page.texts("p", "warning", section="headline")
     assert warning and "did not score answer_correctness_f1 or answer_class" in warning[0]
     assert "Not scored in this run (answer_class)." in page.sections["distributions"]
     (tmp_path / "with").mkdir()
-    store, run_id = _run(tmp_path / "with", metrics=("judge_overall", "answer_class"))
+    store, run_id = headline_run(tmp_path / "with", metrics=("judge_overall", "answer_class"))
     assert not Page(report_html(store, run_id)).texts("p", "warning")  # one of them is enough
 
 
 def test_a_run_whose_cells_all_failed_says_so(tmp_path):
-    store, run_id = _run(tmp_path, status="judge_error")
+    store, run_id = headline_run(tmp_path, status="judge_error")
     text = report_html(store, run_id)
     page = Page(text)
     assert list(page.sections) == ["evaluated", "scores"]
@@ -238,7 +238,7 @@ def test_uploaded_text_stays_text(hostile_db_file):
 
 
 def test_the_report_command_writes_the_file_and_exits_2_or_3_when_it_cannot(tmp_path, monkeypatch):
-    store, run_id = _run(tmp_path)
+    store, run_id = headline_run(tmp_path)
     close_store(store.path)
     db, out = store.path, tmp_path / "report.html"
     assert "write a run's report" in cli("--help").stdout  # listed among the commands

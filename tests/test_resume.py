@@ -5,15 +5,14 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-from evaluators.runs import engine, lifecycle
+from evaluators.runs import engine
 from evaluators.judges import prompts
 from evaluators.store import close_store, open_store
-from tests.openai_server import Reply, start_server
-from tests.test_openai_judge import SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_VERIFICATION
+from tests.helpers.openai_server import Reply, start_server
+from tests.helpers.seed_000 import SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_VERIFICATION
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 N = 8
 METRICS = ["faithfulness", "context_precision", "exact_match"]
 RUNNER = """

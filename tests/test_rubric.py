@@ -13,7 +13,7 @@ from evaluators.metrics.rubric import (CONTRADICTED, GROUNDED, RUBRIC_IDS, answe
                                        judged_rubric, offline_rubric, overall_weights)
 from evaluators.records import JUDGE_ERROR, NOT_APPLICABLE, OK, TIMEOUT, Result, not_applicable
 from evaluators.store import close_store, open_store
-from tests.test_openai_judge import SEED_000_HOLISTIC
+from tests.helpers.seed_000 import SEED_000_HOLISTIC
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from evaluators.judges import OpenAIJudge
 from evaluators.judges.openai_protocol import JudgeClient
 from evaluators.metrics import resolve
 from evaluators.store import close_store, open_store
-from tests.test_cli import _tiny_files
+from tests.helpers.cli import tiny_files
 
 BAD = [({"concurrency": 0}, "concurrency must be a whole number of 1 or more"),
        ({"concurrency": -3}, "concurrency must be"), ({"concurrency": 2.5}, "concurrency must be"),
@@ -23,7 +23,7 @@ BAD = [({"concurrency": 0}, "concurrency must be a whole number of 1 or more"),
 
 @pytest.fixture
 def stored(tmp_path):
-    golden, outputs = _tiny_files(tmp_path)
+    golden, outputs = tiny_files(tmp_path)
     path = tmp_path / "options.duckdb"
     store = open_store(path)
     ids = (store.save_dataset(loaders.load(golden, role="golden")).dataset_id,

@@ -14,8 +14,8 @@ from evaluators.judges import OfflineJudge, OpenAIJudge
 from evaluators.runs.runner import MetricState, RunManager, Snapshot
 from evaluators.judges import prompts
 from evaluators.store import close_store, open_store
-from tests.openai_server import Reply, start_server
-from tests.test_openai_judge import SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_VERIFICATION
+from tests.helpers.openai_server import Reply, start_server
+from tests.helpers.seed_000 import SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_VERIFICATION
 
 LEXICAL = ["exact_match", "keyword_coverage", "rouge_l", "dont_know"]
 N_SAMPLES = 206  # 103 demo questions x 2 methods

@@ -7,7 +7,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +16,8 @@ from evaluators.maths.formulas import semantic_similarity_percent
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.semantic import OFFLINE_RELEVANCE, bertscore_prf
 from evaluators.records import NOT_APPLICABLE, OK, GoldenItem, RagOutput, Sample
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SEMANTIC = ("semantic_similarity", "answer_relevance", "bert_score_f1")
 QUESTION = "Which plant known as Erica vagans is also called by another common name?"
 REFERENCE = "Cornish heath"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_e2e_browser import _open, chromium, serving
+from tests.helpers.browser import open_page, chromium, serving
 
 pytestmark = pytest.mark.e2e
 
@@ -34,8 +34,8 @@ def test_the_served_app_watches_no_file(tmp_path, all_demos_db_file):
     db = tmp_path / "served.duckdb"
     shutil.copy(all_demos_db_file, db)
     with serving(db) as url, chromium() as page:  # .streamlit/config.toml, as `make app` starts it
-        _open(page, url)  # a session: the watcher, when on, starts with the first one
+        open_page(page, url)  # a session: the watcher, when on, starts with the first one
         assert _streamlit_watches() == 0
     with serving(db, "--server.fileWatcherType", "auto") as url, chromium() as page:  # `make app DEV=1`
-        _open(page, url)
+        open_page(page, url)
         assert _streamlit_watches() > 100  # every folder under the app's: the count above would have seen them

@@ -1,13 +1,11 @@
 """The app and `python -m evaluators` share one DuckDB file: each process holds it only for a unit of work
 (evaluators.store leases) and waits while the other does. Real files, real subprocesses."""
-import contextlib
 import json
 import os
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -19,8 +17,9 @@ from evaluators.runs import engine, lifecycle
 from evaluators.demo import DEMO_GOLDEN, DEMO_OUTPUTS
 from evaluators.runs.runner import RunManager
 from evaluators.store import Store, StoreLocked, close_store, open_store
+from tests.helpers.shared_db import free_for_others, held_elsewhere
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 LEXICAL = ["exact_match", "keyword_coverage", "rouge_l", "dont_know"]
 
 
@@ -29,42 +28,6 @@ def db(tmp_path):
     path = tmp_path / "shared.duckdb"
     yield path
     close_store(path)
-
-
-def free_for_others(db: Path) -> bool:
-    """Whether another process can open the file now."""
-    code = f"import duckdb; duckdb.connect({str(db)!r}, read_only=True).close()"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60).returncode == 0
-
-
-class Holder:
-    """Another process holding a DuckDB file, as a running app or CLI job (or a DuckDB shell) does."""
-
-    def __init__(self, proc: subprocess.Popen):
-        self.proc = proc
-
-    def let_go(self) -> None:
-        """Ask it to close the file (after its `delay`) and exit."""
-        self.proc.stdin.write("go\n")
-        self.proc.stdin.flush()
-
-    def closed(self, timeout: float) -> bool:
-        """Whether it has closed the file and exited within `timeout` seconds."""
-        return self.proc.wait(timeout) == 0
-
-
-@contextlib.contextmanager
-def held_elsewhere(db: Path, *, delay: float = 0.0) -> Iterator[Holder]:
-    """Inside the block another process holds `db` until `let_go()` (then `delay` seconds more); killed on leaving."""
-    code = (f"import duckdb, sys, time; c = duckdb.connect({str(db)!r}); print('ok', flush=True); "
-            f"sys.stdin.readline(); time.sleep({delay}); c.close()")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "ok"
-        yield Holder(proc)
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_the_file_is_held_only_while_a_lease_or_cursor_is_alive(db):

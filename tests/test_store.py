@@ -2,7 +2,6 @@ import json
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import duckdb
 import pandas as pd
@@ -11,8 +10,7 @@ import pytest
 from evaluators.judges import prompts
 from evaluators.records import Chunk, GoldenItem, RagOutput
 from evaluators.store import MIGRATIONS, SCHEMA_VERSION, Store, close_store, open_store
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
 
 
 class FakeDataset:

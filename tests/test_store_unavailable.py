@@ -12,13 +12,12 @@ import duckdb
 import pytest
 
 from evaluators.store import close_store, open_store
-from tests.test_cli import DEMO, cli, table_counts
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.cli import DEMO, cli, table_counts
+from tests.helpers import ROOT
 
 
 def _refused(db: Path, why: str) -> str:
-    out = cli("runs", db=db, timeout=60)
+    out = cli("runs", db=db)
     assert out.returncode == 3, out.stderr
     assert "Traceback" not in out.stderr
     assert f"cannot use the database {db}: {why}" in out.stderr and "--db" in out.stderr

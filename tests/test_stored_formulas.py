@@ -1,45 +1,30 @@
 """Each seed formula, tied to the score it produces in the store: a real engine run (evaluators.runs.engine, a DuckDB
 file) over the seeds' worked examples, judged by the scripted OpenAI-compatible server on 127.0.0.1
-(tests/openai_server.py) and, for the offline mapping, by the offline judge. Every stored value must be the
+(tests/helpers/openai_server.py) and, for the offline mapping, by the offline judge. Every stored value must be the
 formula's result on the judge's counts and, where the seed prints one, the seed's number: a metric that stops
 calling its formula, or a formula whose weight changes, fails here.
 """
 from __future__ import annotations
 
-import json
-import re
-from pathlib import Path
 
 import pytest
 
-from evaluators import loaders
 from evaluators.runs import engine, lifecycle
 from evaluators.maths import formulas
 from evaluators.runs.planning import plan
 from evaluators.maths.formulas import half_up
-from evaluators.judges import OpenAIJudge, lent_api_key, prompts
+from evaluators.judges import prompts
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.semantic import bertscores
 from evaluators.store import close_store, open_store
-from tests.openai_server import Reply, start_server
-from tests.test_openai_judge import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_HOLISTIC,
+from tests.helpers.openai_server import Reply
+from tests.helpers.seed_000 import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_HOLISTIC,
                                      SEED_000_QUESTION, SEED_000_REFERENCE)
+from tests.helpers.llm_runs import C, N, S, verification, write_jsonl, holistic, judged_by_llm
 
-S, C, N = "supported", "contradicted", "not_found"
 ERICA_CHUNKS = [f"[Source {900 + i}]: book metadata, page {i}." for i in range(1, 17)]
 ERICA_CHUNKS[1] = "On the cliffs grows the erica vagans--the lovely Cornish heath."
 ERICA_CHUNKS[6] = "Erica vagans, which the people here call the Cornish heath, covers the downs."
-
-
-def holistic(overall: int, steps: tuple[int, int, int], classification: str) -> dict:
-    """A holistic reply with seed 001's overall, seed 003's three GEval scores and class."""
-    reasoned = lambda score: {"reasoning": "-", "score": score}  # noqa: E731
-    return {"correctness": overall, "completeness": overall, "faithfulness": overall, "relevance": overall,
-            "clarity": overall, "overall_score": overall, "verdict": "pass", "explanation": "-",
-            "alignment": reasoned(overall), "question_relevance": reasoned(overall),
-            **{name: reasoned(score) for name, score in zip(("step1_correctness", "step2_completeness",
-                                                             "step3_consistency"), steps)},
-            "classification": classification}
 
 
 # question_id -> the sample (question, reference, answer, chunks) and the judge's replies: its claims, each claim's
@@ -139,26 +124,6 @@ QUESTIONS_ARE_THE_QUESTION = {"erica"}
 # (question_id, method, chunks): erica also without context, seed 003's llm_with_context row.
 CELLS = [(qid, "local_search", spec["chunks"]) for qid, spec in SAMPLES.items()] + [("erica", "llm_with_context", [])]
 
-_CHUNK_ID = re.compile(r'<chunk id="C(\d+)">')
-
-
-def _verification(spec: dict, user: str) -> dict:
-    """The verification reply for the chunks this request lists, from the sample's verdicts by chunk index."""
-    chunks = [int(j) - 1 for j in _CHUNK_ID.findall(user)]
-
-    def cells(by_chunk: dict) -> list[dict]:
-        return [{"chunk_id": prompts.chunk_id(j), "verdict": by_chunk.get(j, N)} for j in chunks]
-
-    return {
-        "answer_claims": [{"claim_id": prompts.answer_claim_id(i), "chunk_verdicts": cells(by_chunk),
-                           "reference_verdict": other, "matched_reference_claims": []}
-                          for i, (by_chunk, other) in enumerate(spec["answer_claims"])],
-        "reference_claims": [{"claim_id": prompts.reference_claim_id(i), "chunk_verdicts": cells(by_chunk),
-                              "answer_verdict": other} for i, (by_chunk, other) in enumerate(spec["reference_claims"])],
-        "chunks": [{"chunk_id": prompts.chunk_id(j), "relevant": j in spec["relevant"],
-                    "relevance_score": 98 if j in spec["relevant"] else 5, "reason": "-"} for j in chunks],
-    }
-
 
 def _responder(body: dict) -> Reply:
     user = body["messages"][1]["content"]
@@ -169,26 +134,7 @@ def _responder(body: dict) -> Reply:
     if name == "extraction":
         questions = [spec["question"]] * 3 if qid in QUESTIONS_ARE_THE_QUESTION else ["What is it?"] * 3
         return Reply.json({"generated_questions": questions, **spec["extraction"]})
-    return Reply.json(_verification(spec, user))
-
-
-def _write_jsonl(path, rows):
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    return path
-
-
-def judged_by_llm(store, golden: Path, outputs: Path, responder) -> tuple[str, str, str]:
-    """(golden id, outputs id, run id): both files stored and a run of them judged by the scripted LLM (`responder`
-    answers each request) on a loopback OpenAI-compatible server."""
-    golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
-    outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
-    with start_server() as server:
-        server.responder = responder
-        run_id = lifecycle.start_stored(store, golden_id, [outputs_id],
-                                        lifecycle.RunSpec(judge=OpenAIJudge("m", server.base_url)))
-        with lent_api_key(run_id, "test"):
-            assert engine.execute_run(store, run_id) == "finished"
-    return golden_id, outputs_id, run_id
+    return Reply.json(verification(spec, user))
 
 
 @pytest.fixture(scope="module")
@@ -196,9 +142,9 @@ def runs(tmp_path_factory):
     """The cells of one run judged by the scripted LLM and of one judged offline, over the same samples:
     {(judge, question_id, method, metric): (value, status, label, detail)}, and the samples as planned."""
     tmp = tmp_path_factory.mktemp("stored")
-    golden = _write_jsonl(tmp / "g.jsonl", [{"question_id": q, "question": s["question"], "reference": s["reference"]}
+    golden = write_jsonl(tmp / "g.jsonl", [{"question_id": q, "question": s["question"], "reference": s["reference"]}
                                             for q, s in SAMPLES.items()])
-    outputs = _write_jsonl(tmp / "o.jsonl", [{"question_id": q, "method": m, "answer": SAMPLES[q]["answer"],
+    outputs = write_jsonl(tmp / "o.jsonl", [{"question_id": q, "method": m, "answer": SAMPLES[q]["answer"],
                                               "contexts": chunks} for q, m, chunks in CELLS])
     path = tmp / "stored.duckdb"
     store = open_store(path)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from evaluators import threads
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 CLEAN = {k: v for k, v in os.environ.items()
          if k not in (*threads.BLAS_VARIABLES, threads.TORCH_THREADS, threads.WORKERS)}
 

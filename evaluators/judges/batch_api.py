@@ -32,7 +32,9 @@ import openai
 
 ENDPOINT = "/v1/chat/completions"
 COMPLETION_WINDOW = "24h"  # the only window the Batch API offers
-POLL_SECONDS = float(os.environ.get("RAGSCOPE_BATCH_POLL", 20))  # between polls of a batch (tests: 0.05)
+def poll_seconds() -> float:
+    """Seconds between polls of a batch (tests: 0.05), read when a run starts."""
+    return float(os.environ.get("RAGSCOPE_BATCH_POLL", 20))
 # A batch the server has not ended within this is given up (its requests fail): the window is 24 h, the
 # server expires it then; an hour more for finalising.
 MAX_WAIT_SECONDS = 25 * 3600
@@ -68,10 +70,10 @@ class Batcher:
     `ledger` (None: nothing survives a restart) has open() -> {custom_id: batch_id} of the run's unconsumed
     batches, add(batch_id, input_file_id, custom_ids), update(batch_id, status) and consume(batch_ids)."""
 
-    def __init__(self, client: openai.AsyncOpenAI, base_url: str | None, ledger=None, poll: float = POLL_SECONDS,
+    def __init__(self, client: openai.AsyncOpenAI, base_url: str | None, ledger=None, poll: float | None = None,
                  max_wait: float = MAX_WAIT_SECONDS):
         self.client, self.base_url, self.ledger = client, base_url, ledger
-        self.poll, self.max_wait = poll, max_wait
+        self.poll, self.max_wait = poll_seconds() if poll is None else poll, max_wait
         self._stored: dict[str, str] = ledger.open() if ledger is not None else {}
         self._pending: dict[str, tuple[dict, list[asyncio.Future]]] = {}
         self._rounds: Counter[str] = Counter()  # per body key, the rounds it went out in

@@ -142,7 +142,7 @@ class Transport:
         self.cache = cache  # get(key) -> dict | None and put(key, **fields); None: every request goes out
         self.batch = batch  # requests go through the Batch API (batch_api), not one HTTP call each
         self.batches = batches  # the run's record of its batches (batch_api.Batcher's ledger), or None
-        self.batch_poll = batch_api.POLL_SECONDS if batch_poll is None else batch_poll
+        self.batch_poll = batch_api.poll_seconds() if batch_poll is None else batch_poll
         self.budget = budget  # evaluators.runs.budget.Budget: once reached, no request goes out (module doc)
         # the most a cut-off reply is asked again with (a small server's own cap: asking for more only costs time)
         self.max_output_tokens = max_output_tokens

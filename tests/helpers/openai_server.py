@@ -46,7 +46,6 @@ A fallback from json_schema to json_object is scripted with a responder:
     server.responder = lambda body: (Reply.json_schema_unsupported()
         if body.get("response_format", {}).get("type") == "json_schema" else Reply.json(obj))
 """
-
 from __future__ import annotations
 
 import collections
@@ -62,6 +61,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
 
 DEFAULT_MODEL = "test-model"
 DEFAULT_CONTENT = {"ok": True}

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_judge.py [--latency 0.1] [--repeat 3] [--no-write]
 
-Server: `tests/openai_server.start_server`, a real OpenAI-compatible HTTP server on 127.0.0.1, run
+Server: `tests/helpers/openai_server.start_server`, a real OpenAI-compatible HTTP server on 127.0.0.1, run
 in a forked child process (`child_server`: the judge's process runs only the client, as against a
 real server). Its `responder` answers every
 request with a valid, plausible reply built from the request itself (`reply` below): extraction -> the answer's and the
@@ -69,7 +69,7 @@ from evaluators.loaders import load  # noqa: E402
 from evaluators.metrics import resolve  # noqa: E402
 from evaluators.records import OK, Sample  # noqa: E402
 from bench import prompt_cache  # noqa: E402
-from tests.openai_server import PromptCache, Reply, start_server  # noqa: E402
+from tests.helpers.openai_server import PromptCache, Reply, start_server  # noqa: E402
 
 DEMO = ROOT / "data" / "demo"
 MODEL = "bench-model"
@@ -478,7 +478,7 @@ average (1 min) {load_before[0]:.1f} at the start, {load_after[0]:.1f} at the en
 
 The judge is called as the engine calls it per batch: `judge_samples(OpenAIJudge(...), samples, (CLAIMS, HOLISTIC))`
 (per sample: the extraction and the holistic call at once, then one verification call per
-{prompts.CHUNKS_PER_CALL} chunks); no store, so no judge cache. The server is `tests/openai_server.py` on
+{prompts.CHUNKS_PER_CALL} chunks); no store, so no judge cache. The server is `tests/helpers/openai_server.py` on
 127.0.0.1 (TCP_NODELAY on, as real servers), in a forked child process (so the judge's process runs only
 the client, as against a real server). It builds every reply
 from its request: the claims `offline.segment_claims` finds in the answer and the reference, 3 questions

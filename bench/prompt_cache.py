@@ -5,7 +5,7 @@ Samples (`long_samples`): 12 questions of the demo (data/demo/novel_44557_*, met
 chunks of ~1,000 characters cut in order from the demo's chunk texts (the issue's shape: 12 samples of 12 chunks).
 
 After: this checkout's judge (`judges.judge_samples`, claims and holistic parts, concurrency 8) against the
-loopback server with `tests.openai_server.PromptCache`, which applies OpenAI's documented rule (the schema and
+loopback server with `tests.helpers.openai_server.PromptCache`, which applies OpenAI's documented rule (the schema and
 the messages in order; the longest prefix seen in the last 5 minutes, >= 1,024 tokens, in 128-token steps; a
 prompt counts as cached from its arrival). Cached tokens come back in each reply's
 `usage.prompt_tokens_details.cached_tokens` and are read from the judge's CallRecords.
@@ -31,7 +31,7 @@ from evaluators.runs.estimate import estimate
 from evaluators.judges import CLAIMS, HOLISTIC, OpenAIJudge, judge_samples, offline, prices, prompts
 from evaluators.metrics import resolve
 from evaluators.records import Chunk, RagOutput, Sample
-from tests.openai_server import PromptCache
+from tests.helpers.openai_server import PromptCache
 
 ROOT = Path(__file__).resolve().parent.parent
 PREVIOUS = "da43f11"  # the last release with the earlier prompts (PROMPT_VERSION 2026-11.3)
@@ -167,7 +167,7 @@ def section(samples: list[Sample], base_url: str) -> str:
 
 {n} samples of {N_CHUNKS} chunks of ~{CHUNK_CHARS:,} characters (12 demo questions, chunks cut from the demo's
 chunk texts), all 34 metrics (3 calls per sample). The loopback server applies OpenAI's rule for its prompt cache
-(`tests/openai_server.PromptCache`: the schema and the messages in order, the longest prefix seen in the last
+(`tests/helpers/openai_server.PromptCache`: the schema and the messages in order, the longest prefix seen in the last
 5 minutes, >= 1,024 tokens, in 128-token steps) and reports the cached tokens in
 `usage.prompt_tokens_details.cached_tokens`; tokens are the server's approximation (a word, up to 3 digits or
 a run of punctuation: no tokenizer ships offline), schema included (OpenAI bills it as input). "Before" is the

@@ -32,9 +32,9 @@ $(CHROMIUM):
 test: $(STAMP) $(CHROMIUM)
 	$(PY) -m pytest -q --durations=15
 
-# day to day: everything but the served app in Chromium and the llama.cpp server (pyproject.toml's markers)
+# day to day: everything but the served app in Chromium, the llama.cpp server and every demo built (pyproject.toml)
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not e2e and not llamacpp"
+	$(PY) -m pytest -q -m "not e2e and not llamacpp and not demos"
 
 demo: $(STAMP)
 	$(PY) -m evaluators demo

@@ -1,14 +1,20 @@
-import sys
+"""Fixtures every folder of tests/ may use (the demo databases, the app in AppTest, a hostile run), and the marker of
+tests that build every demo. Helpers that are not fixtures live in tests/helpers."""
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import ROOT, SHARED_DATA
 from tests.helpers.hostile import A_LINK, HOSTILE_METHOD, IMG, JS_LINK
 from tests.helpers.screens import keep_run
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+
+def pytest_collection_modifyitems(items):
+    """A test on the database of every demo waits minutes for it the first time: `demos`, which `make test-fast`
+    leaves out."""
+    for item in items:
+        if "all_demos_db_file" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.demos)
 
 
 @pytest.fixture

@@ -348,7 +348,7 @@ def test_the_estimate_counts_every_repeat_and_bad_repeats_are_refused(tmp_path):
 def test_numbers_and_metric_lists_are_checked_before_anything_is_stored(tmp_path):
     """Each bad option exits 2 naming it, sends no judge request and leaves the database as it was (a
     concurrency of 0 used to wait for ever; -3 stored a failed run; ',,' a finished run of no metric).
-    The rules themselves are lifecycle.RunSpec's (tests/test_run_options.py)."""
+    The rules themselves are lifecycle.RunSpec's (tests/runs/test_options.py)."""
 
     from evaluators import loaders
     from evaluators.store import close_store, open_store

@@ -129,3 +129,16 @@ def test_the_engine_never_imports_streamlit_and_calibration_never_imports_bench(
 def test_few_modules_directly_in_evaluators():
     flat = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(flat) <= 10, flat
+
+
+def test_no_test_module_imports_another_and_tests_mirror_the_packages():
+    """What tests share lives in tests/helpers or a conftest (fixtures); tests of a package sit in the folder of its
+    name (tests/queries for evaluators/queries ...), the whole-project ones (cli, api, layers, the package) directly in
+    tests/."""
+    tests = ROOT / "tests"
+    offenders = [f"{p.relative_to(ROOT)}:{line} {t}" for p in tests.rglob("*.py") for t, line in imports(p)
+                 if t.startswith("tests.") and (t.rsplit(".", 1)[-1].startswith("test_") or t.endswith("conftest"))]
+    assert not offenders, "\n".join(offenders)
+    folders = {p.parent.relative_to(tests).parts[0] for p in tests.rglob("test_*.py") if p.parent != tests}
+    layers = {part for parts in LAYERS for part in parts}
+    assert folders <= layers | {"pages", "e2e", "bench", "calibration", "judge_behaviour"}, folders

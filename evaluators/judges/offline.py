@@ -85,7 +85,7 @@ JUDGE = "offline"
 
 # Thresholds, checked against RAGChecker's 59 labelled response-claim x chunk pairs (shared/data/
 # ragchecker_examples), seed 000's case study, seed 002's examples, some hand-made same-topic pairs
-# and the demo data (tests/test_offline_judge.py). RAGChecker's accuracy is flat over the whole
+# and the demo data (tests/judges/test_offline_judge.py). RAGChecker's accuracy is flat over the whole
 # grid coverage 0.6-0.9 x cosine 0.6-0.8 (0.85-0.88; answering not_found throughout gives 0.73),
 # so the values below are set by what they mean, not fitted to those 59 pairs.
 # Coverage: 0.8 asks for every content word of a claim of up to 4 and lets a claim of 5 or more

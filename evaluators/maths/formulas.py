@@ -1,7 +1,7 @@
 """The pure math of every RAGScope metric: no I/O, no project imports, stdlib only.
 
 The metric definitions come from the seed documents in ``shared/seeds/`` (cited as "seed 000" ...
-"seed 003"); their worked examples are the unit tests in ``tests/test_formulas.py``. Every function
+"seed 003"); their worked examples are the unit tests in ``tests/maths/test_formulas.py``. Every function
 is safe to call from a notebook: ``from evaluators.maths.formulas import average_precision``.
 
 API at a glance

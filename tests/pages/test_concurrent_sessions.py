@@ -256,7 +256,7 @@ def test_labels_imported_and_annotations_saved_while_a_run_writes_all_land(team)
 
 
 def test_a_cli_run_and_a_sessions_run_on_the_same_data_write_in_turns_and_the_session_sees_both(team):
-    """Beside tests/test_shared_db.py (a CLI run while the app's manager runs one): here the app's run is started
+    """Beside tests/store/test_shared_db.py (a CLI run while the app's manager runs one): here the app's run is started
     and followed on Evaluate, whose every rerun holds the file while the CLI waits for it, the CLI stores the files
     the app stored already (found by content, no second copy), and the same session lists the CLI's run."""
     frank = _session("pages/evaluate.py")

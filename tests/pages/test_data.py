@@ -1,4 +1,4 @@
-"""The Data screen (AppTest on a copy of the demo database; its table is tested in test_queries_datasets.py):
+"""The Data screen (AppTest on a copy of the demo database; its table is tested in tests/queries/test_datasets.py):
 the stored list shown, uploads read and previewed, problems listed with file, row and field, the column-mapping
 step, storing once (content hash), human labels imported."""
 import json
@@ -53,7 +53,7 @@ def test_the_screen_shows_the_stored_datasets_of_the_view(app_at):
     at = app_at("pages/data.py")
     assert at.title[0].value == "Data"
     assert any("Upload one or more files" in i.value for i in at.info)
-    expected = qd.view(open_store(app_at.db))["datasets"]  # its numbers: tests/test_queries_datasets.py
+    expected = qd.view(open_store(app_at.db))["datasets"]  # its numbers: tests/queries/test_datasets.py
     assert_shown(at.dataframe[-1].value, expected)
     assert any(c.value.startswith(f"{len(expected)} datasets. The same content is stored once") for c in at.caption)
 

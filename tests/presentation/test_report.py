@@ -264,7 +264,7 @@ def test_overview_and_compare_offer_the_report_without_building_it(app_at, monke
     for page in (None, "pages/compare.py"):
         at = app_at(page)
         assert [b.proto.label for b in at.get("download_button")].count("Download report") == 1
-    assert built == []  # the report is built when the button is clicked (tests/test_e2e_report.py), not on a rerun
+    assert built == []  # the report is built when the button is clicked (tests/e2e/test_report.py), not on a rerun
 
 
 def masked(page: str) -> str:

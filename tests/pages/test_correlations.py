@@ -1,5 +1,5 @@
 """The Correlations page on the evaluated demo run (AppTest): it draws the tables of
-`queries.correlations.view` (whose numbers tests/test_queries_correlations.py checks against scipy), a heatmap
+`queries.correlations.view` (whose numbers tests/queries/test_correlations.py checks against scipy), a heatmap
 click shows that pair's scatter, and a point opens Claims.
 
 AppTest cannot click a plotly chart: `click` sends the selection the browser sends on a click with

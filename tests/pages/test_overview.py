@@ -1,5 +1,5 @@
 """The Overview page on the evaluated demo run (AppTest): it draws the tables of `queries.overview.view` (whose
-numbers tests/test_queries_overview.py checks), for the chosen scale and chart metric."""
+numbers tests/queries/test_overview.py checks), for the chosen scale and chart metric."""
 import base64
 import json
 

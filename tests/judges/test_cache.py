@@ -1,6 +1,6 @@
 """The judge cache (`judge_cache` table, migration 2): a re-run of the same inputs with the same model
 and prompt version makes no request. The real CLI (in-process) against the scripted server on
-127.0.0.1 (tests/helpers/openai_server.py), a real DuckDB file, as in tests/test_openai_run.py."""
+127.0.0.1 (tests/helpers/openai_server.py), a real DuckDB file, as in tests/runs/test_openai_run.py."""
 import json
 
 import duckdb

@@ -43,7 +43,7 @@ def test_the_screen_shows_the_choice_its_size_and_the_finished_demo_run(app_at):
     assert any(c.value == "Offline judge: no calls, no key, no network." for c in at.caption)
     demo_run = qd.recent_runs(store)["run_id"].iloc[0]
     assert at.selectbox(key="eval-run").value == demo_run
-    expected = qe.view(store, demo_run)  # its numbers: tests/test_queries_datasets.py
+    expected = qe.view(store, demo_run)  # its numbers: tests/queries/test_datasets.py
     for label, value in expected["totals"].iloc[0].items():
         assert metric_checkbox(at, label) == f"{value:,}"
     assert_shown(next(d.value for d in at.dataframe if "not computed" in d.value.columns), expected["cells"])

@@ -1,5 +1,5 @@
-"""The Error analysis screen (AppTest; its tables are tested in test_queries_errors.py and
-test_queries_humans.py): the view's tables shown, drill-down to Claims from a sample and from a
+"""The Error analysis screen (AppTest; its tables are tested in tests/queries/test_errors.py and
+tests/queries/test_humans.py): the view's tables shown, drill-down to Claims from a sample and from a
 judge-human disagreement, saving annotations beside the judge's output, and uploaded HTML staying inert."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The History page (AppTest) on runs written through the Store API (tests/test_queries_history.py checks the
+"""The History page (AppTest) on runs written through the Store API (tests/queries/test_history.py checks the
 numbers of the view it draws): one chart per metric with a star on each significant step, and the view's tables."""
 import pytest
 

@@ -1,5 +1,5 @@
 """The Compare page on the evaluated demo run (AppTest): it draws the tables of `queries.compare.view` (whose
-numbers tests/test_queries_compare.py checks), and its clicks reach the details and Claims.
+numbers tests/queries/test_compare.py checks), and its clicks reach the details and Claims.
 
 AppTest cannot click a plotly chart or a dataframe row. `click` sends the state the browser sends on
 such a click (the selection JSON under the element's id) with the next run, so the page's own code

@@ -1,4 +1,4 @@
-"""The Claims screen (AppTest; its tables are tested in test_queries_claims.py): the view's tables shown with
+"""The Claims screen (AppTest; its tables are tested in tests/queries/test_claims.py): the view's tables shown with
 uploaded HTML/markdown staying inert, drill-down, stepping and search, an LLM-judged run's raw calls, and a
 run with repeats (Overview's spread, each reply in the view)."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""End to end in Chromium (as tests/test_e2e_browser.py): a comparison across two runs and the History screen,
-on a small database of runs written through the Store API (tests/test_queries_compare.py's runs)."""
+"""End to end in Chromium (as tests/e2e/test_browser.py): a comparison across two runs and the History screen,
+on a small database of runs written through the Store API (tests/queries/test_compare.py's runs)."""
 from __future__ import annotations
 
 import shutil

@@ -1,4 +1,4 @@
-"""The report file in a real browser (Debian's headless Chromium through playwright, as tests/test_e2e_browser.py
+"""The report file in a real browser (Debian's headless Chromium through playwright, as tests/e2e/test_browser.py
 starts it): the ARAGOG demo's report opened from disk with every request blocked and recorded, its charts drawn, its
 headline the numbers of `view overview`, its uploaded text inert, its print layout A4; and the app's "Download
 report" button hands the same file over. Screenshots go to tests/e2e/screenshots/ for a human to look at."""

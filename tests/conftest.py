@@ -50,6 +50,21 @@ def all_demos_db_file(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
+def demo(demo_db_file, tmp_path):
+    """(store, run id): a private copy of the evaluated GraphRAG-Bench demo (two methods, four question types,
+    claims), for tests that write to it or hold it."""
+    import shutil
+
+    from evaluators.store import close_store, open_store
+
+    db = tmp_path / "demo.duckdb"
+    shutil.copy(demo_db_file, db)
+    store = open_store(db)
+    yield store, store.cursor().execute("SELECT run_id FROM runs WHERE status = 'finished'").fetchall()[0][0]
+    close_store(db)
+
+
+@pytest.fixture
 def app_at(tmp_path, monkeypatch, demo_db_file):
     """`make(page=None)` -> an AppTest of app.py on a private copy of the demo database, run once
     (on `page`, a path such as "pages/compare.py", when given). A fresh AppTest per scenario: a

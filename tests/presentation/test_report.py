@@ -2,14 +2,13 @@
 of the screens' own views, runs it cannot fully report say so, uploaded text stays text, and the `report` command's
 exit codes."""
 import re
-import shutil
 from html.parser import HTMLParser
 
 import plotly.offline
 import pytest
 
 from evaluators.metrics import REGISTRY
-from evaluators.queries import compare, overview, runs
+from evaluators.queries import compare, overview
 from evaluators.presentation.report import report_html
 from evaluators.store import close_store, open_store
 from tests.helpers.hostile import A_LINK, HOSTILE_METHOD, IMG, JS_LINK
@@ -92,16 +91,6 @@ def _check_headline(page: Page, tables: dict) -> None:
         assert shown[r.item][r.method] == (f"{r.value:.{digits}f}{'%' if r.unit == '%' else ''} "
                                            f"[{r.ci_low:.{digits}f}, {r.ci_high:.{digits}f}]n {r.n} of {r.n_total}")
     assert [*page.texts("p", "lead"), *page.texts("li", "findings")] == list(tables["findings"]["sentence"])
-
-
-@pytest.fixture
-def demo(tmp_path, demo_db_file):
-    """The GraphRAG-Bench demo (two methods, four question types, claims): a private copy, its store and run id."""
-    db = tmp_path / "demo.duckdb"
-    shutil.copy(demo_db_file, db)
-    store = open_store(db)
-    yield store, runs(store)["run_id"].iloc[0]
-    close_store(db)
 
 
 def test_the_demo_report_holds_every_section_with_the_views_content(demo):

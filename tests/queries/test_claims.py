@@ -10,7 +10,6 @@ import pytest
 from evaluators.judges import prompts
 from evaluators.queries import claims as q
 from evaluators.store import close_store, open_store
-from tests.helpers.demo_copy import demo  # noqa: F401 (a fixture: a copy of the demo database)
 from tests.helpers.claims_runs import CHUNKS, EVIL_METHOD, GOLDEN, METRICS, OUTPUTS, TOWER, build_llm_run, build_run
 
 
@@ -153,23 +152,15 @@ def test_llm_run_tp_lists_generated_questions_and_judge_calls(tmp_path, monkeypa
         close_store(db)
 
 
-def test_the_demo_question_reads_only_its_rows(demo_db_file, tmp_path):
+def test_the_demo_question_reads_only_its_rows(demo):
     """On the demo run: one question's claims equal the table's rows for it, for both methods."""
-    import shutil
-
-    db = tmp_path / "demo.duckdb"
-    shutil.copy(demo_db_file, db)
-    store = open_store(db)
-    try:
-        run_id = store.cursor().execute("SELECT run_id FROM runs").fetchall()[0][0]
-        qid = q.question_options(store, run_id)[0]["question_id"].iloc[10]
-        frame = q.claims(store, run_id, qid)
-        n = store.cursor().execute("SELECT count(*), count(DISTINCT method) FROM claims WHERE run_id = ? AND "
-                                   "question_id = ?", [run_id, qid]).fetchall()[0]
-        assert (len(frame), frame["method"].nunique()) == n and n[1] == 2
-        assert set(q.sample_scores(store, run_id, qid)["method"]) == {"basic_search", "local_search"}
-    finally:
-        close_store(db)
+    store, run_id = demo
+    qid = q.question_options(store, run_id)[0]["question_id"].iloc[10]
+    frame = q.claims(store, run_id, qid)
+    n = store.cursor().execute("SELECT count(*), count(DISTINCT method) FROM claims WHERE run_id = ? AND "
+                               "question_id = ?", [run_id, qid]).fetchall()[0]
+    assert (len(frame), frame["method"].nunique()) == n and n[1] == 2
+    assert set(q.sample_scores(store, run_id, qid)["method"]) == {"basic_search", "local_search"}
 
 
 # --------------------------------------------------------------------------- the screen's view

@@ -9,7 +9,7 @@ from scipy import stats as sps
 from evaluators.queries import compare as q
 from evaluators.queries.sides import Side, side
 from evaluators.store import close_store, open_store
-from tests.helpers.compare_runs import EDITED, holm_of
+from tests.helpers.compare_runs import EDITED, holm_of, runs, small  # noqa: F401 (runs, small: fixtures)
 
 
 def test_methods_metrics_and_the_default_pair(small):
@@ -209,15 +209,15 @@ def test_the_view_compares_sides_of_other_runs_and_lists_the_questions_left_out(
 
 
 @pytest.fixture(scope="module")
-def demo(demo_db_file):
+def demo_read(demo_db_file):
     store = open_store(demo_db_file)
     run_id = store.cursor().execute("SELECT run_id FROM runs WHERE status = 'finished'").fetchall()[0][0]
     yield store, run_id
     close_store(demo_db_file)
 
 
-def test_demo_rouge_l_against_an_independent_computation(demo):
-    store, run_id = demo
+def test_demo_rouge_l_against_an_independent_computation(demo_read):
+    store, run_id = demo_read
     pairs = store.cursor().execute(
         """
         PIVOT (SELECT question_id, method, value FROM scores
@@ -344,8 +344,8 @@ def demo_pairs(store, metric: str, question_type: str | None = None) -> pd.DataF
         """, {"a": A, "b": B, "metric": metric, **({"type": question_type} if question_type else {})}).df()
 
 
-def test_demo_metric_table_against_an_independent_computation(demo):
-    store, run_id = demo
+def test_demo_metric_table_against_an_independent_computation(demo_read):
+    store, run_id = demo_read
     tables = q.view(store, run_id)
     shown = tables["metrics"].set_index("metric")
     delta = f"Δ {A} − {B}"
@@ -370,8 +370,8 @@ def test_demo_metric_table_against_an_independent_computation(demo):
     assert summary["metrics"] == len(shown)
 
 
-def test_demo_scale_type_and_baseline(demo):
-    store, run_id = demo
+def test_demo_scale_type_and_baseline(demo_read):
+    store, run_id = demo_read
     expected = demo_pairs(store, "judge_overall")
     row = q.view(store, run_id, scale="percent")["metrics"].set_index("metric").loc["judge_overall"]
     assert row[f"Δ {A} − {B}"] == pytest.approx(round(100 * np.mean(expected["a"] - expected["b"]) / 4, 3), abs=1e-9)
@@ -384,8 +384,8 @@ def test_demo_scale_type_and_baseline(demo):
     assert swapped.loc["rouge_l", f"Δ {B} − {A}"] == pytest.approx(-row[f"Δ {A} − {B}"], abs=1e-9)
 
 
-def test_demo_per_question_tables_and_a_heatmap_cell(demo):
-    store, run_id = demo
+def test_demo_per_question_tables_and_a_heatmap_cell(demo_read):
+    store, run_id = demo_read
     tables = q.view(store, run_id, metric="rouge_l", cell_type="Fact Retrieval", cell_metric="rouge_l")
     gaps = tables["disagreements"]
     assert list(gaps.columns[:3]) == [A, B, f"Δ {A} − {B}"]
@@ -405,17 +405,6 @@ def test_demo_per_question_tables_and_a_heatmap_cell(demo):
     assert list(listed["Δ"].abs()) == sorted(listed["Δ"].abs(), reverse=True)
 
 
-@pytest.fixture
-def demo_copy(demo_db_file, tmp_path):
-    import shutil
-
-    db = tmp_path / "demo.duckdb"
-    shutil.copy(demo_db_file, db)
-    store = open_store(db)
-    yield store, store.cursor().execute("SELECT run_id FROM runs WHERE status = 'finished'").fetchall()[0][0]
-    close_store(db)
-
-
 def add_run(store, methods: dict[str, str]) -> str:
     """A finished run over the demo datasets whose methods copy the demo's (new name -> demo method)."""
     demo = store.cursor().execute(
@@ -431,8 +420,8 @@ def add_run(store, methods: dict[str, str]) -> str:
     return run_id
 
 
-def test_demo_three_methods_each_against_the_baseline_and_one_method_alone(demo_copy):
-    store, _ = demo_copy
+def test_demo_three_methods_each_against_the_baseline_and_one_method_alone(demo):
+    store, _ = demo
     odd = "<b>llm</b> *only*"
     run_id = add_run(store, {A: A, B: B, odd: A})
     tables = q.view(store, run_id, methods=[A, B, odd], baseline=B, details_for=odd)

@@ -102,15 +102,15 @@ def test_export_rows_strongest_pair_and_pair_points(small):
 
 
 @pytest.fixture(scope="module")
-def demo(demo_db_file):
+def demo_read(demo_db_file):
     store = open_store(demo_db_file)
     run_id = store.cursor().execute("SELECT run_id FROM runs WHERE status = 'finished'").fetchall()[0][0]
     yield store, run_id
     close_store(demo_db_file)
 
 
-def test_demo_pair_against_scipy(demo):
-    store, run_id = demo
+def test_demo_pair_against_scipy(demo_read):
+    store, run_id = demo_read
     frame = store.cursor().execute(
         """
         SELECT a.norm AS x, b.norm AS y FROM scores a JOIN scores b USING (run_id, question_id, method)
@@ -175,8 +175,8 @@ SCIPY = {"pearson": sps.pearsonr, "spearman": sps.spearmanr, "kendall": sps.kend
 
 
 @pytest.mark.parametrize("coefficient, method", [("pearson", None), ("spearman", None), ("kendall", "local_search")])
-def test_demo_cells_match_scipy(demo, coefficient, method):
-    store, run_id = demo
+def test_demo_cells_match_scipy(demo_read, coefficient, method):
+    store, run_id = demo_read
     tables = q.view(store, run_id, coefficient=coefficient, samples=method or q.ALL_METHODS)
     for x, y in [("rouge_l", "faithfulness"), ("judge_overall", "answer_relevance")]:
         data = samples(store, x, y, method)
@@ -185,8 +185,8 @@ def test_demo_cells_match_scipy(demo, coefficient, method):
     assert "exact_match" not in tables["matrix"].index  # constant in the demo
 
 
-def test_demo_families_and_a_pairs_scatter(demo):
-    store, run_id = demo
+def test_demo_families_and_a_pairs_scatter(demo_read):
+    store, run_id = demo_read
     shown = q.view(store, run_id, families=["lexical", "semantic"])["matrix"]
     assert set(shown.index) == {"keyword_coverage", "answer_completeness", "citation_quality", "rouge_l", "dont_know",
                                 "bert_score_f1", "semantic_similarity", "answer_relevance"}

@@ -8,7 +8,7 @@ import pytest
 from evaluators.queries import history as h
 from evaluators.queries.screens import SCREENS
 from tests.helpers.compare_runs import VALUES, holm_of
-from tests.helpers.history_runs import N
+from tests.helpers.history_runs import N, runs  # noqa: F401 (runs: a fixture)
 
 
 def test_runs_of_one_golden_set_oldest_first(runs):

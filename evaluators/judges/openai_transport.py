@@ -5,8 +5,9 @@ parameters or quirks is a change here.
 * Requests: structured outputs with a strict JSON schema (given by the protocol) that carries its bounds; the other
   parameters are `openai_params.Params`' (temperature 0 and a seed; for a known reasoning model no temperature,
   `max_completion_tokens` and the run's reasoning effort). A 400 naming a parameter drops or renames it for the rest
-  of the run (`Params.learn`), and until a request has gone out without teaching anything, requests go out one at
-  a time, so concurrent calls do not each pay the 400 (not in batch mode: a round goes out whole). A server that rejects the schema with HTTP 400 gets the same schema without bounds
+  of the run (`Params.learn`); until a request has come back without teaching anything, one request per purpose is
+  in flight (a sample's first round, its extraction and holistic calls, goes out together and keeps its 2 rounds),
+  so concurrent calls do not each pay the 400 (not in batch mode: a round goes out whole). A server that rejects the schema with HTTP 400 gets the same schema without bounds
   (`prompts.plain`), and if it rejects that too, JSON mode (`{"type": "json_object"}`), for the rest of the
   transport's life; the prompts describe the shape anyway.
 * No output limit is sent at first (the server's default applies). A reply cut off by it (finish_reason "length")
@@ -237,7 +238,9 @@ class Connection:
         self.semaphore = semaphore
         self.batcher = batcher  # batch mode: requests wait for their batch, with no semaphore and no backoff
         self.refusal: str | None = None  # set by the first 401/403/404: no request goes out after it
-        self.learning = asyncio.Lock()  # held by the one request in flight while the parameters are unsettled
+        # while the parameters are unsettled, the purposes with a request in flight: one each (module doc)
+        self.learning: set[str] = set()
+        self.learned = asyncio.Condition()  # notified as each of them comes back
 
     async def complete(self, purpose: str, messages: Messages, records: list[CallRecord],
                        limit: int | None = None, seed_offset: int = 0) -> tuple[str | None, int | None]:
@@ -291,16 +294,29 @@ class Connection:
 
     async def attempt(self, purpose: str, messages: Messages, limit: int | None,
                       seed_offset: int = 0, n: int = 1) -> Attempt:
-        """One attempt; while the run's parameters are unsettled, one at a time (module doc), each built with what
-        the ones before it learned."""
+        """One attempt; while the run's parameters are unsettled, one per purpose at a time (module doc), each built
+        with what the ones before it learned."""
         params = self.transport.params
         if params.settled or self.batcher is not None:
             return await self._attempt(purpose, messages, limit, seed_offset, n)
-        async with self.learning:
+        async with self.learned:
+            await self.learned.wait_for(lambda: params.settled or purpose not in self.learning)
+            if params.settled:
+                learning = False
+            else:
+                learning = True
+                self.learning.add(purpose)
+        if not learning:
+            return await self._attempt(purpose, messages, limit, seed_offset, n)
+        try:
             attempt = await self._attempt(purpose, messages, limit, seed_offset, n)
             if not attempt.resend and not attempt.record.cached:
                 params.settled = True
             return attempt
+        finally:
+            async with self.learned:
+                self.learning.discard(purpose)
+                self.learned.notify_all()
 
     async def _attempt(self, purpose: str, messages: Messages, limit: int | None,
                        seed_offset: int = 0, n: int = 1) -> Attempt:

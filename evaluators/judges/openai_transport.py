@@ -7,9 +7,9 @@ parameters or quirks is a change here.
   `max_completion_tokens` and the run's reasoning effort). A 400 naming a parameter drops or renames it for the rest
   of the run (`Params.learn`); until a request has come back without teaching anything, one request per purpose is
   in flight (a sample's first round, its extraction and holistic calls, goes out together and keeps its 2 rounds),
-  so concurrent calls do not each pay the 400 (not in batch mode: a round goes out whole). A server that rejects the schema with HTTP 400 gets the same schema without bounds
-  (`prompts.plain`), and if it rejects that too, JSON mode (`{"type": "json_object"}`), for the rest of the
-  transport's life; the prompts describe the shape anyway.
+  so concurrent calls do not each pay the 400 (not in batch mode: a round goes out whole). A server that rejects
+  the schema with HTTP 400 gets the same schema without bounds (`prompts.plain`), and if it rejects that too, JSON
+  mode (`{"type": "json_object"}`), for the rest of the transport's life; the prompts describe the shape anyway.
 * No output limit is sent at first (the server's default applies). A reply cut off by it (finish_reason "length")
   is asked again with `max_tokens` raised to twice what it had produced (at least 1,024, at most
   `max_output_tokens`, default `MAX_OUTPUT_TOKENS`), up to `LENGTH_RETRIES` times; a server that wants
@@ -486,8 +486,9 @@ def _refusal(code: int, said: str, model: str, base_url: str | None) -> str:
 
 def cache_key(body: dict, base_url: str | None, version: str) -> str:
     """sha256 over the server's base URL, the protocol's version and the request body (model, messages and the
-    parameters sent: temperature, seed, reasoning effort, response_format): anything that could change the reply changes the key. The
-    output limit is left out: only complete replies are cached, and a limit does not change those."""
+    parameters sent: temperature, seed, reasoning effort, response_format): anything that could change the reply
+    changes the key. The output limit is left out: only complete replies are cached, and a limit does not change
+    those."""
     request = {k: v for k, v in body.items() if k not in ("max_tokens", "max_completion_tokens")}
     text = json.dumps({"base_url": base_url, "prompt_version": version, "request": request},
                       ensure_ascii=False, sort_keys=True)

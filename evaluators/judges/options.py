@@ -1,5 +1,6 @@
 """The numbers a run gives its judge (concurrency, repeats, attempts, output tokens, timeout, budget) and its choices (a
-reasoning effort), checked before anything is stored: a concurrency of 0 waited for ever. `runs.lifecycle` checks a whole run's specification with them."""
+reasoning effort), checked before anything is stored: a concurrency of 0 waited for ever. `runs.lifecycle` checks a
+whole run's specification with them."""
 from __future__ import annotations
 
 import math

@@ -277,6 +277,8 @@ def _judge(args) -> Judge:
         if _prices_given(args) or args.batch:
             raise ValueError("--price-in/--price-out/--price-cached-in/--batch apply to an LLM judge (the offline "
                              "judge costs nothing)")
+        if args.reasoning_effort is not None:
+            raise ValueError("--reasoning-effort applies to an LLM judge (--judge openai)")
         return OfflineJudge()
     return OpenAIJudge(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
                        concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
@@ -292,9 +294,10 @@ def _prices_given(args) -> bool:
 def cmd_run(args) -> int:
     run_id, samples = args.resume or args.retry_failed, None
     if run_id is not None:
-        if _prices_given(args) or args.batch:
-            return _fail("--price-in/--price-out/--price-cached-in/--batch apply to a new run (a run keeps the "
-                         "prices and the Batch API mode it was started with)", EXIT_BAD_INPUT)
+        if _prices_given(args) or args.batch or args.reasoning_effort is not None:
+            return _fail("--price-in/--price-out/--price-cached-in/--batch/--reasoning-effort apply to a new run (a "
+                         "run keeps the prices, the Batch API mode and the reasoning effort it was started with)",
+                         EXIT_BAD_INPUT)
         if not Path(args.db).exists():  # a run to continue is in a database: never create an empty one for it
             return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB) to find run {run_id} in", EXIT_BAD_INPUT)
         store = _open_store(args.db)

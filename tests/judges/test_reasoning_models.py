@@ -12,6 +12,7 @@ from evaluators.judges.openai_protocol import JudgeClient
 from evaluators.records import OK
 from evaluators.runs import engine, lifecycle
 from evaluators.store import close_store, open_store
+from tests.helpers.openai_runs import cli_with_key, openai_run_files, responder
 from tests.helpers.openai_server import Reply, reasoning_model_rules, refusing, start_server
 from tests.helpers.seed_000 import KEY, SEED_000_EXTRACTION, seed_000_sample
 from tests.helpers.seed_runs import METRICS, calls, cells, judged_run, question_of, seed_reply, stored_inputs
@@ -170,3 +171,26 @@ def test_a_reasoning_effort_no_server_takes_is_a_problem_of_the_run(effort):
     assert "reasoning_effort must be one of minimal, low, medium, high" in found[0].message
     with pytest.raises(ValueError, match="reasoning_effort must be one of"):
         JudgeClient("http://127.0.0.1:1/v1", "gpt-5-mini", api_key=KEY, reasoning_effort=effort)
+
+
+def test_the_cli_runs_a_reasoning_model_with_its_effort_and_checks_it(tmp_path):
+    golden, outputs = openai_run_files(tmp_path)
+    db = tmp_path / "cli.duckdb"
+    with start_server() as server:
+        server.rules, server.reasoning_tokens = reasoning_model_rules, 120
+        server.responder = responder(refuse_q2=False)
+        args = ("--golden", str(golden), "--outputs", str(outputs), "--judge", "openai", "--model", "gpt-5-nano",
+                "--base-url", server.base_url, "--metrics", "faithfulness,judge_overall")
+        bad = cli_with_key(db, *args, "--reasoning-effort", "extreme")
+        assert bad.returncode == 2 and "reasoning_effort must be one of minimal, low, medium, high" in bad.stderr
+        assert server.request_count == 0 and not db.exists()
+        estimate = cli_with_key(db, *args, "--reasoning-effort", "minimal", "--estimate")
+        assert estimate.returncode == 0 and "reasoning: ~100 tokens per call assumed" in estimate.stderr
+        done = cli_with_key(db, *args, "--reasoning-effort", "minimal")
+        bodies = chat_bodies(server)
+    assert done.returncode == 0, done.stderr
+    assert refused(server) == [] and {b["reasoning_effort"] for b in bodies} == {"minimal"}
+    assert f"({len(bodies) * 120:,} of them reasoning)" in done.stdout
+    offline = cli_with_key(tmp_path / "offline.duckdb", "--golden", str(golden), "--outputs", str(outputs),
+                           "--reasoning-effort", "low")
+    assert offline.returncode == 2 and "--reasoning-effort applies to an LLM judge" in offline.stderr

@@ -294,10 +294,12 @@ def _prices_given(args) -> bool:
 def cmd_run(args) -> int:
     run_id, samples = args.resume or args.retry_failed, None
     if run_id is not None:
-        if _prices_given(args) or args.batch or args.reasoning_effort is not None:
-            return _fail("--price-in/--price-out/--price-cached-in/--batch/--reasoning-effort apply to a new run (a "
-                         "run keeps the prices, the Batch API mode and the reasoning effort it was started with)",
-                         EXIT_BAD_INPUT)
+        if _prices_given(args) or args.batch:
+            return _fail("--price-in/--price-out/--price-cached-in/--batch apply to a new run (a run keeps the "
+                         "prices and the Batch API mode it was started with)", EXIT_BAD_INPUT)
+        if args.reasoning_effort is not None:
+            return _fail("--reasoning-effort applies to a new run (a run keeps the reasoning effort it was started "
+                         "with)", EXIT_BAD_INPUT)
         if not Path(args.db).exists():  # a run to continue is in a database: never create an empty one for it
             return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB) to find run {run_id} in", EXIT_BAD_INPUT)
         store = _open_store(args.db)

@@ -194,3 +194,5 @@ def test_the_cli_runs_a_reasoning_model_with_its_effort_and_checks_it(tmp_path):
     offline = cli_with_key(tmp_path / "offline.duckdb", "--golden", str(golden), "--outputs", str(outputs),
                            "--reasoning-effort", "low")
     assert offline.returncode == 2 and "--reasoning-effort applies to an LLM judge" in offline.stderr
+    resumed = cli_with_key(db, "--resume", "run-x", "--reasoning-effort", "high")
+    assert resumed.returncode == 2 and "reasoning effort it was started with" in resumed.stderr

@@ -93,11 +93,6 @@ class OpenAIJudge(Judge):
         """The parameters its server takes, as found so far (openai_params): recorded in the run's config."""
         return self._params.to_config()
 
-    @property
-    def temperature(self) -> float | None:
-        """The temperature its requests carry (None: none is sent, the server's default applies)."""
-        return self._params.temperature
-
     @classmethod
     def of_config(cls, model: str | None, config: Mapping) -> OpenAIJudge:
         recorded = prices.from_config(dict(config))

@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-output-tokens", type=int, metavar="N",
                      help="openai judge: the most a reply cut off by the server's output limit is asked again with "
                           "(default: 32768); a small local server's own cap saves the time of asking for more")
+    run.add_argument("--reasoning-effort", metavar="EFFORT",
+                     help="openai judge: minimal, low, medium or high, for a reasoning model (gpt-5 family, o1/o3/o4); "
+                          "default: the server's own. Reasoning models are sent no temperature (they take only the "
+                          "default) and max_completion_tokens; other servers learn from an HTTP 400 what they refuse")
     run.add_argument("--price-in", type=float, metavar="USD",
                      help="the judge model's price per 1M input tokens (openai judge; default: its list "
                           f"price, known for {', '.join(prices.LIST_PRICES)}); recorded with the run")
@@ -273,10 +277,12 @@ def _judge(args) -> Judge:
         if _prices_given(args) or args.batch:
             raise ValueError("--price-in/--price-out/--price-cached-in/--batch apply to an LLM judge (the offline "
                              "judge costs nothing)")
+        if args.reasoning_effort is not None:
+            raise ValueError("--reasoning-effort applies to an LLM judge (--judge openai)")
         return OfflineJudge()
     return OpenAIJudge(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
                        concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
-                       max_output_tokens=args.max_output_tokens,
+                       max_output_tokens=args.max_output_tokens, reasoning_effort=args.reasoning_effort,
                        price_in=args.price_in, price_out=args.price_out, price_cached_in=args.price_cached_in,
                        batch=args.batch)
 
@@ -291,6 +297,9 @@ def cmd_run(args) -> int:
         if _prices_given(args) or args.batch:
             return _fail("--price-in/--price-out/--price-cached-in/--batch apply to a new run (a run keeps the "
                          "prices and the Batch API mode it was started with)", EXIT_BAD_INPUT)
+        if args.reasoning_effort is not None:
+            return _fail("--reasoning-effort applies to a new run (a run keeps the reasoning effort it was started "
+                         "with)", EXIT_BAD_INPUT)
         if not Path(args.db).exists():  # a run to continue is in a database: never create an empty one for it
             return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB) to find run {run_id} in", EXIT_BAD_INPUT)
         store = _open_store(args.db)
@@ -312,7 +321,8 @@ def cmd_run(args) -> int:
         # the numbers as given, whichever judge (the offline one ignores them, but a --concurrency 0 is a mistake
         # all the same); the judge's model and key, unless only estimating
         given = lifecycle.number_problems(dict(concurrency=args.concurrency, repeats=args.repeats,
-                                               timeout=args.timeout, max_output_tokens=args.max_output_tokens))
+                                               timeout=args.timeout, max_output_tokens=args.max_output_tokens,
+                                               reasoning_effort=args.reasoning_effort))
         needs = [] if args.estimate else lifecycle.judge_problems(judge)
         if problems := list(dict.fromkeys(needs + spec.problems() + given)):  # before any file is read
             return _refuse(problems, judge)
@@ -473,11 +483,17 @@ def _report(store, run_id: str) -> int:
     spent = queries.run_cost(store, run_id)  # None for the offline judge: it costs nothing
     if spent is not None:
         print(f"judge calls {spent['calls']:,} (+{spent['cached']:,} cached, {spent['failed']:,} failed), tokens "
-              f"{spent['input_tokens']:,} in{_prompt_cached(spent)}, {spent['output_tokens']:,} out; "
+              f"{spent['input_tokens']:,} in{_prompt_cached(spent)}, {spent['output_tokens']:,} out"
+              f"{_reasoning(spent)}; "
               + prices.spent_text(spent["usd"], spent["price"], spent["model"], spent["recorded"]))
     if failed:
         print(f"re-score the failed cells with: python -m evaluators run --db {store.path} --retry-failed {run_id}")
     return EXIT_OK if scored else EXIT_FAILED
+
+
+def _reasoning(spent: dict) -> str:
+    reasoning = spent["reasoning_tokens"]
+    return f" ({reasoning:,} of them reasoning)" if reasoning else ""
 
 
 def _prompt_cached(spent: dict) -> str:

@@ -19,6 +19,7 @@ from evaluators.queries import evaluate as qe
 from evaluators import queries
 from evaluators.runs import budget, lifecycle, sampling
 from evaluators.judges import JUDGES, OfflineJudge, of_run, prices
+from evaluators.judges.options import EFFORTS
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS
 from evaluators.records.run_status import RESUMABLE, RunStatus
@@ -356,7 +357,7 @@ with st.expander("What each metric needs and costs"):
 st.subheader("Judge")
 kind = JUDGES[st.radio("Judge", list(JUDGES), format_func=lambda name: JUDGES[name].label, key="eval-judge",
                       label_visibility="collapsed")]
-model = base_url = api_key = price = None
+model = base_url = api_key = price = effort = None
 concurrency, repeats, batch = 8, 1, False
 if kind.needs_network:
     left, right = st.columns(2)
@@ -377,6 +378,11 @@ if kind.needs_network:
                            help="The run's requests go to OpenAI's Batch API in rounds (extraction and holistic, "
                                 "then verification), each answered within 24 hours at half the price. The run "
                                 "waits for them in the background; a resume picks up its batches.")
+    effort = left.selectbox("Reasoning effort", [None, *EFFORTS], key="eval-reasoning-effort",
+                            format_func=lambda e: "the server's default" if e is None else e,
+                            help="For a reasoning model (gpt-5 family, o1/o3/o4): how much hidden reasoning a reply "
+                                 "may spend (billed as output). Reasoning models are sent no temperature (only their "
+                                 "default is taken); other models are sent temperature 0.")
     if not api_key and os.environ.get("OPENAI_API_KEY"):
         st.caption("No key entered: the server's OPENAI_API_KEY will be used.")
     price = price_fields(model)
@@ -385,7 +391,7 @@ if kind.needs_network:
 st.subheader("Start")
 metric_ids = [m.id for m in resolve(metric_ids)]  # catalogue order
 judge = kind() if not kind.needs_network else kind(
-    model=model, base_url=base_url, concurrency=concurrency, repeats=repeats, batch=batch,
+    model=model, base_url=base_url, concurrency=concurrency, repeats=repeats, batch=batch, reasoning_effort=effort,
     price_in=price.input if price else None, price_out=price.output if price else None,
     price_cached_in=price.cached_input if price else None)
 # The budget and the name are drawn below the estimate they depend on: their values from the session state
@@ -421,8 +427,8 @@ if kind.makes_calls and n_samples and metric_ids and not twice:
                                                  "(resumable) when its recorded judge calls cost this much.")
     if est.total_calls:
         st.caption("Calls per purpose: " + ", ".join(f"{p} {n:,}" for p, n in est.calls.items())
-                   + f" ({est.total_calls / est.samples:.1f} per sample). Tokens at about 4 characters each; retries "
-                     "and repairs add, replies cached from earlier runs cost nothing.")
+                   + f" ({est.total_calls / est.samples:.1f} per sample). Tokens at about 4 characters each"
+                   + est.reasoning_note() + "; retries and repairs add, replies cached from earlier runs cost nothing.")
     else:
         st.caption("No chosen metric needs the judge: no calls.")
 elif not kind.makes_calls:

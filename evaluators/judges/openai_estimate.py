@@ -12,6 +12,10 @@ reply schema (billed as input too) of the extraction and holistic calls, and for
 with the answer and the reference standing in for the claims extracted from them. Output tokens assume
 claims as the offline judge segments them and a JSON verdict per claim and chunk.
 
+Reasoning: a known reasoning model (`openai_params.is_reasoning`) spends hidden reasoning tokens on every reply, billed
+as output; no one can count them before, so an allowance per call by reasoning effort (`REASONING_TOKENS`, the
+server's default being medium) is added to the output and stated (`Estimate.reasoning_note`).
+
 Cached input: what a provider that caches prompt prefixes as OpenAI does (`prices.cacheable`) would serve
 from its cache, given the judge's order (prompts): a sample's extraction and holistic calls find the
 instructions (schema and system message) cached by earlier samples, except in the first wave of
@@ -26,7 +30,7 @@ import json
 import math
 from collections.abc import Collection, Sequence
 
-from evaluators.judges import offline, prices, prompts
+from evaluators.judges import offline, openai_params, prices, prompts
 from evaluators.judges.protocol import CLAIMS, HOLISTIC, Estimate, too_big
 from evaluators.records import Sample
 
@@ -37,6 +41,10 @@ CLAIM_TOKENS = 20  # a claim's id, brackets and comparison fields
 CHUNK_TOKENS = 30  # a chunk's relevance, score and short reason
 HOLISTIC_TOKENS = 350  # six ratings, a verdict, an explanation, four reasoned scores, a class
 JSON_TOKENS = 20  # the reply's outer keys and brackets
+# Reasoning tokens assumed per call of a reasoning model, by reasoning effort (None: the server's default, medium).
+# An allowance, not a measurement: OpenAI bills them as output and says only that they vary (a few hundred to tens of
+# thousands); the run's judge_calls keep the real ones (`reasoning_tokens`).
+REASONING_TOKENS = {"minimal": 100, "low": 500, None: 1_500, "medium": 1_500, "high": 4_000}
 
 
 def approx_tokens(text: str) -> int:
@@ -47,7 +55,8 @@ def estimate(judge, samples: Sequence[Sample], parts: Collection[str]) -> Estima
     """`judge`'s (an OpenAIJudge) calls and tokens for `parts` of `samples`. Its `repeats` holistic replies per sample
     count as that many calls: the upper bound, as a server that gives `n` choices per request takes one call and
     the input tokens once. A sample over the judge's limits is not judged (`too_big`), so it costs nothing."""
-    out = Estimate(samples=len(samples))
+    reasoning = reasoning_allowance(judge.model, judge.reasoning_effort)
+    out = Estimate(samples=len(samples), reasoning_per_call=reasoning)
     repeats = judge.repeats
     instructions = approx_tokens(prompts.SYSTEM) + approx_tokens(json.dumps(prompts.SCHEMA))
     judged = [s for s in samples if not too_big(judge, s)]
@@ -58,19 +67,25 @@ def estimate(judge, samples: Sequence[Sample], parts: Collection[str]) -> Estima
         if CLAIMS in parts:
             # what the holistic call (else the extraction) left in the cache for the verification calls
             shared = text.whole if HOLISTIC in parts else text.head
-            _claims(out, sample, text, first, prices.cacheable(instructions + approx_tokens(shared)))
+            _claims(out, sample, text, first, prices.cacheable(instructions + approx_tokens(shared)), reasoning)
         if HOLISTIC in parts:
             tokens = _input_tokens(prompts.holistic_messages(text))
-            out.add("holistic", repeats, repeats * tokens, repeats * HOLISTIC_TOKENS, repeats * first)
+            out.add("holistic", repeats, repeats * tokens, repeats * (HOLISTIC_TOKENS + reasoning), repeats * first)
     return out
 
 
-def _claims(out: Estimate, sample: Sample, text: prompts.SampleText, first_cached: int, cached: int) -> None:
+def reasoning_allowance(model: str | None, effort: str | None) -> int:
+    """Reasoning tokens assumed per call: REASONING_TOKENS for a known reasoning model, none for another."""
+    return REASONING_TOKENS.get(effort, REASONING_TOKENS[None]) if openai_params.is_reasoning(model) else 0
+
+
+def _claims(out: Estimate, sample: Sample, text: prompts.SampleText, first_cached: int, cached: int,
+            reasoning: int) -> None:
     golden, answer = sample.golden, sample.output
     n_answer, n_reference = len(offline.segment_claims(answer.answer)), len(offline.segment_claims(golden.reference))
     claim_text = approx_tokens(answer.answer) + approx_tokens(golden.reference)
     out.add("extraction", 1, _input_tokens(prompts.extraction_messages(text)),
-            claim_text + prompts.N_GENERATED_QUESTIONS * QUESTION_TOKENS + JSON_TOKENS, first_cached)
+            claim_text + prompts.N_GENERATED_QUESTIONS * QUESTION_TOKENS + JSON_TOKENS + reasoning, first_cached)
     n_chunks = len(answer.contexts)
     if not (n_chunks or n_answer or n_reference):
         return  # the judge skips verification: nothing to verify
@@ -80,7 +95,7 @@ def _claims(out: Estimate, sample: Sample, text: prompts.SampleText, first_cache
         # the claims stand in for the answer and the reference they come from
         messages = prompts.verification_messages(text, [answer.answer], [golden.reference], batch, start == 0)
         replies = (n_answer + n_reference) * (CLAIM_TOKENS + VERDICT_TOKENS * len(batch)) + CHUNK_TOKENS * len(batch)
-        out.add("verification", 1, _input_tokens(messages), replies + JSON_TOKENS, cached)
+        out.add("verification", 1, _input_tokens(messages), replies + JSON_TOKENS + reasoning, cached)
 
 
 def _input_tokens(messages: prompts.Messages) -> int:

@@ -5,9 +5,9 @@ llama.cpp). Its settings, as runs store them; what it needs (a key, a model, the
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from evaluators.judges import openai_estimate, prices
+from evaluators.judges import openai_estimate, openai_params, prices
 from evaluators.judges.protocol import CLAIMS, HOLISTIC, Estimate, Judge, Judged, Lent
 from evaluators.judges.registry import register
 from evaluators.records import Sample
@@ -37,12 +37,20 @@ class OpenAIJudge(Judge):
     price_out: float | None = None
     price_cached_in: float | None = None  # for input the server served from its prompt cache
     batch: bool = False  # through the Batch API: half the price, results within 24 h (judges/batch_api.py)
+    reasoning_effort: str | None = None  # minimal, low, medium or high (reasoning models); None: the server's default
+    # the parameters its server was found to take (openai_params.Params.to_config, a run's config); None: the model's
+    server_params: Mapping | None = field(default=None, hash=False)
 
     name = "openai"
     label = "OpenAI-compatible server (OpenAI, Azure, vLLM, Ollama, llama.cpp)"
     needs_key = needs_model = needs_network = True
     makes_calls = rates_holistically = generates_questions = True
     max_chars = None  # the server says what its context window holds
+
+    def __post_init__(self):
+        # One Params per judge, so per run: every batch's transport sends what the ones before learned (not a field:
+        # it changes while the run works, and `learned` reports it)
+        object.__setattr__(self, "_params", openai_params.Params.of(self.model, dict(self.server_params or {})))
 
     @property
     def price(self) -> prices.Price | None:
@@ -70,13 +78,20 @@ class OpenAIJudge(Judge):
     def options(self) -> dict:
         """The judge client's settings given (None: its defaults), as the run's config and the client take them."""
         return {k: v for k, v in (("timeout", self.timeout), ("max_attempts", self.max_attempts),
-                                  ("max_output_tokens", self.max_output_tokens)) if v is not None}
+                                  ("max_output_tokens", self.max_output_tokens),
+                                  ("reasoning_effort", self.reasoning_effort)) if v is not None}
 
     def config(self) -> dict:
+        """Its settings, and the parameters its requests carry (the temperature sent, the output limit's name...)."""
         price = self.price
         return ({"base_url": self.base_url, "concurrency": self.concurrency, "repeats": self.repeats}
                 | self.options()
-                | (prices.to_config(price) if price else {}) | ({"batch": True} if self.batch else {}))
+                | (prices.to_config(price) if price else {}) | ({"batch": True} if self.batch else {})
+                | self.learned())
+
+    def learned(self) -> dict:
+        """The parameters its server takes, as found so far (openai_params): recorded in the run's config."""
+        return self._params.to_config()
 
     @classmethod
     def of_config(cls, model: str | None, config: Mapping) -> OpenAIJudge:
@@ -87,7 +102,8 @@ class OpenAIJudge(Judge):
                    max_attempts=config.get("max_attempts"), max_output_tokens=config.get("max_output_tokens"),
                    price_in=recorded.input if recorded else None, price_out=recorded.output if recorded else None,
                    price_cached_in=recorded.cached_input if recorded else None,
-                   batch=bool(config.get("batch")))
+                   batch=bool(config.get("batch")), reasoning_effort=config.get("reasoning_effort"),
+                   server_params=config.get(openai_params.CONFIG_KEY))
 
     def estimate(self, samples: Sequence[Sample], parts: Collection[str]) -> Estimate:
         return openai_estimate.estimate(self, samples, parts)
@@ -101,7 +117,7 @@ class OpenAIJudge(Judge):
                              repeats=self.repeats, cache=StoreCache(store) if store is not None else None,
                              batch=self.batch,
                              batches=StoreBatches(store, lent.run_id) if store is not None and lent.run_id else None,
-                             budget=lent.budget, **self.options())
+                             budget=lent.budget, params=self._params, **self.options())
         return [_judged(j, r) for j, r in client.assess_sync(samples, CLAIMS in parts, HOLISTIC in parts,
                                                                lent.on_sample)]
 

@@ -16,6 +16,10 @@ Policy (and why):
   the start of the bad output (`REPAIR_EXCERPT_CHARS`, never all of it) goes back with the error and a request for
   corrected JSON. A reply longer than `MAX_REPLY_CHARS` is such a reply, refused unread, and its record keeps only
   its start.
+* A server that did not hold the model to the schema (it ignores response_format, as Anthropic's OpenAI-compatible
+  endpoint and many local servers do) may wrap the JSON in prose or a fenced ```json block: the JSON is taken from
+  there (`reply_json`), validated by the same model and repaired as above; the call's record says the schema was not
+  enforced (`CallRecord.schema_enforced`). A reply with no JSON object is unusable, never read for a verdict.
 * A verification reply that misses verdicts keeps the matrix: the missing cells are None, so
   `evaluators.metrics.claims` gives judge_error on exactly the metrics that need them; the call's status
   is "incomplete". A failed verification call leaves its chunks' cells None and sets the
@@ -23,21 +27,23 @@ Policy (and why):
 * Repeats (`repeats` N > 1): the holistic call is asked N times per sample, as N choices of one
   request (`n`; input tokens paid once) where the server gives them, else one request per reply,
   reply k with seed + k (so each is its own cache entry). The ratings are averaged and the labels go
-  by majority (`judgments.aggregate`, which keeps every reply for the spread). The temperature stays 0:
-  the spread is the judge's own variation at the run's settings.
+  by majority (`judgments.aggregate`, which keeps every reply for the spread). The temperature stays what
+  the run sends (0, or the server's default for a reasoning model): the spread is the judge's own variation at the
+  run's settings.
 * A sample's replies go into the transport's cache once its records are final (`Transport.remember`): only those
   that ended "ok".
 """
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ValidationError, field_validator
 
-from evaluators.judges import prompts
+from evaluators.judges import prompts, reply_json
 from evaluators.judges.options import check_numbers
 from evaluators.judges.openai_transport import (MAX_REPLY_CHARS, CallFailed, Connection, Transport, excerpt,
                                                 with_status)
@@ -230,7 +236,7 @@ class _Session:
             try:
                 if finish_reason == "length":
                     raise ValueError("cut off (finish_reason 'length')")
-                usable.append(_checked(content, _parse_holistic))
+                usable.append(_checked(content, _parse_holistic)[0])
             except ValueError as bad:
                 errors.append(str(bad))
         if errors:  # the request is kept (and cached) for its usable choices; the others are asked again
@@ -291,14 +297,14 @@ class _Session:
                    records: list[CallRecord], seed_offset: int = 0):
         content, limit = await self.connection.complete(purpose, messages, records, seed_offset=seed_offset)
         try:
-            return _checked(content, parse)
+            return _used(records, *_checked(content, parse))
         except ValueError as bad:
             records[-1] = with_status(records[-1], INVALID, str(bad))
             repair = prompts.repair_messages(messages, excerpt(content or ""), str(bad))
             content, _ = await self.connection.complete(f"{purpose}_repair", repair, records, limit,
                                                        seed_offset)
             try:
-                return _checked(content, parse)
+                return _used(records, *_checked(content, parse))
             except ValueError as still_bad:
                 records[-1] = with_status(records[-1], INVALID, str(still_bad))
                 raise CallFailed(JUDGE_ERROR, f"unusable reply after one repair: {still_bad}") from None
@@ -306,19 +312,37 @@ class _Session:
 
 # -- reply checking ----------------------------------------------------------------------------------
 
-def _checked(content: str | None, parse: Callable[[str], BaseModel]):
-    """The parsed reply; ValueError (with what to tell the model in a repair) when unusable."""
+def _checked(content: str | None, parse: Callable[[str], BaseModel]) -> tuple[BaseModel, bool]:
+    """(the parsed reply, whether it was JSON alone: else found in prose, `reply_json`); ValueError (with what to
+    tell the model in a repair) when unusable."""
     if not content or not content.strip():
         raise ValueError("the reply was empty")
     if len(content) > MAX_REPLY_CHARS:
         raise ValueError(f"the reply is {len(content):,} characters, over the {MAX_REPLY_CHARS:,}-character limit "
                          f"(not read): answer with the JSON only, as short as the task allows")
+    if (found := reply_json.found(content)) is None:
+        if content.lstrip().startswith(("{", "[")):  # JSON that does not parse: say where
+            try:
+                json.loads(content)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"the reply is not valid JSON ({e})") from None
+        raise ValueError("the reply holds no JSON object (prose only): answer with the JSON object only")
+    text, bare = found
     try:
-        return parse(content)
+        return parse(text), bare
     except json.JSONDecodeError as e:
         raise ValueError(f"the reply is not valid JSON ({e})") from None
     except ValidationError as e:
         raise ValueError(f"the JSON does not match the required format: {_short(e)}") from None
+
+
+def _used(records: list[CallRecord], reply: BaseModel, bare: bool) -> BaseModel:
+    """`reply`, its record marked with whether the server held it to the schema: a json_schema was sent and the
+    reply was that JSON alone."""
+    sent = json.loads(records[-1].request).get("response_format") or {}
+    enforced = bare and sent.get("type") == "json_schema"
+    records[-1] = dataclasses.replace(records[-1], schema_enforced=enforced)
+    return reply
 
 
 def _short(e: ValidationError) -> str:

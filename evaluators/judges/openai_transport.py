@@ -2,14 +2,18 @@
 attempt recorded. What is asked and what a reply means is the protocol's (openai_protocol); a server with other
 parameters or quirks is a change here.
 
-* Requests: structured outputs with a strict JSON schema (given by the protocol) that carries its bounds,
-  temperature 0 and a seed. A server that rejects the schema with HTTP 400 gets the same schema without bounds
-  (`prompts.plain`), and if it rejects that too, JSON mode (`{"type": "json_object"}`), for the rest of the
-  transport's life; the prompts describe the shape anyway.
+* Requests: structured outputs with a strict JSON schema (given by the protocol) that carries its bounds; the other
+  parameters are `openai_params.Params`' (temperature 0 and a seed; for a known reasoning model no temperature,
+  `max_completion_tokens` and the run's reasoning effort). A 400 naming a parameter drops or renames it for the rest
+  of the run (`Params.learn`); until a request has come back without teaching anything, one request per purpose is
+  in flight (a sample's first round, its extraction and holistic calls, goes out together and keeps its 2 rounds),
+  so concurrent calls do not each pay the 400 (not in batch mode: a round goes out whole). A server that rejects
+  the schema with HTTP 400 gets the same schema without bounds (`prompts.plain`), and if it rejects that too, JSON
+  mode (`{"type": "json_object"}`), for the rest of the transport's life; the prompts describe the shape anyway.
 * No output limit is sent at first (the server's default applies). A reply cut off by it (finish_reason "length")
   is asked again with `max_tokens` raised to twice what it had produced (at least 1,024, at most
   `max_output_tokens`, default `MAX_OUTPUT_TOKENS`), up to `LENGTH_RETRIES` times; a server that wants
-  `max_completion_tokens` instead (OpenAI's reasoning models) gets that.
+  `max_completion_tokens` instead (OpenAI's reasoning models) gets that (`Params.limit_field`).
 * `timeout` is a deadline per reply as a whole (connect, wait, the full body), enforced around the request:
   the client's own timeouts are per read, so a server trickling a byte at a time would never trip them.
 * Retries are ours (`AsyncOpenAI(max_retries=0)`), so every HTTP attempt is recorded: 408, 409,
@@ -27,7 +31,8 @@ parameters or quirks is a change here.
   one choice per request from then on (`n_supported`).
 * With a `cache` (get(key) -> dict | None, put(key, **fields); `openai_judge.StoreCache` keeps it in
   DuckDB), a request whose key (`cache_key`: the server's base URL, the protocol's version and the request
-  body: model, messages, temperature, seed, response_format; not the output limit) was answered
+  body: model, messages and the parameters sent, temperature, seed, reasoning effort, response_format; not the
+  output limit) was answered
   before makes no HTTP request: its record says cached=True, latency 0. Only replies whose record
   ends "ok" are kept (`remember`: validated and complete; never an error, an invalid or an incomplete reply),
   each under its own request's key.
@@ -57,7 +62,8 @@ from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from evaluators.judges import batch_api, prompts
-from evaluators.judges.options import check_numbers
+from evaluators.judges.openai_params import Params
+from evaluators.judges.options import check_choices, check_numbers
 from evaluators.judges.protocol import CallRecord
 from evaluators.records import (BAD_REQUEST, BAD_RESPONSE, CALL_TIMEOUT, CONNECTION_ERROR, INVALID, JUDGE_ERROR,
                                 NOT_SENT, OK, RATE_LIMITED, SCHEMA_UNSUPPORTED, SERVER_ERROR, TIMEOUT)
@@ -111,17 +117,19 @@ class Attempt:
 
 
 class Transport:
-    """One OpenAI-compatible server and model, with what it was found to accept (`schema_level`, `limit_field`,
-    `n_supported`), which lasts as long as the transport. `schema`: the response_format JSON schema of every
-    request; `version`: the protocol's version, part of every cache key."""
+    """One OpenAI-compatible server and model, with what it was found to accept (`schema_level`, which lasts as long
+    as the transport; `params`, the run's `openai_params.Params`, which may outlast it). `schema`: the
+    response_format JSON schema of every request; `version`: the protocol's version, part of every cache key."""
 
     def __init__(self, base_url: str | None, model: str, *, schema: dict, version: str, api_key: str | None = None,
                  concurrency: int = 8, timeout: float = 60, max_attempts: int = 4, seed: int = 0,
                  backoff_base: float = 1.0, backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None,
                  batch: bool = False, batches=None, batch_poll: float | None = None, budget=None,
-                 max_output_tokens: int = MAX_OUTPUT_TOKENS):
+                 max_output_tokens: int = MAX_OUTPUT_TOKENS, reasoning_effort: str | None = None,
+                 params: Params | None = None):
         check_numbers({"concurrency": concurrency, "max_attempts": max_attempts, "timeout": timeout,
                        "max_output_tokens": max_output_tokens})  # a concurrency of 0: wait for ever
+        check_choices({"reasoning_effort": reasoning_effort})
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY")
         if not self._api_key:
             raise ValueError("no API key: pass api_key or set OPENAI_API_KEY "
@@ -137,8 +145,8 @@ class Transport:
         self.backoff_max = backoff_max
         self.max_retry_after = max_retry_after
         self.schema_level = BOUNDED  # lowered by refusals (module doc)
-        self.limit_field = "max_tokens"  # or max_completion_tokens, for servers that want that name
-        self.n_supported = True  # cleared when a server refuses or ignores `n` (several choices per request)
+        self.params = params if params is not None else Params.of(model)  # what is sent; learned from 400s
+        self.reasoning_effort = reasoning_effort  # None: the server's default
         self.cache = cache  # get(key) -> dict | None and put(key, **fields); None: every request goes out
         self.batch = batch  # requests go through the Batch API (batch_api), not one HTTP call each
         self.batches = batches  # the run's record of its batches (batch_api.Batcher's ledger), or None
@@ -149,6 +157,20 @@ class Transport:
 
     def __repr__(self) -> str:  # the key stays out of logs
         return f"Transport(base_url={self.base_url!r}, model={self.model!r})"
+
+    @property
+    def limit_field(self) -> str | None:
+        """max_tokens, or max_completion_tokens for servers that want that name; None: none is taken."""
+        return self.params.limit_field
+
+    @property
+    def n_supported(self) -> bool:
+        """False once a server refused or ignored `n` (several choices per request)."""
+        return self.params.n
+
+    @n_supported.setter
+    def n_supported(self, value: bool) -> None:
+        self.params.n = value
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[Connection]:
@@ -171,11 +193,19 @@ class Transport:
     def body(self, messages: Messages, level: int, limit: int | None, seed_offset: int = 0, n: int = 1) -> dict:
         """The request body this server is sent (the one place its parameters are chosen): `level` the schema level,
         `limit` the output limit (None: the server's default), `n` the choices asked for."""
-        body = {"model": self.model, "messages": messages, "temperature": 0, "seed": self.seed + seed_offset,
-                "response_format": self.response_format(level)}
-        if limit is not None:
-            body[self.limit_field] = limit
-        if n > 1:
+        params = self.params
+        body = {"model": self.model, "messages": messages}
+        if params.temperature is not None:
+            body["temperature"] = params.temperature
+        if params.seed:
+            body["seed"] = self.seed + seed_offset
+        if params.response_format:
+            body["response_format"] = self.response_format(level)
+        if self.reasoning_effort is not None and params.reasoning_effort:
+            body["reasoning_effort"] = self.reasoning_effort
+        if limit is not None and params.limit_field is not None:
+            body[params.limit_field] = limit
+        if n > 1 and params.n:
             body["n"] = n
         return body
 
@@ -208,6 +238,9 @@ class Connection:
         self.semaphore = semaphore
         self.batcher = batcher  # batch mode: requests wait for their batch, with no semaphore and no backoff
         self.refusal: str | None = None  # set by the first 401/403/404: no request goes out after it
+        # while the parameters are unsettled, the purposes with a request in flight: one each (module doc)
+        self.learning: set[str] = set()
+        self.learned = asyncio.Condition()  # notified as each of them comes back
 
     async def complete(self, purpose: str, messages: Messages, records: list[CallRecord],
                        limit: int | None = None, seed_offset: int = 0) -> tuple[str | None, int | None]:
@@ -261,6 +294,32 @@ class Connection:
 
     async def attempt(self, purpose: str, messages: Messages, limit: int | None,
                       seed_offset: int = 0, n: int = 1) -> Attempt:
+        """One attempt; while the run's parameters are unsettled, one per purpose at a time (module doc), each built
+        with what the ones before it learned."""
+        params = self.transport.params
+        if params.settled or self.batcher is not None:
+            return await self._attempt(purpose, messages, limit, seed_offset, n)
+        async with self.learned:
+            await self.learned.wait_for(lambda: params.settled or purpose not in self.learning)
+            if params.settled:
+                learning = False
+            else:
+                learning = True
+                self.learning.add(purpose)
+        if not learning:
+            return await self._attempt(purpose, messages, limit, seed_offset, n)
+        try:
+            attempt = await self._attempt(purpose, messages, limit, seed_offset, n)
+            if not attempt.resend and not attempt.record.cached:
+                params.settled = True
+            return attempt
+        finally:
+            async with self.learned:
+                self.learning.discard(purpose)
+                self.learned.notify_all()
+
+    async def _attempt(self, purpose: str, messages: Messages, limit: int | None,
+                       seed_offset: int = 0, n: int = 1) -> Attempt:
         transport = self.transport
         level = transport.schema_level
         body = transport.body(messages, level, limit, seed_offset, n)
@@ -359,11 +418,8 @@ class Connection:
             then = "the schema without bounds" if level == BOUNDED else "JSON mode"
             return Attempt(record.failed(SCHEMA_UNSUPPORTED, f"HTTP 400: {message}; switching to {then}", text),
                            resend=True)
-        if (code == 400 and limit is not None and transport.limit_field == "max_tokens"
-                and "max_completion_tokens" in text):
-            transport.limit_field = "max_completion_tokens"
-            return Attempt(record.failed(BAD_REQUEST, f"HTTP 400: {message}; sending max_completion_tokens",
-                                         text), resend=True)
+        if code == 400 and (learned := transport.params.learn(text, json.loads(record.fields["request"]))):
+            return Attempt(record.failed(BAD_REQUEST, f"HTTP 400: {message}; {learned}", text), resend=True)
         if code in RETRYABLE_STATUS_CODES or code >= 500:
             status = RATE_LIMITED if code == 429 else SERVER_ERROR
             return Attempt(record.failed(status, f"HTTP {code}: {message}", text), retry=True,
@@ -382,8 +438,11 @@ def _completed(record: _RecordBuilder, text: str, parse) -> Attempt:
         return Attempt(record.failed(BAD_RESPONSE, f"not a chat completion: {type(e).__name__}", text), retry=True)
     usage = completion.usage
     details = getattr(usage, "prompt_tokens_details", None)
+    # hidden reasoning, part of completion_tokens as OpenAI counts them (billed as output)
+    reasoning = getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", None)
     return Attempt(record.done(OK, None, text, usage.prompt_tokens if usage else None,
-                               usage.completion_tokens if usage else None, getattr(details, "cached_tokens", None)),
+                               usage.completion_tokens if usage else None, getattr(details, "cached_tokens", None),
+                               reasoning),
                    content=content, finish_reason=finish_reason, choices=choices)
 
 
@@ -400,11 +459,12 @@ class _RecordBuilder:
         self.started = time.perf_counter()
 
     def done(self, status: str, error: str | None, response: str | None, input_tokens: int | None = None,
-             output_tokens: int | None = None, cached_input_tokens: int | None = None) -> CallRecord:
+             output_tokens: int | None = None, cached_input_tokens: int | None = None,
+             reasoning_tokens: int | None = None) -> CallRecord:
         latency_ms = (time.perf_counter() - self.started) * 1000
         return CallRecord(**self.fields, response=response, input_tokens=input_tokens, output_tokens=output_tokens,
                           latency_ms=round(latency_ms, 1), status=status, error=error,
-                          cached_input_tokens=cached_input_tokens)
+                          cached_input_tokens=cached_input_tokens, reasoning_tokens=reasoning_tokens)
 
     def failed(self, status: str, error: str, response: str | None = None) -> CallRecord:
         return self.done(status, error, response)
@@ -425,9 +485,10 @@ def _refusal(code: int, said: str, model: str, base_url: str | None) -> str:
 
 
 def cache_key(body: dict, base_url: str | None, version: str) -> str:
-    """sha256 over the server's base URL, the protocol's version and the request body (model, messages,
-    temperature, seed, response_format): anything that could change the reply changes the key. The
-    output limit is left out: only complete replies are cached, and a limit does not change those."""
+    """sha256 over the server's base URL, the protocol's version and the request body (model, messages and the
+    parameters sent: temperature, seed, reasoning effort, response_format): anything that could change the reply
+    changes the key. The output limit is left out: only complete replies are cached, and a limit does not change
+    those."""
     request = {k: v for k, v in body.items() if k not in ("max_tokens", "max_completion_tokens")}
     text = json.dumps({"base_url": base_url, "prompt_version": version, "request": request},
                       ensure_ascii=False, sort_keys=True)

@@ -53,6 +53,12 @@ class CallRecord:
     # cached-input price; None where the server does not say
     cached_input_tokens: int | None = None
     batch_id: str | None = None  # the Batch API batch the request went in (batch mode), else None
+    # hidden reasoning tokens of the reply (usage.completion_tokens_details.reasoning_tokens), part of output_tokens
+    # as OpenAI counts them and billed as output; None where the server does not say
+    reasoning_tokens: int | None = None
+    # whether the server held the reply to the request's JSON schema: False when none was sent (JSON mode) or the
+    # JSON had to be found in prose (a server that ignores response_format); None: no usable reply
+    schema_enforced: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,8 @@ class Estimate:
     input_tokens: dict[str, int] = field(default_factory=dict)
     output_tokens: dict[str, int] = field(default_factory=dict)
     cached_input_tokens: dict[str, int] = field(default_factory=dict)  # of input_tokens, from the prompt cache
+    # hidden reasoning tokens assumed per call (a reasoning model's), counted in output_tokens: billed as output
+    reasoning_per_call: int = 0
 
     def add(self, purpose: str, calls: int, input_tokens: int, output_tokens: int,
             cached_input_tokens: int = 0) -> None:
@@ -125,7 +133,14 @@ class Estimate:
                 + ", ".join(f"{n} {p}" for p, n in self.calls.items())
                 + f"); tokens, estimated at 4 characters each: ~{self.total_input_tokens:,} in "
                   f"(~{self.total_cached_input_tokens:,} of them cacheable by the server), "
-                  f"~{self.total_output_tokens:,} out (retries and repairs add, cached replies cost nothing)")
+                  f"~{self.total_output_tokens:,} out{self.reasoning_note()} (retries and repairs add, cached replies "
+                  f"cost nothing)")
+
+    def reasoning_note(self) -> str:
+        """The reasoning allowance in the output tokens, said (a reasoning model's hidden tokens are billed)."""
+        if not self.reasoning_per_call:
+            return ""
+        return f" (reasoning: ~{self.reasoning_per_call:,} tokens per call assumed, billed as output)"
 
 
 @dataclass(frozen=True)
@@ -176,6 +191,11 @@ class Judge(abc.ABC):
     def of_config(cls, model: str | None, config: Mapping) -> Judge:
         """The judge of a stored run: its `judge_model` and its config (which holds other entries too)."""
         return cls()
+
+    def learned(self) -> dict:
+        """Config entries it found out while judging (e.g. the parameters its server refuses): the engine records them
+        in the run's config after each batch, so a resume (`of_config`) need not find them out again."""
+        return {}
 
     def estimate(self, samples: Sequence[Sample], parts: Collection[str]) -> Estimate:
         """Its calls and tokens for `parts` of `samples`, before a run; no calls by default."""

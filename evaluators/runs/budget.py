@@ -107,17 +107,20 @@ def _price(judge: Judge) -> prices.Price:
 
 def run_calls(store: Store, run_id: str) -> dict:
     """The run's judge calls: how many went out, were answered from the judge cache (`cached`) or failed, and their
-    tokens: those of the calls that went out; `cached_input_tokens` of the input, the server's prompt cache served."""
+    tokens: those of the calls that went out; `cached_input_tokens` of the input, the server's prompt cache served;
+    `reasoning_tokens` of the output, a reasoning model's hidden reasoning (billed as output, with it)."""
     row = store.cursor().execute(
         f"""
         SELECT count(*) FILTER (NOT cached) AS calls, count(*) FILTER (cached) AS cached,
                count(*) FILTER (status NOT IN {_ANSWERED}) AS failed,
                coalesce(sum(input_tokens) FILTER (NOT cached), 0) AS input_tokens,
                coalesce(sum(output_tokens) FILTER (NOT cached), 0) AS output_tokens,
-               coalesce(sum(cached_input_tokens) FILTER (NOT cached), 0) AS cached_input_tokens
+               coalesce(sum(cached_input_tokens) FILTER (NOT cached), 0) AS cached_input_tokens,
+               coalesce(sum(reasoning_tokens) FILTER (NOT cached), 0) AS reasoning_tokens
         FROM judge_calls WHERE run_id = ?
         """, [run_id]).fetchall()[0]  # fetchone leaves the result open (PITFALLS.md)
-    return dict(zip(("calls", "cached", "failed", "input_tokens", "output_tokens", "cached_input_tokens"), row))
+    return dict(zip(("calls", "cached", "failed", "input_tokens", "output_tokens", "cached_input_tokens",
+                     "reasoning_tokens"), row))
 
 
 def run_cost(store: Store, run_id: str) -> dict | None:

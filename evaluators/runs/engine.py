@@ -8,6 +8,7 @@ cell). Which samples it judges (its methods, its sample of questions) is runs.pl
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 import time
 import uuid
@@ -175,6 +176,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
                 _write_judged(store, run_id, judged, held_back)  # before the scores: see _write_judged
                 if scores is not None and len(scores):
                     store.write_scores(scores)
+                _record_learned(store, run_id, judge)
             if held_back:  # the budget was reached within the batch: its cells of those samples are still to do
                 done -= sum(len(f) for f in frames) - len(scores)
                 over_budget = True
@@ -195,6 +197,16 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
     status = RunStatus.CANCELLED if cancelled else RunStatus.FINISHED
     store.finish_run(run_id, status)
     return status
+
+
+def _record_learned(store: Store, run_id: str, judge: Judge) -> None:
+    """What the judge found out in the batch (`Judge.learned`) into the run's config, if it changed: a resume starts
+    from it instead of finding it out again."""
+    if not (learned := judge.learned()):
+        return
+    config = json.loads(store.run(run_id)["config"] or "{}")
+    if any(config.get(k) != v for k, v in learned.items()):
+        store.set_run_config(run_id, config | learned)
 
 
 def next_batch_size(samples: int, seconds: float, judge: Judge) -> int:

@@ -19,7 +19,7 @@ from functools import cached_property
 
 from evaluators import loaders
 from evaluators.judges import Judge, OfflineJudge
-from evaluators.judges.options import AMOUNTS, COUNTS, MAX_COST, check_numbers
+from evaluators.judges.options import AMOUNTS, CHOICES, COUNTS, MAX_COST, check_choices, check_numbers
 from evaluators.metrics import resolve
 from evaluators.records import GoldenItem, RagOutput, Sample
 from evaluators.runs import budget, planning, sampling
@@ -57,6 +57,11 @@ def number_problems(numbers: dict) -> list[Problem]:
             check_numbers({name: numbers.get(name)})
         except ValueError as exc:
             found.append(Problem("max_cost" if name == MAX_COST else name, str(exc)))
+    for name in CHOICES:  # a reasoning effort no server takes
+        try:
+            check_choices({name: numbers.get(name)})
+        except ValueError as exc:
+            found.append(Problem(name, str(exc)))
     return found
 
 

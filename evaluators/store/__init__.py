@@ -302,6 +302,13 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE judge_calls_packed ADD COLUMN cached_input_tokens INTEGER;
     """ + _judge_calls_view("batch_id", "cached_input_tokens"),
+    # 13: a reasoning model's hidden reasoning tokens (usage.completion_tokens_details.reasoning_tokens, part of
+    # output_tokens and billed as output), and whether the server held the reply to the JSON schema (false: JSON mode,
+    # or JSON found in prose by a server that ignores response_format); NULL where unknown (every call stored before).
+    """
+    ALTER TABLE judge_calls_packed ADD COLUMN reasoning_tokens INTEGER;
+    ALTER TABLE judge_calls_packed ADD COLUMN schema_enforced BOOLEAN;
+    """ + _judge_calls_view("batch_id", "cached_input_tokens", "reasoning_tokens", "schema_enforced"),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -331,6 +338,7 @@ _JUDGE_CALLS_SCHEMA = pa.schema([
     ("response", pa.string()), ("input_tokens", pa.int32()), ("output_tokens", pa.int32()),
     ("latency_ms", pa.float64()), ("cached", pa.bool_()), ("status", pa.string()), ("error", pa.string()),
     ("created_at", pa.timestamp("us")), ("batch_id", pa.string()), ("cached_input_tokens", pa.int32()),
+    ("reasoning_tokens", pa.int32()), ("schema_enforced", pa.bool_()),
 ])
 _JUDGE_TEXTS_SCHEMA = pa.schema([("hash", pa.string()), ("text", pa.string())])
 WRITE_ATTEMPTS = 3  # a batch of judge calls is written again when a concurrent run stored one of its texts first

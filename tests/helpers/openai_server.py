@@ -27,6 +27,18 @@ Replies for POST /v1/chat/completions come from the queue first (consumed in ord
     Reply.huge(10_000_000)                a 200 whose content is 10 MB (a runaway model)
     Reply.choices(Reply.json(a), Reply.json(b))  several choices, as for a request with n = 2
 
+Servers with rules of their own (checked before the queue: a request they refuse consumes no scripted reply):
+
+    server.rules = reasoning_model_rules   OpenAI's reasoning models (gpt-5 family, o-series), as OpenAI documents
+                                          them: a temperature other than the default 1 and `max_tokens` refused with
+                                          HTTP 400 naming the parameter (`param`); reasoning_effort checked
+    server.reasoning_tokens = 300         every completion spends this many hidden reasoning tokens: in
+                                          usage.completion_tokens and usage.completion_tokens_details.reasoning_tokens
+    server.rules = refusing("seed")       refuses a parameter it does not know by name, as many servers do
+                                          ("Unrecognized request argument supplied: seed")
+    server.prose = True                   ignores response_format (as Anthropic's OpenAI-compatible endpoint documents)
+                                          and answers prose with the JSON in a fenced ```json block
+
 With `server.prompt_cache = PromptCache()` the server bills prompts as OpenAI does with its prompt cache: it
 counts tokens (`PromptCache.tokens`) of the schema and the messages in order and reports in
 `usage.prompt_tokens_details.cached_tokens` the longest prefix it saw in the last minutes (>= 1,024 tokens, in
@@ -107,9 +119,10 @@ class Reply:
 
     @classmethod
     def status(
-        cls, code: int, message: str | None = None, retry_after: float | None = None
+        cls, code: int, message: str | None = None, retry_after: float | None = None, param: str | None = None
     ) -> Reply:
-        """An HTTP error with OpenAI's error body; `retry_after` (seconds) sets Retry-After."""
+        """An HTTP error with OpenAI's error body (`param`: the request parameter it is about); `retry_after`
+        (seconds) sets Retry-After."""
         # type/code as api.openai.com sends them; clients surface them as err.type / err.code.
         error_type, error_code = {
             400: ("invalid_request_error", None),
@@ -122,7 +135,7 @@ class Reply:
             "error": {
                 "message": message or f"scripted HTTP {code}",
                 "type": error_type,
-                "param": None,
+                "param": param,
                 "code": error_code,
             }
         }
@@ -156,6 +169,39 @@ class Reply:
         """`then` (default: the default content), sent after `seconds`."""
         base = then if then is not None else cls.json(DEFAULT_CONTENT)
         return dataclasses.replace(base, delay_seconds=base.delay_seconds + seconds)
+
+
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+
+
+def reasoning_model_rules(body: dict) -> Reply | None:
+    """What OpenAI's reasoning models refuse (their 400s as the API words them), or None for a request they take."""
+    if "temperature" in body and body["temperature"] != 1:
+        return Reply.status(400, f"Unsupported value: 'temperature' does not support {body['temperature']} with this "
+                                 "model. Only the default (1) value is supported.", param="temperature")
+    if "max_tokens" in body:
+        return Reply.status(400, "Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                                 "'max_completion_tokens' instead.", param="max_tokens")
+    if body.get("reasoning_effort", "medium") not in REASONING_EFFORTS:
+        return Reply.status(400, f"Unsupported value: 'reasoning_effort' does not support "
+                                 f"{body['reasoning_effort']!r} with this model.", param="reasoning_effort")
+    return None
+
+
+def refusing(*names: str) -> Callable[[dict], Reply | None]:
+    """Rules of a server that refuses the parameters `names` by name (no `param` in its error body)."""
+    def rules(body: dict) -> Reply | None:
+        for name in names:
+            if name in body:
+                return Reply.status(400, f"Unrecognized request argument supplied: {name}")
+        return None
+    return rules
+
+
+def in_prose(content: str) -> str:
+    """A reply as a chat model that was not held to a schema writes it: prose around a fenced JSON block."""
+    return (f"Here is my assessment of the sample.\n\n```json\n{content}\n```\n\n"
+            "Let me know if you need anything else {or more detail}.")
 
 
 def _seconds(value: float) -> str:
@@ -247,6 +293,9 @@ class FakeOpenAI:
         self.usage: tuple[int, int] | None = None  # set: every completion reports these (prompt, completion) tokens
         self.base_url = ""  # set once the port is bound
         self.prompt_cache: PromptCache | None = None  # set: usage reports cached tokens as OpenAI's cache would
+        self.rules: Callable[[dict], Reply | None] | None = None  # set: a request it returns a Reply for is refused
+        self.reasoning_tokens = 0  # hidden reasoning tokens every completion spends (module doc)
+        self.prose = False  # set: replies are prose around a fenced JSON block, whatever response_format says
         self._queue: collections.deque[Reply] = collections.deque()
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()  # handler threads run concurrently
@@ -374,6 +423,9 @@ class FakeOpenAI:
             tokens = self.prompt_cache.tokens(body)
             prompt_tokens, details = len(tokens), {"prompt_tokens_details": {"cached_tokens": self.prompt_cache.serve(tokens)}}
             completion_tokens = sum(PromptCache.count(c.content) for c in choices)
+        if self.reasoning_tokens:  # part of completion_tokens, as OpenAI counts them
+            completion_tokens += self.reasoning_tokens * len(choices)
+            details["completion_tokens_details"] = {"reasoning_tokens": self.reasoning_tokens * len(choices)}
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
             "object": "chat.completion",
@@ -444,8 +496,14 @@ def _handler_for(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(Reply.status(401, "Incorrect API key provided"))
             elif not isinstance(body, dict):
                 self._send(Reply.status(400, "the request body is not a JSON object"))
+            elif state.rules is not None and (refused := state.rules(body)) is not None:
+                self._send(refused)
             else:
                 reply = state._next_reply(body)
+                if state.prose and reply.raw_body is None:
+                    reply = dataclasses.replace(reply, content=in_prose(reply.content),
+                                                more=tuple(dataclasses.replace(c, content=in_prose(c.content))
+                                                           for c in reply.more))
                 completion = state._completion(body, reply)  # on arrival: the prompt is in the cache from then on
                 if state._stopping.wait(reply.delay_seconds + state.latency):
                     return

@@ -144,6 +144,28 @@ def test_the_openai_estimate_is_shown_before_starting(app_at, monkeypatch):
     assert any("No chosen metric needs the judge" in c.value for c in at.caption)
 
 
+def test_a_reasoning_models_effort_is_an_option_and_its_estimate_says_its_reasoning_allowance(app_at, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = app_at("pages/evaluate.py")
+    store = open_store(app_at.db)
+    at.radio(key="eval-judge").set_value("openai")
+    at.run()
+    at.text_input(key="eval-model").input("gpt-5-mini")
+    at.selectbox(key="eval-reasoning-effort").set_value("low")
+    at.run()
+    golden, outputs = qd.golden_sets(store)["dataset_id"].iloc[0], at.multiselect(key="eval-outputs").value
+    samples = planning.plan(store.golden_items(golden), store.rag_outputs(outputs)).samples
+    expected = estimate(samples, OpenAIJudge("gpt-5-mini", reasoning_effort="low"), resolve(None))
+    assert metric_checkbox(at, "Output tokens (estimate)") == f"{expected.total_output_tokens:,}"
+    assert any("reasoning: ~500 tokens per call assumed" in c.value for c in at.caption)
+    at.selectbox(key="eval-reasoning-effort").set_value(None)  # the server's default: medium's allowance
+    at.run()
+    assert any("reasoning: ~1,500 tokens per call assumed" in c.value for c in at.caption)
+    at.text_input(key="eval-model").input("gpt-4o-mini")
+    at.run()
+    assert not any("reasoning:" in c.value for c in at.caption)
+
+
 def test_a_cancelled_run_resumes_and_failed_cells_are_recomputed(app_at):
     at = app_at("pages/evaluate.py")
     store = open_store(app_at.db)

@@ -295,13 +295,31 @@ def test_a_schema_6_file_with_whole_requests_reads_the_same_after_the_migration(
     con.close()
     store = open_store(db)
     assert store.schema_version() == SCHEMA_VERSION
-    # (columns added since, batch_id and cached_input_tokens, are NULL on the old rows)
-    added = ("batch_id", "cached_input_tokens")
+    # (columns added since, batch_id, cached_input_tokens, reasoning_tokens and schema_enforced, are NULL on the old
+    # rows)
+    added = ("batch_id", "cached_input_tokens", "reasoning_tokens", "schema_enforced")
     after = store.cursor().execute(f"SELECT * EXCLUDE ({', '.join(added)}) FROM judge_calls ORDER BY call_id")
     assert after.fetchall() == before
-    assert store.cursor().execute("SELECT count(batch_id) + count(cached_input_tokens) FROM judge_calls").fetchall() == [(0,)]
+    assert store.cursor().execute(f"SELECT {' + '.join(f'count({c})' for c in added)} FROM judge_calls"
+                                  ).fetchall() == [(0,)]
     store.write_judge_calls(_sample_calls(_ledger_run(store), n=1))  # new calls go in packed beside them
     assert len(_requests(store)) == len(before) + 5
+
+
+def test_a_schema_12_file_keeps_its_judge_calls_and_gains_reasoning_tokens_and_schema_enforced(db):
+    """Migration 13 adds two columns: the calls stored before keep every value, the new ones are NULL (unknown)."""
+    con = _file_of_schema(db, 12)
+    con.execute("""INSERT INTO judge_calls_packed VALUES ('c1', 'r', 'q1', 'm', 'extraction', 'gpt-4o-mini', 'h',
+                   [{'literal': '{"model": "gpt-4o-mini"}', 'hash': NULL}], '{"choices": []}', 120, 30, 5.5, false,
+                   'ok', NULL, TIMESTAMP '2026-11-01', NULL, 64)""")
+    before = con.execute("SELECT * FROM judge_calls").fetchall()
+    con.close()
+    store = open_store(db)
+    assert store.schema_version() == SCHEMA_VERSION
+    after = store.cursor().execute("SELECT * EXCLUDE (reasoning_tokens, schema_enforced) FROM judge_calls")
+    assert after.fetchall() == before and before[0][-1] == 64
+    assert store.cursor().execute("SELECT reasoning_tokens, schema_enforced FROM judge_calls").fetchall() == [
+        (None, None)]
 
 
 def test_a_schema_9_file_gets_the_counts_its_answer_correctness_detail_held(db):

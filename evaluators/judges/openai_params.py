@@ -15,8 +15,6 @@ import json
 import re
 from dataclasses import asdict, dataclass
 
-from evaluators.judges.options import EFFORTS
-
 CONFIG_KEY = "server_params"  # in a run's config: the parameters its judge's server was found to take
 LIMITS = ("max_tokens", "max_completion_tokens")
 # The parameters a refusal may name and the judge can do without (a limit is renamed or dropped).

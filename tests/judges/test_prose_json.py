@@ -15,7 +15,7 @@ from evaluators.store import close_store, open_store
 from tests.helpers.openai_server import Reply, in_prose, start_server
 from tests.helpers.seed_000 import (KEY, SEED_000_EXTRACTION, SEED_000_HOLISTIC, SEED_000_REPLIES,
                                      SEED_000_VERIFICATION, seed_000_sample)
-from tests.helpers.seed_runs import METRICS, calls, cells, judged_run, seed_reply
+from tests.helpers.seed_runs import calls, cells, judged_run, seed_reply
 
 PROSE_ONLY = "Having read the context carefully, I believe the answer is mostly supported, though one claim is not."
 

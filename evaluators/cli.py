@@ -226,9 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "name (max_tokens or max_completion_tokens), temperature 0, reasoning and cached tokens in the\n"
                     "usage, replies as JSON or prose-wrapped JSON; the median latency and whether a list price is\n"
                     "known. Nothing is stored; the key comes from OPENAI_API_KEY and is never printed.",
-        epilog="exit codes: 0 the judge can run (a reply held usable JSON, with whatever parameters had to be dropped);\n"
-               "1 it cannot (the key or the model refused, the server unreachable or silent, no JSON in any reply: the\n"
-               "reason is printed); 2 bad arguments (e.g. a reasoning effort other than minimal/low/medium/high, no\n"
+        epilog="exit codes: 0 the judge can run (a reply held usable JSON, with whatever parameters had to be\n"
+               "dropped); 1 it cannot (the key or the model refused, the server unreachable or silent, no JSON in any\n"
+               "reply: the reason is printed); 2 bad arguments (e.g. a reasoning effort other than minimal/low/medium/high, no\n"
                "--model, no key, or the offline judge, which makes no calls).\n\n"
                "example:\n  OPENAI_API_KEY=... python -m evaluators judge check --judge openai --model gpt-5-mini "
                "--reasoning-effort low\n  python -m evaluators judge check --model qwen2.5-7b-instruct --base-url "

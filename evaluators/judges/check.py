@@ -314,12 +314,13 @@ def _capabilities(observed: Observed) -> list[Capability]:
                     Capability("reasoning effort", NOT_SUPPORTED, "refused by name (HTTP 400): the judge sends none"))
     answered = [r for r in observed.records if r.status == OK]
     reasoning = [r.reasoning_tokens for r in answered if r.reasoning_tokens is not None]
-    rows.append(Capability("reasoning tokens in usage", SUPPORTED, f"reported ({max(reasoning):,} in a reply)")
+    rows.append(Capability("reasoning tokens in usage", SUPPORTED, f"reported ({reasoning[0]:,} in the first reply)")
                 if reasoning else
                 Capability("reasoning tokens in usage", NOT_SUPPORTED, "usage has no completion_tokens_details."
                                                                        "reasoning_tokens"))
     cached = [r.cached_input_tokens for r in answered if r.cached_input_tokens is not None]
-    rows.append(Capability("cached tokens in usage", SUPPORTED, f"reported ({max(cached):,} in a reply)") if cached else
+    rows.append(Capability("cached tokens in usage", SUPPORTED, f"reported ({cached[0]:,} in the first reply)")
+                if cached else
                 Capability("cached tokens in usage", NOT_SUPPORTED, "usage has no prompt_tokens_details.cached_tokens: "
                                                                     "cached input is priced as input"))
     return rows

@@ -228,8 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "known. Nothing is stored; the key comes from OPENAI_API_KEY and is never printed.",
         epilog="exit codes: 0 the judge can run (a reply held usable JSON, with whatever parameters had to be\n"
                "dropped); 1 it cannot (the key or the model refused, the server unreachable or silent, no JSON in any\n"
-               "reply: the reason is printed); 2 bad arguments (e.g. a reasoning effort other than minimal/low/medium/high, no\n"
-               "--model, no key, or the offline judge, which makes no calls).\n\n"
+               "reply: the reason is printed); 2 bad arguments (e.g. a reasoning effort other than minimal, low,\n"
+               "medium or high, no --model, no key, or the offline judge, which makes no calls).\n\n"
                "example:\n  OPENAI_API_KEY=... python -m evaluators judge check --judge openai --model gpt-5-mini "
                "--reasoning-effort low\n  python -m evaluators judge check --model qwen2.5-7b-instruct --base-url "
                "http://127.0.0.1:8080/v1 --json",

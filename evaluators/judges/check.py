@@ -23,6 +23,7 @@ import json
 import os
 import statistics
 import threading
+import time
 from dataclasses import dataclass, field
 
 from evaluators.judges import prices, reply_json
@@ -34,6 +35,7 @@ from evaluators.records.judgments import JudgeRefused
 
 SUPPORTED, NOT_SUPPORTED, UNKNOWN = "supported", "not supported", "unknown"
 DEFAULT_TIMEOUT = 30.0  # seconds a reply may take: a dead server is told within it (a run's default is 60)
+BUDGET = 60.0  # seconds: a probe that could end past them (started + its timeout) is not sent, but reported unknown
 LIMIT = 2048  # the output limit sent: a reasoning model's hidden tokens count in it
 CHOICES = 2  # asked for in the `n` probe
 PURPOSE = "check"
@@ -145,7 +147,7 @@ class CheckReport:
 # -- the requests -------------------------------------------------------------------------------------------------
 
 def probe(model: str, base_url: str | None, api_key: str | None = None, *, timeout: float | None = None,
-          reasoning_effort: str | None = None) -> Observed:
+          reasoning_effort: str | None = None, budget: float = BUDGET) -> Observed:
     """Send the check's requests (module doc) and keep what came back. ValueError for options no request can use (no
     key, a reasoning effort no server takes, a timeout <= 0) before any request."""
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
@@ -153,11 +155,16 @@ def probe(model: str, base_url: str | None, api_key: str | None = None, *, timeo
     transport = Transport(base_url, model, schema=SCHEMA, version="judge-check", api_key=api_key, concurrency=1,
                           timeout=timeout, max_attempts=1, reasoning_effort=reasoning_effort, params=Params())
     observed = Observed(model, transport.base_url, timeout, reasoning_effort)
-    asyncio.run(_probe(transport, observed))
+    asyncio.run(_probe(transport, observed, budget))
     return observed
 
 
-async def _probe(transport: Transport, observed: Observed) -> None:
+async def _probe(transport: Transport, observed: Observed, budget: float) -> None:
+    started = time.monotonic()
+
+    def in_time() -> bool:  # a slow server's later probes are left out rather than the check running on (BUDGET)
+        return time.monotonic() - started + transport.timeout <= max(budget, transport.timeout)
+
     async with transport.connect() as connection:
         try:
             observed.baseline = await _complete(connection, observed.baseline)
@@ -167,11 +174,15 @@ async def _probe(transport: Transport, observed: Observed) -> None:
                 return  # unreachable, no reply in time, or a fault every request would meet
             if transport.schema_level > JSON_MODE and transport.params.response_format:
                 transport.schema_level = JSON_MODE
-                observed.json_mode = await _single(connection, transport)
+                observed.json_mode = await _single(connection, transport) if in_time() else _late(budget)
                 transport.schema_level = observed.schema_level
-            observed.choices = await _single(connection, transport, n=CHOICES)
+            observed.choices = await _single(connection, transport, n=CHOICES) if in_time() else _late(budget)
         except JudgeRefused as refused:
             observed.refused = str(refused)
+
+
+def _late(budget: float) -> Probe:
+    return Probe(failure=f"not sent: the check's {budget:g} s would have run out first", failure_status="not_sent")
 
 
 async def _complete(connection, probe_: Probe) -> Probe:
@@ -377,10 +388,10 @@ def _dropped(observed: Observed) -> list[str]:
 
 
 def check(model: str, base_url: str | None, api_key: str | None = None, *, timeout: float | None = None,
-          reasoning_effort: str | None = None) -> CheckReport:
+          reasoning_effort: str | None = None, budget: float = BUDGET) -> CheckReport:
     """`probe` then `report`, the key kept out of the report's texts. ValueError for options no request can use."""
     secret = api_key or os.environ.get("OPENAI_API_KEY")
-    observed = probe(model, base_url, api_key, timeout=timeout, reasoning_effort=reasoning_effort)
+    observed = probe(model, base_url, api_key, timeout=timeout, reasoning_effort=reasoning_effort, budget=budget)
     return report(observed).redacted(secret)
 
 

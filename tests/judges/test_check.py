@@ -188,3 +188,18 @@ def test_the_process_stores_nothing_and_prints_no_key(tmp_path):
     assert KEY not in done.stdout + done.stderr
     assert list(tmp_path.rglob("*.duckdb*")) == []
     assert set(ROOT.glob("*.duckdb")) | set((ROOT / "data").glob("*.duckdb")) == before
+
+
+def test_a_slow_server_s_later_probes_are_left_out_rather_than_overrunning_the_checks_time():
+    from evaluators.judges import check as judge_check
+
+    with start_server(latency=1.0) as server:
+        started = time.monotonic()
+        report = judge_check.check("m", server.base_url, KEY, timeout=2, budget=2.5)
+        took = time.monotonic() - started
+        assert server.request_count == 1
+    assert report.can_run and took < 2.5
+    found = {c.name: (c.status, c.detail) for c in report.capabilities}
+    assert found["JSON mode"] == ("unknown", "not sent: the check's 2.5 s would have run out first")
+    assert found["several choices (n)"][0] == "unknown"
+    assert found["structured outputs (strict JSON schema)"][0] == "supported"

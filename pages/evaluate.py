@@ -105,14 +105,14 @@ def price_fields(model: str | None) -> prices.Price | None:
     return prices.Price(price_in, price_out, cached)
 
 
-def judge_check(model: str | None, base_url: str | None, api_key: str | None, effort: str | None) -> None:
+def judge_check(model: str | None, api_key: str | None) -> None:
     """"Check the judge": a handful of tiny requests to the server in a background thread (a click elsewhere reruns
     the page, never cancels the check), polled until its report is in; nothing is stored."""
     job = st.session_state.get(CHECK_STATE)  # started by the button's callback, before this page run
     running = job is not None and not job.done
     keyed = bool(api_key or os.environ.get("OPENAI_API_KEY"))
     st.button("Check the judge", key="eval-check-judge", disabled=running or not model or not keyed,
-              on_click=start_check, args=(model, base_url, api_key, effort),
+              on_click=start_check,
               help="Sends a handful of tiny requests to the server and shows what it supports (the JSON schema, JSON "
                    "mode, several choices, seed, the output limit's name, temperature 0, reasoning and cached tokens "
                    "in the usage), its latency and whether the model has a list price. Nothing is stored.")
@@ -123,8 +123,16 @@ def judge_check(model: str | None, base_url: str | None, api_key: str | None, ef
     st.fragment(run_every=POLL_SECONDS if running else None)(judge_check_result)(running)
 
 
-def start_check(model: str, base_url: str | None, api_key: str | None, effort: str | None) -> None:
-    st.session_state[CHECK_STATE] = CheckJob(model, base_url, api_key, reasoning_effort=effort).start()
+def start_check() -> None:
+    """The button's callback: the check of the fields as they are now (a model typed just before the click included:
+    a callback's args would be the page run's before)."""
+    state = st.session_state
+    model = (state.get("eval-model") or "").strip()
+    if not model:
+        return
+    base_url = (state.get("eval-base-url") or "").strip() or None
+    api_key = state.get("eval-key-input") or state.get(KEY_STATE) or None
+    state[CHECK_STATE] = CheckJob(model, base_url, api_key, reasoning_effort=state.get("eval-reasoning-effort")).start()
 
 
 def judge_check_result(polling: bool) -> None:
@@ -434,7 +442,7 @@ if kind.needs_network:
                                  "default is taken); other models are sent temperature 0.")
     if not api_key and os.environ.get("OPENAI_API_KEY"):
         st.caption("No key entered: the server's OPENAI_API_KEY will be used.")
-    judge_check(model, base_url, api_key, effort)
+    judge_check(model, api_key)
     price = price_fields(model)
 
 # -- cost and start ------------------------------------------------------------------------------

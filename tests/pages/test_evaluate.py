@@ -396,6 +396,7 @@ def test_check_the_judge_says_why_it_cannot_run(app_at, monkeypatch):
         at.text_input(key="eval-model").input("gpt-4o-mini")
         at.text_input(key="eval-key-input").input(KEY)
         at.run()
+        at.text_input(key="eval-model").input("gpt-4.1")  # typed, then the button clicked: the check is of gpt-4.1
         at.button(key="eval-check-judge").click()
         at.run()
         deadline = time.monotonic() + 60
@@ -403,5 +404,6 @@ def test_check_the_judge_says_why_it_cannot_run(app_at, monkeypatch):
             assert time.monotonic() < deadline, "the check did not end"
             time.sleep(0.2)
             at.run()
+    assert at.error[0].value.startswith("Judge check of gpt\\-4\\.1 at ")
     assert "refused the API key \\(HTTP 401" in at.error[0].value
     assert set(_check_table(at)["status"]) == {"unknown"}

@@ -238,7 +238,7 @@ def _held_to_schema(content: str | None) -> bool:
 
 def report(observed: Observed) -> CheckReport:
     """What `observed` says the server supports, and whether the judge can run on it."""
-    base, params = observed.baseline, observed.params
+    base = observed.baseline
     answered = [r for r in observed.records if r.status == OK]
     latency = statistics.median(r.latency_ms for r in answered) if answered else None
     usable = any(reply_form(c) != "none" for p in (base, observed.json_mode, observed.choices)

@@ -203,3 +203,15 @@ def test_a_slow_server_s_later_probes_are_left_out_rather_than_overrunning_the_c
     assert found["JSON mode"] == ("unknown", "not sent: the check's 2.5 s would have run out first")
     assert found["several choices (n)"][0] == "unknown"
     assert found["structured outputs (strict JSON schema)"][0] == "supported"
+
+
+def test_a_port_that_accepts_connections_and_never_reads_times_out_too():
+    """Not even an HTTP server: a socket listening (the kernel completes the connection) that never reads a byte."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        started = time.monotonic()
+        done = check("--model", "m", "--base-url", f"http://127.0.0.1:{silent.getsockname()[1]}/v1", "--timeout", "2")
+        took = time.monotonic() - started
+    assert done.returncode == 1 and "sent no complete reply within 2 s" in done.stderr
+    assert took < 8

@@ -56,7 +56,7 @@ examples:
   python -m evaluators view history RUN_ID                          # headline metrics over the golden set's runs
   python -m evaluators gate NEW_RUN_ID --baseline RELEASED_RUN_ID --junit gate.xml   # exit 1 on a regression
   python -m evaluators report RUN_ID --out report.html             # one HTML file to send, opens offline
-  python -m evaluators judge check --model gpt-5-mini              # what the judge's server supports (exit 1: cannot run)
+  python -m evaluators judge check --model gpt-5-mini              # what the judge server supports (1: cannot run)
   python -m evaluators metrics
 """
 

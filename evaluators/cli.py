@@ -19,6 +19,7 @@ from evaluators import api, queries
 from evaluators.runs import engine, lifecycle, runner, sampling
 from evaluators.presentation import csv_export
 from evaluators.judges import JUDGES, Judge, OfflineJudge, OpenAIJudge, named, prices
+from evaluators.judges import check as judge_check
 from evaluators.runs.estimate import Estimate
 from evaluators.presentation.gate import ALPHA, gate, junit_xml, markdown_report, parse_tolerances, text_report
 from evaluators.records.judgments import JudgeRefused
@@ -55,6 +56,7 @@ examples:
   python -m evaluators view history RUN_ID                          # headline metrics over the golden set's runs
   python -m evaluators gate NEW_RUN_ID --baseline RELEASED_RUN_ID --junit gate.xml   # exit 1 on a regression
   python -m evaluators report RUN_ID --out report.html             # one HTML file to send, opens offline
+  python -m evaluators judge check --model gpt-5-mini              # what the judge server supports (1: cannot run)
   python -m evaluators metrics
 """
 
@@ -216,6 +218,32 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the method the others are compared with, or RUN_ID:METHOD (default: the method rated "
                              "best overall, else the last of --methods)")
     report.add_argument("--out", required=True, metavar="FILE.html", help="the file to write")
+
+    judge = sub.add_parser("judge", help="check a judge's server before a run (what it supports, whether it answers)")
+    check = judge.add_subparsers(dest="judge_command", required=True, metavar="ACTION").add_parser(
+        "check", help="send a handful of tiny requests and report what the judge's server supports",
+        description="Send a handful of tiny requests to the judge's server and report what it supports: the strict\n"
+                    "JSON schema (structured outputs), JSON mode, several choices (n), a seed, the output limit's\n"
+                    "name (max_tokens or max_completion_tokens), temperature 0, reasoning and cached tokens in the\n"
+                    "usage, replies as JSON or prose-wrapped JSON; the median latency and whether a list price is\n"
+                    "known. Nothing is stored; the key comes from OPENAI_API_KEY and is never printed.",
+        epilog="exit codes: 0 the judge can run (a reply held usable JSON, with whatever parameters had to be\n"
+               "dropped); 1 it cannot (the key or the model refused, the server unreachable or silent, no JSON in any\n"
+               "reply: the reason is printed); 2 bad arguments (e.g. a reasoning effort other than minimal, low,\n"
+               "medium or high, no --model, no key, or the offline judge, which makes no calls).\n\n"
+               "example:\n  OPENAI_API_KEY=... python -m evaluators judge check --judge openai --model gpt-5-mini "
+               "--reasoning-effort low\n  python -m evaluators judge check --model qwen2.5-7b-instruct --base-url "
+               "http://127.0.0.1:8080/v1 --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    check.add_argument("--judge", default="openai", choices=JUDGES, help="the judge to check (default: openai)")
+    check.add_argument("--model", help="the judge model's name")
+    check.add_argument("--base-url", help="OpenAI-compatible base URL (default $OPENAI_BASE_URL, else the OpenAI API)")
+    check.add_argument("--reasoning-effort", metavar="EFFORT",
+                       help="minimal, low, medium or high: sent as a run would send it, and checked")
+    check.add_argument("--timeout", type=float, metavar="SECONDS",
+                       help=f"the deadline of each reply as a whole (default: {judge_check.DEFAULT_TIMEOUT:g}): a "
+                            "server that never answers is told within it")
+    check.add_argument("--json", action="store_true", help="the report as one JSON object")
 
     view = sub.add_parser(
         "view", help="print a screen's tables as the app shows them (text, --json or --csv)",
@@ -674,6 +702,27 @@ def cmd_report(args) -> int:
     return EXIT_OK
 
 
+# -- judge check ------------------------------------------------------------------------------------
+
+def cmd_judge(args) -> int:
+    """`judge check`: the judge's server asked a handful of tiny requests (judges/check.py); nothing stored."""
+    kind = named(args.judge)
+    if not kind.makes_calls:
+        return _fail(f"the {kind.name} judge makes no calls (no server, no key): there is nothing to check",
+                     EXIT_BAD_INPUT)
+    judge = OpenAIJudge(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
+                        timeout=args.timeout, reasoning_effort=args.reasoning_effort)
+    given = lifecycle.number_problems(dict(timeout=args.timeout, reasoning_effort=args.reasoning_effort))
+    if problems := list(dict.fromkeys(lifecycle.judge_problems(judge) + given)):  # before any request
+        return _refuse(problems, judge)
+    report = judge_check.check(judge.model, judge.base_url, timeout=judge.timeout,
+                               reasoning_effort=judge.reasoning_effort)
+    print(json.dumps(report.to_dict(), indent=1, ensure_ascii=False) if args.json else report.text())
+    if not report.can_run:
+        return _fail(f"the judge cannot run: {report.reason}", EXIT_FAILED)
+    return EXIT_OK
+
+
 # -- gate ---------------------------------------------------------------------------------------------
 
 def cmd_gate(args) -> int:
@@ -693,4 +742,4 @@ def cmd_gate(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "export": cmd_export, "metrics": cmd_metrics, "demo": cmd_demo, "runs": cmd_runs,
-            "labels": cmd_labels, "view": cmd_view, "gate": cmd_gate, "report": cmd_report}
+            "labels": cmd_labels, "view": cmd_view, "gate": cmd_gate, "report": cmd_report, "judge": cmd_judge}

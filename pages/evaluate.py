@@ -19,6 +19,8 @@ from evaluators.queries import evaluate as qe
 from evaluators import queries
 from evaluators.runs import budget, lifecycle, sampling
 from evaluators.judges import JUDGES, OfflineJudge, of_run, prices
+from evaluators.judges.check import DEFAULT_TIMEOUT as CHECK_TIMEOUT
+from evaluators.judges.check import CheckJob
 from evaluators.judges.options import EFFORTS
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS
@@ -28,6 +30,7 @@ from ui.common import md_escape, run_cost_caption, run_manager, store
 POLL_SECONDS = 1.5
 FAMILIES = list(dict.fromkeys(m.family for m in REGISTRY.values()))
 KEY_STATE = "eval-api-key"  # the typed key: session memory only
+CHECK_STATE = "eval-check-job"  # this session's judge check (judges.check.CheckJob): its thread, then its report
 # What the screen asks for where a run has a problem (lifecycle.Prepared.problems), by what it is about
 BLOCKERS = {"max_cost": "keep the estimate within the budget (Stop at cost)",
             "inputs": "choose at least one outputs dataset and method", "metrics": "choose at least one metric",
@@ -100,6 +103,60 @@ def price_fields(model: str | None) -> prices.Price | None:
     if price_in is None or price_out is None:
         return None
     return prices.Price(price_in, price_out, cached)
+
+
+def judge_check(model: str | None, api_key: str | None) -> None:
+    """"Check the judge": a handful of tiny requests to the server in a background thread (a click elsewhere reruns
+    the page, never cancels the check), polled until its report is in; nothing is stored."""
+    job = st.session_state.get(CHECK_STATE)  # started by the button's callback, before this page run
+    running = job is not None and not job.done
+    keyed = bool(api_key or os.environ.get("OPENAI_API_KEY"))
+    st.button("Check the judge", key="eval-check-judge", disabled=running or not model or not keyed,
+              on_click=start_check,
+              help="Sends a handful of tiny requests to the server and shows what it supports (the JSON schema, JSON "
+                   "mode, several choices, seed, the output limit's name, temperature 0, reasoning and cached tokens "
+                   "in the usage), its latency and whether the model has a list price. Nothing is stored.")
+    if not running and (not model or not keyed):
+        st.caption("To check the judge: " + "; ".join(
+            what for what, lacking in (("name the model", not model), ("enter the API key", not keyed)) if lacking)
+                   + ".")
+    st.fragment(run_every=POLL_SECONDS if running else None)(judge_check_result)(running)
+
+
+def start_check() -> None:
+    """The button's callback: the check of the fields as they are now (a model typed just before the click included:
+    a callback's args would be the page run's before)."""
+    state = st.session_state
+    model = (state.get("eval-model") or "").strip()
+    if not model:
+        return
+    base_url = (state.get("eval-base-url") or "").strip() or None
+    api_key = state.get("eval-key-input") or state.get(KEY_STATE) or None
+    state[CHECK_STATE] = CheckJob(model, base_url, api_key, reasoning_effort=state.get("eval-reasoning-effort")).start()
+
+
+def judge_check_result(polling: bool) -> None:
+    """The check's report once in: its verdict, one row per capability, latency and price."""
+    job = st.session_state.get(CHECK_STATE)
+    if job is None:
+        return
+    where = job.base_url or "the OpenAI API"
+    if not job.done:
+        st.info(md_escape(f"Checking {job.model} at {where}: a handful of tiny requests (each reply may take up to "
+                          f"{CHECK_TIMEOUT:g} s)..."))
+        return
+    if polling:
+        st.rerun()  # the check just ended: redraw the page (the button enabled again) and stop polling
+    if job.error is not None:
+        st.error("The check could not be made:")
+        st.code(job.error, language=None)
+        return
+    report = job.result
+    *details, verdict = report.lines()
+    title = f"Judge check of {report.model} at {where}: {verdict}"
+    (st.success if report.can_run else st.error)(md_escape(title))
+    st.dataframe(pd.DataFrame(report.rows()), hide_index=True, width="stretch")
+    st.caption(md_escape(" · ".join(details)))
 
 
 def budget_caption(run: dict) -> None:
@@ -385,6 +442,7 @@ if kind.needs_network:
                                  "default is taken); other models are sent temperature 0.")
     if not api_key and os.environ.get("OPENAI_API_KEY"):
         st.caption("No key entered: the server's OPENAI_API_KEY will be used.")
+    judge_check(model, api_key)
     price = price_fields(model)
 
 # -- cost and start ------------------------------------------------------------------------------

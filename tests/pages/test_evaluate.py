@@ -14,7 +14,7 @@ from evaluators.metrics import REGISTRY, resolve
 from evaluators.judges import prompts
 from evaluators.store import open_store
 from tests.helpers.screens import metrics_table
-from tests.helpers.openai_server import Reply, start_server
+from tests.helpers.openai_server import Reply, reasoning_model_rules, start_server
 from tests.helpers.screens import assert_shown
 from tests.helpers.seed_000 import SEED_000_EXTRACTION, SEED_000_VERIFICATION
 from ui.common import md_escape
@@ -336,3 +336,74 @@ def test_a_wrong_key_stops_the_run_at_once_the_screen_says_why_and_a_resume_with
         run = until_done(at, store, run_id)
     assert run["status"] == "finished", run["error"]
     assert {c[3] for c in _statuses(store, run_id)} == {"ok"} and len(_statuses(store, run_id)) == 24
+
+
+def _check_table(at):
+    return next((d.value for d in at.dataframe if "capability" in d.value.columns), None)
+
+
+def test_check_the_judge_runs_in_the_background_survives_other_clicks_and_shows_the_table(app_at, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = app_at("pages/evaluate.py")
+    store = open_store(app_at.db)
+    with start_server(latency=0.5) as server:  # each reply takes half a second: the check spans page runs
+        server.rules, server.reasoning_tokens = reasoning_model_rules, 40
+        at.radio(key="eval-judge").set_value("openai")
+        at.run()
+        assert at.button(key="eval-check-judge").disabled  # no model, no key yet
+        assert any(c.value == "To check the judge: name the model; enter the API key." for c in at.caption)
+        at.text_input(key="eval-base-url").input(server.base_url)
+        at.text_input(key="eval-model").input("gpt-5-mini")
+        at.text_input(key="eval-key-input").input(KEY)
+        at.run()
+        runs_before = len(qd.recent_runs(store))
+        at.button(key="eval-check-judge").click()
+        at.run()
+        assert not at.exception, at.exception
+        assert any(i.value.startswith("Checking gpt\\-5\\-mini at ") for i in at.info)
+        assert at.button(key="eval-check-judge").disabled  # one check at a time
+        at.number_input(key="eval-repeats").set_value(2)  # a click elsewhere: a new page run, the check goes on
+        at.run()
+        deadline = time.monotonic() + 60
+        while _check_table(at) is None:
+            assert time.monotonic() < deadline, "the check did not end"
+            time.sleep(0.2)
+            at.run()  # what the fragment's timer does in a browser
+        assert not at.exception, at.exception
+        bodies = [r.body for r in server.requests]
+    table = _check_table(at).set_index("capability")
+    assert table.loc["temperature 0", "status"] == "not supported"
+    assert table.loc["output limit", "detail"] == "max_completion_tokens (max_tokens refused)"
+    assert table.loc["reasoning tokens in usage", "status"] == "supported"
+    assert any(s.value.startswith("Judge check of gpt\\-5\\-mini at ") and "the judge can run" in s.value
+               for s in at.success)
+    assert any(md_escape("latency: median") in c.value and "list price as of" in c.value for c in at.caption)
+    assert not at.button(key="eval-check-judge").disabled
+    assert len(bodies) == 5  # temperature and max_tokens refused once each, then the schema, JSON mode and n probes
+    assert len(qd.recent_runs(store)) == runs_before  # a check is no run: nothing stored
+    shown = " ".join(str(e.value) for e in (*at.caption, *at.success, *at.info, *at.error, *at.code))
+    assert KEY not in shown + _check_table(at).to_string()
+
+
+def test_check_the_judge_says_why_it_cannot_run(app_at, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = app_at("pages/evaluate.py")
+    with start_server() as server:
+        server.api_key = "sk-the-right-one"
+        at.radio(key="eval-judge").set_value("openai")
+        at.run()
+        at.text_input(key="eval-base-url").input(server.base_url)
+        at.text_input(key="eval-model").input("gpt-4o-mini")
+        at.text_input(key="eval-key-input").input(KEY)
+        at.run()
+        at.text_input(key="eval-model").input("gpt-4.1")  # typed, then the button clicked: the check is of gpt-4.1
+        at.button(key="eval-check-judge").click()
+        at.run()
+        deadline = time.monotonic() + 60
+        while not at.error:
+            assert time.monotonic() < deadline, "the check did not end"
+            time.sleep(0.2)
+            at.run()
+    assert at.error[0].value.startswith("Judge check of gpt\\-4\\.1 at ")
+    assert "refused the API key \\(HTTP 401" in at.error[0].value
+    assert set(_check_table(at)["status"]) == {"unknown"}

@@ -64,6 +64,16 @@ def demo(demo_db_file, tmp_path):
     close_store(db)
 
 
+@pytest.fixture(scope="module")
+def demo_read(demo_db_file):
+    """(store, run id) of the session's evaluated demo database itself, for tests that only read it."""
+    from evaluators.store import close_store, open_store
+
+    store = open_store(demo_db_file)
+    yield store, store.cursor().execute("SELECT run_id FROM runs WHERE status = 'finished'").fetchall()[0][0]
+    close_store(demo_db_file)
+
+
 @pytest.fixture
 def app_at(tmp_path, monkeypatch, demo_db_file):
     """`make(page=None)` -> an AppTest of app.py on a private copy of the demo database, run once

@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from evaluators import loaders
 from evaluators.judges import OpenAIJudge, prompts
 from evaluators.runs import engine, lifecycle
+from evaluators.store import close_store, open_store
 from tests.helpers.openai_server import Reply
-from tests.helpers.seed_000 import (SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_HOLISTIC,
+from tests.helpers.seed_000 import (KEY, SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_HOLISTIC,
                                      SEED_000_QUESTION, SEED_000_REFERENCE, SEED_000_VERIFICATION)
 
 METRICS = ("faithfulness", "judge_overall", "exact_match")  # claims, holistic and no judge
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    """A store on a new DuckDB file, with seed 000's key in the environment (the judge reads it there)."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    path = tmp_path / "judged.duckdb"
+    yield open_store(path)
+    close_store(path)
 
 
 def seed_reply(body: dict) -> Reply:

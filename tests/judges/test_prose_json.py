@@ -11,21 +11,12 @@ import pytest
 from evaluators.judges import OpenAIJudge, reply_json
 from evaluators.judges.openai_protocol import JudgeClient
 from evaluators.records import JUDGE_ERROR, OK
-from evaluators.store import close_store, open_store
 from tests.helpers.openai_server import Reply, in_prose, start_server
 from tests.helpers.seed_000 import (KEY, SEED_000_EXTRACTION, SEED_000_HOLISTIC, SEED_000_REPLIES,
                                      SEED_000_VERIFICATION, seed_000_sample)
-from tests.helpers.seed_runs import calls, cells, judged_run, seed_reply
+from tests.helpers.seed_runs import calls, cells, judged_run, seed_reply, store  # noqa: F401 (store: a fixture)
 
 PROSE_ONLY = "Having read the context carefully, I believe the answer is mostly supported, though one claim is not."
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    path = tmp_path / "prose.duckdb"
-    yield open_store(path)
-    close_store(path)
 
 
 def judge_one(server, **options):

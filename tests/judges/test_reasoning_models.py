@@ -11,19 +11,11 @@ from evaluators.judges import OpenAIJudge, openai_estimate, openai_params, price
 from evaluators.judges.openai_protocol import JudgeClient
 from evaluators.records import OK
 from evaluators.runs import engine, lifecycle
-from evaluators.store import close_store, open_store
 from tests.helpers.openai_runs import cli_with_key, openai_run_files, responder
 from tests.helpers.openai_server import Reply, reasoning_model_rules, refusing, start_server
 from tests.helpers.seed_000 import KEY, SEED_000_EXTRACTION, seed_000_sample
-from tests.helpers.seed_runs import METRICS, calls, cells, judged_run, question_of, seed_reply, stored_inputs
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    path = tmp_path / "reasoning.duckdb"
-    yield open_store(path)
-    close_store(path)
+from tests.helpers.seed_runs import (METRICS, calls, cells, judged_run, question_of, seed_reply,  # noqa: F401
+                                     store, stored_inputs)  # store: a fixture
 
 
 def chat_bodies(server) -> list[dict]:

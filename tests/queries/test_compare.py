@@ -8,7 +8,6 @@ from scipy import stats as sps
 
 from evaluators.queries import compare as q
 from evaluators.queries.sides import Side, side
-from evaluators.store import close_store, open_store
 from tests.helpers.compare_runs import EDITED, holm_of, runs, small  # noqa: F401 (runs, small: fixtures)
 
 
@@ -206,14 +205,6 @@ def test_the_view_compares_sides_of_other_runs_and_lists_the_questions_left_out(
 
 
 # -- the demo run -------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def demo_read(demo_db_file):
-    store = open_store(demo_db_file)
-    run_id = store.cursor().execute("SELECT run_id FROM runs WHERE status = 'finished'").fetchall()[0][0]
-    yield store, run_id
-    close_store(demo_db_file)
 
 
 def test_demo_rouge_l_against_an_independent_computation(demo_read):

@@ -101,14 +101,6 @@ def test_export_rows_strongest_pair_and_pair_points(small):
     assert len(q.pair_points(store, run_id, "rouge_l", "judge_overall", limit=3)) == 3
 
 
-@pytest.fixture(scope="module")
-def demo_read(demo_db_file):
-    store = open_store(demo_db_file)
-    run_id = store.cursor().execute("SELECT run_id FROM runs WHERE status = 'finished'").fetchall()[0][0]
-    yield store, run_id
-    close_store(demo_db_file)
-
-
 def test_demo_pair_against_scipy(demo_read):
     store, run_id = demo_read
     frame = store.cursor().execute(

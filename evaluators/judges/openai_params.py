@@ -5,7 +5,8 @@
   `reasoning_effort` when the run gives one. Their requests are accepted from the first call.
 * Any other model: temperature 0, a seed and `max_tokens`, as the judge always sent (a reasoning effort given is sent
   too, and dropped if refused).
-* A 400 that names a parameter the request carried (OpenAI's error `param`, else the name quoted in its message)
+* A 400 that names a parameter the request carried (OpenAI's error `param`, else the name quoted in its message; a
+  reasoning effort also by its value: Gemini's and Ollama's words; the error body also as Gemini's list of errors)
   drops it, or renames the output limit (`learn`), for the rest of the run: the `Params` object is shared by the
   transports of a run's batches, and the run's config keeps it (`to_config`), so a resume starts from it.
 """

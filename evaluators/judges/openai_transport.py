@@ -7,7 +7,9 @@ parameters or quirks is a change here.
   `max_completion_tokens` and the run's reasoning effort). A 400 naming a parameter drops or renames it for the rest
   of the run (`Params.learn`); until a request has come back without teaching anything, one request per purpose is
   in flight (a sample's first round, its extraction and holistic calls, goes out together and keeps its 2 rounds),
-  so concurrent calls do not each pay the 400 (not in batch mode: a round goes out whole). A server that rejects
+  so concurrent calls do not each pay the 400 (not in batch mode: a round goes out whole); likewise one request
+  asking several choices (`n`, only holistic calls with repeats carry it) until one has come back. A 400 saying the
+  prompt and the limit exceed the context teaches nothing (that request fails). A server that rejects
   the schema with HTTP 400 gets the same schema without bounds (`prompts.plain`), and if it rejects that too, JSON
   mode (`{"type": "json_object"}`), for the rest of the transport's life; the prompts describe the shape anyway.
 * No output limit is sent at first (the server's default applies). A reply cut off by it (finish_reason "length")

@@ -5,7 +5,8 @@
   `reasoning_effort` when the run gives one. Their requests are accepted from the first call.
 * Any other model: temperature 0, a seed and `max_tokens`, as the judge always sent (a reasoning effort given is sent
   too, and dropped if refused).
-* A 400 that names a parameter the request carried (OpenAI's error `param`, else the name quoted in its message)
+* A 400 that names a parameter the request carried (OpenAI's error `param`, else the name quoted in its message; a
+  reasoning effort also by its value: Gemini's and Ollama's words; the error body also as Gemini's list of errors)
   drops it, or renames the output limit (`learn`), for the rest of the run: the `Params` object is shared by the
   transports of a run's batches, and the run's config keeps it (`to_config`), so a resume starts from it.
 """
@@ -20,14 +21,17 @@ LIMITS = ("max_tokens", "max_completion_tokens")
 # The parameters a refusal may name and the judge can do without (a limit is renamed or dropped).
 LEARNABLE = ("temperature", "seed", "n", "reasoning_effort", "response_format", *LIMITS)
 # gpt-5, gpt-5-mini, gpt-5.1, gpt-5-nano-2025-08-07, o1, o1-preview, o3-mini, o4-mini, openai/o3 (a router's prefix)
-_REASONING = re.compile(r"(?:^|/)(?:gpt-5(?:\.\d+)?|o[134])(?:-|$)")
+_REASONING_MODEL = re.compile(r"(?:^|/)(?:gpt-5(?:\.\d+)?|o[134])(?:-|$)")
 # "Unrecognized request argument supplied: seed", "Extra inputs are not permitted ... 'seed'"
 _ARGUMENT = re.compile(r"(?:argument|parameter|field|property|key)s?(?: supplied)?:?\s+['\"`]?(\w+)", re.IGNORECASE)
+# A reasoning effort refused by value, the name unquoted: Gemini's "Invalid reasoning_effort: minimal. Valid values
+# are: ...", Ollama's "invalid reasoning value: 'minimal' (must be ...)"
+_REASONING = re.compile(r"\breasoning(?:_effort)?\b", re.IGNORECASE)
 
 
 def is_reasoning(model: str | None) -> bool:
     """Whether `model` names a known reasoning model."""
-    return bool(model) and bool(_REASONING.search(model.strip().lower()))
+    return bool(model) and bool(_REASONING_MODEL.search(model.strip().lower()))
 
 
 @dataclass
@@ -77,18 +81,28 @@ def refused_parameters(text: str) -> list[str]:
     """The parameters the judge can do without that a 400's body names: its `param`, then those quoted or named in
     its message, in order ("'max_tokens' is not supported ... Use 'max_completion_tokens'": the request's is the
     refused one)."""
-    try:
-        param = json.loads(text)["error"].get("param")
-    except (ValueError, KeyError, TypeError, AttributeError):
-        param = None
+    error = _error(text)
+    param = error.get("param") if error else None
     message = _message(text)
     quoted = re.findall(r"['\"`](\w+)['\"`]", message) + _ARGUMENT.findall(message)
-    return list(dict.fromkeys(p for p in (param, *quoted) if p in LEARNABLE))
+    effort = ["reasoning_effort"] if _REASONING.search(message) else []
+    return list(dict.fromkeys(p for p in (param, *quoted, *effort) if p in LEARNABLE))
+
+
+def _error(text: str) -> dict | None:
+    """The error object of an error body: OpenAI's {"error": {...}}, or Gemini's OpenAI-compatible endpoint's list of
+    them ([{"error": {...}}]); None for any other body."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(body, list) and body:
+        body = body[0]
+    error = body.get("error") if isinstance(body, dict) else None
+    return error if isinstance(error, dict) else None
 
 
 def _message(text: str) -> str:
-    try:
-        return str(json.loads(text)["error"]["message"])
-    except (ValueError, KeyError, TypeError):
-        return text
+    error = _error(text)
+    return str(error["message"]) if error and "message" in error else text
 

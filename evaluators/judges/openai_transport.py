@@ -7,7 +7,9 @@ parameters or quirks is a change here.
   `max_completion_tokens` and the run's reasoning effort). A 400 naming a parameter drops or renames it for the rest
   of the run (`Params.learn`); until a request has come back without teaching anything, one request per purpose is
   in flight (a sample's first round, its extraction and holistic calls, goes out together and keeps its 2 rounds),
-  so concurrent calls do not each pay the 400 (not in batch mode: a round goes out whole). A server that rejects
+  so concurrent calls do not each pay the 400 (not in batch mode: a round goes out whole); likewise one request
+  asking several choices (`n`, only holistic calls with repeats carry it) until one has come back. A 400 saying the
+  prompt and the limit exceed the context teaches nothing (that request fails). A server that rejects
   the schema with HTTP 400 gets the same schema without bounds (`prompts.plain`), and if it rejects that too, JSON
   mode (`{"type": "json_object"}`), for the rest of the transport's life; the prompts describe the shape anyway.
 * No output limit is sent at first (the server's default applies). A reply cut off by it (finish_reason "length")
@@ -241,6 +243,9 @@ class Connection:
         # while the parameters are unsettled, the purposes with a request in flight: one each (module doc)
         self.learning: set[str] = set()
         self.learned = asyncio.Condition()  # notified as each of them comes back
+        # `n` goes only on holistic requests with repeats, so the requests that settle the parameters do not test it:
+        # until one such request has come back, one at a time (a server that refuses n would refuse each in flight)
+        self.n_checked = False
 
     async def complete(self, purpose: str, messages: Messages, records: list[CallRecord],
                        limit: int | None = None, seed_offset: int = 0) -> tuple[str | None, int | None]:
@@ -297,11 +302,15 @@ class Connection:
         """One attempt; while the run's parameters are unsettled, one per purpose at a time (module doc), each built
         with what the ones before it learned."""
         params = self.transport.params
-        if params.settled or self.batcher is not None:
+
+        def settled() -> bool:
+            return params.settled and not (n > 1 and params.n and not self.n_checked)
+
+        if settled() or self.batcher is not None:
             return await self._attempt(purpose, messages, limit, seed_offset, n)
         async with self.learned:
-            await self.learned.wait_for(lambda: params.settled or purpose not in self.learning)
-            if params.settled:
+            await self.learned.wait_for(lambda: settled() or purpose not in self.learning)
+            if settled():
                 learning = False
             else:
                 learning = True
@@ -312,6 +321,7 @@ class Connection:
             attempt = await self._attempt(purpose, messages, limit, seed_offset, n)
             if not attempt.resend and not attempt.record.cached:
                 params.settled = True
+                self.n_checked = self.n_checked or n > 1
             return attempt
         finally:
             async with self.learned:
@@ -418,7 +428,11 @@ class Connection:
             then = "the schema without bounds" if level == BOUNDED else "JSON mode"
             return Attempt(record.failed(SCHEMA_UNSUPPORTED, f"HTTP 400: {message}; switching to {then}", text),
                            resend=True)
-        if code == 400 and (learned := transport.params.learn(text, json.loads(record.fields["request"]))):
+        # a prompt too long for the model's context is that request's fault, never a parameter to drop or rename (vLLM
+        # words it "'max_tokens' or 'max_completion_tokens' is too large: ..."; learning from it would flip the limit's
+        # name back and forth for ever)
+        if code == 400 and not _TOO_LONG.search(text) and (
+                learned := transport.params.learn(text, json.loads(record.fields["request"]))):
             return Attempt(record.failed(BAD_REQUEST, f"HTTP 400: {message}; {learned}", text), resend=True)
         if code in RETRYABLE_STATUS_CODES or code >= 500:
             status = RATE_LIMITED if code == 429 else SERVER_ERROR
@@ -433,9 +447,9 @@ def _completed(record: _RecordBuilder, text: str, parse) -> Attempt:
         completion = parse()
         choices = tuple((c.message.content, c.finish_reason) for c in completion.choices)
         content, finish_reason = choices[0]
-    except (ValueError, ValidationError, AttributeError, IndexError, TypeError) as e:
+    except (ValueError, ValidationError, AttributeError, IndexError, TypeError):
         # openai 3.x hands non-JSON bodies back as str or lets the decoder's error escape.
-        return Attempt(record.failed(BAD_RESPONSE, f"not a chat completion: {type(e).__name__}", text), retry=True)
+        return Attempt(record.failed(BAD_RESPONSE, f"not a chat completion: {_what_body(text)}", text), retry=True)
     usage = completion.usage
     details = getattr(usage, "prompt_tokens_details", None)
     # hidden reasoning, part of completion_tokens as OpenAI counts them (billed as output)
@@ -444,6 +458,22 @@ def _completed(record: _RecordBuilder, text: str, parse) -> Attempt:
                                usage.completion_tokens if usage else None, getattr(details, "cached_tokens", None),
                                reasoning),
                    content=content, finish_reason=finish_reason, choices=choices)
+
+
+def _what_body(text: str) -> str:
+    """What a 200 body that is no chat completion is, for the call's error: HTML (a proxy's or a web server's page),
+    JSON of another API (e.g. Ollama's native /api/chat), or other text; and where to look."""
+    hint = "is the base URL the server's OpenAI-compatible one (its /v1)?"
+    try:
+        body = json.loads(text)
+    except ValueError:
+        start = " ".join(text.split())[:80]
+        kind = "an HTML page" if start.lower().startswith(("<!doctype", "<html")) else "not JSON"
+        return f"the server answered HTTP 200 with {kind} ({start!r}): {hint}"
+    if isinstance(body, dict) and body.get("choices"):
+        return "its choices hold no readable message"
+    keys = ", ".join(map(str, list(body)[:6])) if isinstance(body, dict) else type(body).__name__
+    return f"the server answered HTTP 200 with JSON of another shape (no choices; {keys or 'empty'}): {hint}"
 
 
 class _RecordBuilder:

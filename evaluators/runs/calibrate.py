@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import shutil
 import tempfile
 import threading
@@ -317,3 +318,46 @@ def _row(label: str, metric: str, s: LabelledSet, part: str, chosen: list[Labell
     n_failed = sum((i.key, metric) not in judged for i in chosen)
     return Row(label, s.label_text, s.name, part, metric, name, len(both), n_failed,
                *figures[0], *figures[1], *figures[2])
+
+
+# -- in the background (the Evaluate screen) ----------------------------------------------------------------------
+
+
+class CalibrationJob:
+    """A calibration in a background thread (a click on the screen must not cancel it midway), stored in `store` when
+    done; the page polls `done` and `progress`, then reads `calibration_id` or `error`. The key stays in this object's
+    thread only for the calibration's duration, and is never in `error`."""
+
+    def __init__(self, store: Store, p: Plan, api_key: str | None):
+        self.plan = p
+        self.calibration_id: str | None = None
+        self.outcome: Outcome | None = None
+        self.error: str | None = None
+        self.progress: tuple[int, int] = (0, 0)  # the judge run's cells done, of
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(store, api_key), name="ragscope-calibration",
+                                        daemon=True)
+
+    def start(self) -> CalibrationJob:
+        self._thread.start()
+        return self
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, seconds: float | None = None) -> bool:
+        return self._done.wait(seconds)
+
+    def _progress(self, metric_id: str, metric_done: int, metric_total: int, done: int, total: int) -> None:
+        self.progress = (done, total)
+
+    def _run(self, store: Store, api_key: str | None) -> None:
+        try:
+            self.calibration_id, self.outcome = calibrate(store, self.plan, api_key=api_key, on_metric=self._progress)
+        except Exception as exc:  # noqa: BLE001 - shown on the page, never raised in a thread no one joins
+            text = str(exc) or type(exc).__name__
+            key = api_key or os.environ.get("OPENAI_API_KEY")
+            self.error = text.replace(key, "[the API key]") if key else text
+        finally:
+            self._done.set()

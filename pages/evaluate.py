@@ -134,7 +134,7 @@ def start_check() -> None:
         return
     base_url = (state.get("eval-base-url") or "").strip() or None
     api_key = state.get("eval-key-input") or state.get(KEY_STATE) or None
-    state[CHECK_STATE] = CheckJob(model, base_url, api_key, reasoning_effort=state.get("eval-reasoning-effort")).start()
+    state[CHECK_STATE] = CheckJob(model, base_url).start(api_key, reasoning_effort=state.get("eval-reasoning-effort"))
 
 
 def judge_check_result(polling: bool) -> None:
@@ -206,7 +206,7 @@ def start_calibration(p: calibrate.Plan) -> None:
     """The button's callback: the calibration in a background thread, with the key as typed now (session only)."""
     state = st.session_state
     api_key = state.get("eval-key-input") or state.get(KEY_STATE) or None
-    state[CALIBRATION_STATE] = calibrate.CalibrationJob(store(), p, api_key).start()
+    state[CALIBRATION_STATE] = calibrate.CalibrationJob(p).start(store(), api_key)
 
 
 def calibration_result(judge: str, model: str | None, polling: bool) -> None:

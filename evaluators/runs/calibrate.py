@@ -39,6 +39,7 @@ from evaluators.records import OK, Chunk, GoldenItem, RagOutput
 from evaluators.records.run_status import RunStatus
 from evaluators.runs import budget, engine, lifecycle
 from evaluators.store import Store
+from evaluators.threads import BackgroundJob
 
 DEFAULT_SAMPLE, DEFAULT_SEED = 200, 0
 N_BOOT = 1000
@@ -323,41 +324,20 @@ def _row(label: str, metric: str, s: LabelledSet, part: str, chosen: list[Labell
 # -- in the background (the Evaluate screen) ----------------------------------------------------------------------
 
 
-class CalibrationJob:
-    """A calibration in a background thread (a click on the screen must not cancel it midway), stored in `store` when
-    done; the page polls `done` and `progress`, then reads `calibration_id` or `error`. The key stays in this object's
-    thread only for the calibration's duration, and is never in `error`."""
+class CalibrationJob(BackgroundJob):
+    """A calibration in a background thread (the Evaluate screen), stored in `store` when done; the page polls `done`
+    and `progress`, then reads `result` ((calibration id, Outcome)) or `error`. The key stays in the thread only."""
 
-    def __init__(self, store: Store, p: Plan, api_key: str | None):
-        self.plan = p
-        self.calibration_id: str | None = None
-        self.outcome: Outcome | None = None
-        self.error: str | None = None
+    name = "ragscope-calibration"
+
+    def __init__(self, plan: Plan):
+        super().__init__()
+        self.plan = plan
         self.progress: tuple[int, int] = (0, 0)  # the judge run's cells done, of
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(store, api_key), name="ragscope-calibration",
-                                        daemon=True)
-
-    def start(self) -> CalibrationJob:
-        self._thread.start()
-        return self
-
-    @property
-    def done(self) -> bool:
-        return self._done.is_set()
-
-    def wait(self, seconds: float | None = None) -> bool:
-        return self._done.wait(seconds)
 
     def _progress(self, metric_id: str, metric_done: int, metric_total: int, done: int, total: int) -> None:
         self.progress = (done, total)
 
-    def _run(self, store: Store, api_key: str | None) -> None:
-        try:
-            self.calibration_id, self.outcome = calibrate(store, self.plan, api_key=api_key, on_metric=self._progress)
-        except Exception as exc:  # noqa: BLE001 - shown on the page, never raised in a thread no one joins
-            text = str(exc) or type(exc).__name__
-            key = api_key or os.environ.get("OPENAI_API_KEY")
-            self.error = text.replace(key, "[the API key]") if key else text
-        finally:
-            self._done.set()
+    def start(self, store: Store, api_key: str | None) -> CalibrationJob:
+        return super().start(calibrate, store, self.plan, api_key=api_key, on_metric=self._progress,
+                             secret=api_key or os.environ.get("OPENAI_API_KEY"))

@@ -173,6 +173,8 @@ class Plan:
 def plan(judge: Judge, *, sample: int = DEFAULT_SAMPLE, seed: int = DEFAULT_SEED, max_cost: float | None = None,
          folder: Path = CALIBRATION_DIR) -> Plan:
     found = check_sample(sample, seed)
+    if getattr(judge, "batch", False):  # its replies come within 24 h: a calibration waits for them in one go
+        found.append(lifecycle.Problem("batch", "a calibration calls the judge directly: turn the Batch API off"))
     sets = labelled_sets(folder)
     if found:
         return Plan(judge, sample, seed, max_cost, (), sets, None, tuple(found))

@@ -53,6 +53,12 @@ def test_a_bad_sample_or_seed_is_named_and_nothing_runs(sample, seed):
         calibrate.execute(p)
 
 
+def test_a_judge_through_the_batch_api_is_refused_with_the_reason():
+    p = calibrate.plan(OpenAIJudge(model="gpt-5-mini", batch=True), sample=10)
+    assert [problem.message for problem in p.problems] == [
+        "a calibration calls the judge directly: turn the Batch API off"]
+
+
 def test_the_offline_judge_calibrated_end_to_end_and_stored(tmp_path):
     store = Store(tmp_path / "user.duckdb")
     p = calibrate.plan(OfflineJudge(), sample=N, seed=3)

@@ -6,6 +6,9 @@ import json
 import duckdb
 import pytest
 
+from evaluators.judges import OfflineJudge
+from evaluators.runs import calibrate
+
 from tests.helpers.calibration import KEY, responder
 from tests.helpers.cli import cli
 from tests.helpers.openai_server import start_server
@@ -57,10 +60,12 @@ def _calibrate(server, db, *extra, key=KEY):
                env={"OPENAI_API_KEY": key})
 
 
-def test_the_openai_judge_estimate_first_then_calibrated_and_the_key_nowhere(tmp_path):
+def test_the_openai_judge_estimate_first_then_calibrated_failed_items_counted_and_the_key_nowhere(tmp_path):
     db = tmp_path / "r.duckdb"
+    drawn = calibrate.plan(OfflineJudge(), sample=int(N)).items  # the same N and seed: the items the CLI draws
+    refused = [i.answer for i in drawn if i.set == "factcheck_stance"][:2]
     with start_server() as server:
-        server.responder = responder()
+        server.responder = responder(refuse=refused)
         estimate = _calibrate(server, db, "--estimate")
         assert estimate.returncode == 0 and "cost, estimated: ~$" in estimate.stderr
         assert server.request_count == 0 and not db.exists()
@@ -68,7 +73,9 @@ def test_the_openai_judge_estimate_first_then_calibrated_and_the_key_nowhere(tmp
     assert done.returncode == 0, done.stderr
     assert done.stderr.index("cost, estimated") < len(done.stderr)
     assert done.stdout.startswith("test-model agrees with people: correctness AUROC")
-    assert "the judge's calls cost $" in done.stdout
+    assert "the judge's calls cost $" in done.stdout and "18 of 20 items judged; 2 not (failed cells" in done.stdout
+    factcheck, = [line for line in done.stdout.splitlines() if "factcheck_stance" in line]
+    assert factcheck.endswith(" 2 of 4")  # n of N: 2 refused, left out, not scored 0
     (stored,), _ = calibrations(db)
     assert stored[:4] == ("openai", "test-model", 20, "finished") and server.base_url in stored[4]
     assert KEY not in done.stdout + done.stderr and KEY.encode() not in db.read_bytes()

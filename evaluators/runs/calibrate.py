@@ -24,7 +24,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,7 +62,7 @@ def _answer_vs_question(i: LabelledItem) -> tuple[str, str]:
 @dataclass(frozen=True)
 class Label:
     metric: str  # the judge metric the screens lead with for this label
-    pair: object  # item -> (candidate, reference) for token F1, as bench/quality_tasks.py pairs them
+    pair: Callable[[LabelledItem], tuple[str, str]]  # -> (candidate, reference) for token F1, as the bench pairs them
 
 
 LABELS = {"correctness": Label("judge_correctness", _answer_vs_reference),

@@ -10,31 +10,16 @@ between two scorers is paired (the same resamples) and taken over the units wher
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from calibration.sets import Item
+from calibration.sets import Item, reference_part
 from evaluators.maths import stats
 
 N_BOOT = 1000
-SHORT, LONG, NO_REFERENCE = "reference ≤ 5 words", "reference > 5 words", "no reference"
-SHORT_WORDS = 5
-# EVOUNA's references are TriviaQA alias lists ("Take that/Take That!/TAKE THAT"): a short answer when one alias
-# is. Elsewhere a "/" is text ("Mount Logan / ˈloʊɡən / is ..."), so only these sets are split at it.
-ALIAS_LISTS = frozenset({"evouna"})
-_PARENTHESES = re.compile(r"\([^)]*\)")  # "PRINCE WILLIAM (accept DUKE OF CAMBRIDGE)": a note to the grader
-
-
-def reference_part(item: Item) -> str:
-    if not item.reference.strip():
-        return NO_REFERENCE
-    aliases = item.reference.split("/") if item.set in ALIAS_LISTS else [item.reference]
-    words = min(len(_PARENTHESES.sub(" ", a).split()) if item.set in ALIAS_LISTS else len(a.split()) for a in aliases)
-    return SHORT if words <= SHORT_WORDS else LONG
 
 
 # -- units ------------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -53,6 +54,24 @@ class Item:
     @property
     def split(self) -> str:
         return split_of(self.set, self.group)
+
+
+# -- parts: short and long answers apart (the reference's length) ----------------------------------------------
+SHORT, LONG, NO_REFERENCE = "reference ≤ 5 words", "reference > 5 words", "no reference"
+SHORT_WORDS = 5
+# EVOUNA's references are TriviaQA alias lists ("Take that/Take That!/TAKE THAT"): a short answer when one alias
+# is. Elsewhere a "/" is text ("Mount Logan / ˈloʊɡən / is ..."), so only these sets are split at it.
+ALIAS_LISTS = frozenset({"evouna"})
+_PARENTHESES = re.compile(r"\([^)]*\)")  # "PRINCE WILLIAM (accept DUKE OF CAMBRIDGE)": a note to the grader
+
+
+def reference_part(item: Item) -> str:
+    """SHORT, LONG or NO_REFERENCE: the item's reference by its length in words (an alias list's shortest alias)."""
+    if not item.reference.strip():
+        return NO_REFERENCE
+    aliases = item.reference.split("/") if item.set in ALIAS_LISTS else [item.reference]
+    words = min(len(_PARENTHESES.sub(" ", a).split()) if item.set in ALIAS_LISTS else len(a.split()) for a in aliases)
+    return SHORT if words <= SHORT_WORDS else LONG
 
 
 # --- readers ---------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from evaluators import api, queries
-from evaluators.runs import engine, lifecycle, runner, sampling
+from evaluators.runs import calibrate, engine, lifecycle, runner, sampling
 from evaluators.presentation import csv_export
 from evaluators.judges import JUDGES, Judge, OfflineJudge, OpenAIJudge, named, prices
 from evaluators.judges import check as judge_check
@@ -25,6 +25,7 @@ from evaluators.presentation.gate import ALPHA, gate, junit_xml, markdown_report
 from evaluators.records.judgments import JudgeRefused
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS, SCALES
+from evaluators.queries.calibrations import latest_calibration
 from evaluators.queries.evaluate import seconds_text
 from evaluators.queries.headline import HEADLINE
 from evaluators.queries.screens import SCREENS
@@ -57,6 +58,7 @@ examples:
   python -m evaluators gate NEW_RUN_ID --baseline RELEASED_RUN_ID --junit gate.xml   # exit 1 on a regression
   python -m evaluators report RUN_ID --out report.html             # one HTML file to send, opens offline
   python -m evaluators judge check --model gpt-5-mini              # what the judge server supports (1: cannot run)
+  python -m evaluators judge calibrate --model gpt-5-mini --max-cost 1   # how far the judge agrees with people
   python -m evaluators metrics
 """
 
@@ -219,8 +221,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "best overall, else the last of --methods)")
     report.add_argument("--out", required=True, metavar="FILE.html", help="the file to write")
 
-    judge = sub.add_parser("judge", help="check a judge's server before a run (what it supports, whether it answers)")
-    check = judge.add_subparsers(dest="judge_command", required=True, metavar="ACTION").add_parser(
+    judge = sub.add_parser("judge", help="check a judge's server before a run, or measure how far it agrees with "
+                                         "people (calibrate)")
+    actions = judge.add_subparsers(dest="judge_command", required=True, metavar="ACTION")
+    check = actions.add_parser(
         "check", help="send a handful of tiny requests and report what the judge's server supports",
         description="Send a handful of tiny requests to the judge's server and report what it supports: the strict\n"
                     "JSON schema (structured outputs), JSON mode, several choices (n), a seed, the output limit's\n"
@@ -244,6 +248,22 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"the deadline of each reply as a whole (default: {judge_check.DEFAULT_TIMEOUT:g}): a "
                             "server that never answers is told within it")
     check.add_argument("--json", action="store_true", help="the report as one JSON object")
+    _add_calibrate(with_db(actions.add_parser(
+        "calibrate", help="measure how far a judge agrees with people on the labelled items RAGScope ships",
+        description="Score a stratified sample of the human-labelled items in data/calibration (test parts of\n"
+                    "permissively licensed sets, never used to fit anything) with the judge and with the offline\n"
+                    "judge, in a temporary database, and print their agreement with people per label (correctness,\n"
+                    "faithfulness, relevance) and part (short and long references apart): AUROC for a yes/no label,\n"
+                    "Spearman for a graded one, with 95%% bootstrap CIs, beside the offline judge's and token F1's on\n"
+                    "the same items. The estimate is printed first. The result is stored with the judge and model\n"
+                    "(--db): Evaluate, Overview and the report show it. The key comes from OPENAI_API_KEY and is\n"
+                    "never printed or stored.",
+        epilog="exit codes: 0 done (also when --max-cost stopped it: what was judged is stored, the headline says it\n"
+               "stopped); 1 the judge could not run (the key or the model refused, no cell judged); 2 bad arguments\n"
+               "(no --model or key, a sample below 1, an estimate above --max-cost, ...).\n\n"
+               "example:\n  OPENAI_API_KEY=... python -m evaluators judge calibrate --model gpt-5-mini --sample 200 "
+               "--max-cost 1\n  python -m evaluators judge calibrate --judge offline --sample 100",
+        formatter_class=argparse.RawDescriptionHelpFormatter)))
 
     view = sub.add_parser(
         "view", help="print a screen's tables as the app shows them (text, --json or --csv)",
@@ -254,6 +274,24 @@ def build_parser() -> argparse.ArgumentParser:
         _add_screen(with_db(screens.add_parser(name, help=_doc(screen).split("\n\n")[0].split(":")[0],
                                                description=_doc(screen).split("\n\n")[0])), screen)
     return parser
+
+
+def _add_calibrate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--judge", default="openai", choices=JUDGES, help="the judge to measure (default: openai)")
+    p.add_argument("--model", help="the judge model's name (openai judge)")
+    p.add_argument("--base-url", help="OpenAI-compatible base URL (default $OPENAI_BASE_URL, else the OpenAI API)")
+    p.add_argument("--reasoning-effort", metavar="EFFORT", help="minimal, low, medium or high (a reasoning model)")
+    p.add_argument("--sample", type=int, default=calibrate.DEFAULT_SAMPLE, metavar="N",
+                   help=f"labelled items to judge, stratified by set and label (default: {calibrate.DEFAULT_SAMPLE})")
+    p.add_argument("--seed", type=int, default=calibrate.DEFAULT_SEED, metavar="S",
+                   help=f"the seed of the sample's draw (default: {calibrate.DEFAULT_SEED}: the same N, the same items)")
+    p.add_argument("--max-cost", type=float, metavar="USD",
+                   help="a budget: estimated above it, nothing is sent (exit 2); reached, the judge stops")
+    p.add_argument("--price-in", type=float, metavar="USD", help="price per 1M input tokens (default: the list price)")
+    p.add_argument("--price-out", type=float, metavar="USD", help="price per 1M output tokens (default: the list price)")
+    p.add_argument("--concurrency", type=int, default=8, help="judge calls in flight at once (default: 8)")
+    p.add_argument("--estimate", action="store_true", help="print the estimate and stop (nothing is sent or stored)")
+    p.add_argument("--json", action="store_true", help="the result as one JSON object")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -705,7 +743,10 @@ def cmd_report(args) -> int:
 # -- judge check ------------------------------------------------------------------------------------
 
 def cmd_judge(args) -> int:
-    """`judge check`: the judge's server asked a handful of tiny requests (judges/check.py); nothing stored."""
+    """`judge check`: the judge's server asked a handful of tiny requests (judges/check.py); nothing stored.
+    `judge calibrate`: `cmd_calibrate`."""
+    if args.judge_command == "calibrate":
+        return cmd_calibrate(args)
     kind = named(args.judge)
     if not kind.makes_calls:
         return _fail(f"the {kind.name} judge makes no calls (no server, no key): there is nothing to check",
@@ -720,6 +761,64 @@ def cmd_judge(args) -> int:
     print(json.dumps(report.to_dict(), indent=1, ensure_ascii=False) if args.json else report.text())
     if not report.can_run:
         return _fail(f"the judge cannot run: {report.reason}", EXIT_FAILED)
+    return EXIT_OK
+
+
+def cmd_calibrate(args) -> int:
+    """`judge calibrate` (runs/calibrate.py): the estimate, then the judge and the offline judge on the labelled
+    items, their agreement with people printed and stored."""
+    if not named(args.judge).makes_calls:
+        extra = [flag for flag, value in (("--model", args.model), ("--base-url", args.base_url),
+                                          ("--reasoning-effort", args.reasoning_effort), ("--max-cost", args.max_cost),
+                                          ("--price-in", args.price_in), ("--price-out", args.price_out)) if value]
+        if extra:
+            return _fail(f"{', '.join(extra)} apply to an LLM judge (--judge openai): the offline judge makes no "
+                         "calls", EXIT_BAD_INPUT)
+        judge = OfflineJudge()
+    else:
+        judge = OpenAIJudge(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
+                            concurrency=args.concurrency, reasoning_effort=args.reasoning_effort,
+                            price_in=args.price_in, price_out=args.price_out)
+    given = lifecycle.number_problems(dict(concurrency=args.concurrency, reasoning_effort=args.reasoning_effort))
+    needs = [] if args.estimate else lifecycle.judge_problems(judge)
+    if problems := list(dict.fromkeys(needs + given)):  # before the items are drawn
+        return _refuse(problems, judge)
+    plan = calibrate.plan(judge, sample=args.sample, seed=args.seed, max_cost=args.max_cost)
+    if plan.prepared is not None:
+        print(f"calibration: {len(plan.items)} labelled items (seed {args.seed}) of "
+              f"{', '.join(s.name for s in plan.sets)}, scored by "
+              f"{judge.model + ' and the offline judge' if judge.makes_calls else 'the offline judge'}",
+              file=sys.stderr)
+        if judge.makes_calls:
+            print(plan.estimate.summary(), file=sys.stderr)
+            if plan.estimate.total_calls:
+                print(_estimated_cost(plan.estimate, judge, args), file=sys.stderr)
+    if plan.problems:
+        return _refuse(plan.problems, judge)
+    if args.estimate:
+        return EXIT_OK
+    store = _open_store(args.db)
+    key = os.environ.get("OPENAI_API_KEY")
+    try:
+        calibration_id, outcome = calibrate.calibrate(store, plan)
+    except JudgeRefused as exc:
+        text = str(exc).replace(key, "[the API key]") if key else str(exc)
+        return _fail(f"the judge could not run: {text}\nnothing was stored", EXIT_FAILED)
+    with store.lease():
+        stored = latest_calibration(store.cursor(), judge.name, judge.model)
+    if args.json:
+        print(json.dumps({"calibration_id": calibration_id, "headline": stored.headline, "status": stored.status,
+                          "n_items": stored.n_items, "n_failed": outcome.n_failed, "cost_usd": stored.cost_usd,
+                          "note": stored.note, "rows": [{k: None if isinstance(v, float) and math.isnan(v) else v
+                                                         for k, v in r.items()} for r in stored.rows]},
+                         indent=1, ensure_ascii=False))
+    else:
+        print(stored.headline + "\n")
+        print(stored.table().drop(columns="people said").to_string(index=False))
+        spent = "" if stored.cost_usd is None else f"; the judge's calls cost {prices.usd(stored.cost_usd)}"
+        print(f"\n{stored.note}{spent}; stored as {calibration_id} in {store.path}")
+    if outcome.n_failed == outcome.n_items:
+        return _fail("the judge could not run: no item was judged (see the judge's errors above)", EXIT_FAILED)
     return EXIT_OK
 
 

@@ -123,3 +123,36 @@ def _executor() -> ThreadPoolExecutor:
 
 def _mark_pool_thread() -> None:
     _in_pool.active = True
+
+
+class BackgroundJob:
+    """Work in a daemon thread that a screen polls (a click there must not cancel it midway): `start(work, *args,
+    secret=...)`, then `done` / `wait`, then `result` or `error`: the exception's text, never raised in a thread no one
+    joins, with `secret` (an API key, passed to the thread only, never kept on the object) replaced."""
+
+    name = "ragscope-job"
+
+    def __init__(self):
+        self.result = None
+        self.error: str | None = None
+        self._done = threading.Event()
+
+    def start(self, work: Callable, *args, secret: str | None = None, **kwargs):
+        threading.Thread(target=self._run, args=(work, args, kwargs, secret), name=self.name, daemon=True).start()
+        return self
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, seconds: float | None = None) -> bool:
+        return self._done.wait(seconds)
+
+    def _run(self, work: Callable, args: tuple, kwargs: dict, secret: str | None) -> None:
+        try:
+            self.result = work(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - shown on the screen
+            text = str(exc) or type(exc).__name__
+            self.error = text.replace(secret, "[the API key]") if secret else text
+        finally:
+            self._done.set()

@@ -15,9 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from evaluators.queries import datasets as qd
+from evaluators.queries import calibrations as qcal
 from evaluators.queries import evaluate as qe
 from evaluators import queries
-from evaluators.runs import budget, lifecycle, sampling
+from evaluators.runs import budget, calibrate, lifecycle, sampling
 from evaluators.judges import JUDGES, OfflineJudge, of_run, prices
 from evaluators.judges.check import DEFAULT_TIMEOUT as CHECK_TIMEOUT
 from evaluators.judges.check import CheckJob
@@ -31,6 +32,7 @@ POLL_SECONDS = 1.5
 FAMILIES = list(dict.fromkeys(m.family for m in REGISTRY.values()))
 KEY_STATE = "eval-api-key"  # the typed key: session memory only
 CHECK_STATE = "eval-check-job"  # this session's judge check (judges.check.CheckJob): its thread, then its report
+CALIBRATION_STATE = "eval-calibration-job"  # this session's calibration (runs.calibrate.CalibrationJob)
 # What the screen asks for where a run has a problem (lifecycle.Prepared.problems), by what it is about
 BLOCKERS = {"max_cost": "keep the estimate within the budget (Stop at cost)",
             "inputs": "choose at least one outputs dataset and method", "metrics": "choose at least one metric",
@@ -132,7 +134,7 @@ def start_check() -> None:
         return
     base_url = (state.get("eval-base-url") or "").strip() or None
     api_key = state.get("eval-key-input") or state.get(KEY_STATE) or None
-    state[CHECK_STATE] = CheckJob(model, base_url, api_key, reasoning_effort=state.get("eval-reasoning-effort")).start()
+    state[CHECK_STATE] = CheckJob(model, base_url).start(api_key, reasoning_effort=state.get("eval-reasoning-effort"))
 
 
 def judge_check_result(polling: bool) -> None:
@@ -157,6 +159,79 @@ def judge_check_result(polling: bool) -> None:
     (st.success if report.can_run else st.error)(md_escape(title))
     st.dataframe(pd.DataFrame(report.rows()), hide_index=True, width="stretch")
     st.caption(md_escape(" · ".join(details)))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def calibration_plan(judge, sample: int, max_cost: float | None) -> calibrate.Plan:
+    """The labelled items a calibration of this judge draws and its run prepared (the estimate), once per choice."""
+    return calibrate.plan(judge, sample=sample, max_cost=max_cost)
+
+
+def judge_calibration(judge, api_key: str | None) -> None:
+    """"Calibrate the judge": the chosen judge and the offline judge on a stratified sample of the human-labelled
+    items RAGScope ships, in a background thread polled like the check; then the stored latest calibration of this
+    judge and model: its headline and table."""
+    st.markdown("**How far this judge agrees with people**")
+    job = st.session_state.get(CALIBRATION_STATE)
+    running = job is not None and not job.done
+    left, right = st.columns(2)
+    sample = int(left.number_input("Labelled items", min_value=1, max_value=2000, value=calibrate.DEFAULT_SAMPLE,
+                                   step=10, key="eval-cal-sample",
+                                   help="A stratified sample (set x label) of the test parts of permissively licensed "
+                                        "human-labelled sets shipped in data/calibration, never used to fit anything. "
+                                        "The same number draws the same items."))
+    max_cost = right.number_input("Stop calibrating at cost (USD)", min_value=0.01, value=None, step=0.5,
+                                  format="%.2f", key="eval-cal-max-cost", placeholder="no limit",
+                                  disabled=not judge.makes_calls)
+    p = calibration_plan(judge, sample, max_cost if judge.makes_calls else None)
+    if judge.makes_calls and p.prepared is not None:
+        est, billed = p.estimate, judge.billed_price
+        st.caption(md_escape(f"{len(p.items)} labelled items: {est.total_calls:,} judge calls, "
+                             f"{est.total_input_tokens + est.total_output_tokens:,} tokens, cost (estimate) "
+                             f"{prices.usd(est.cost(billed)) if billed else 'unknown (no price)'}; "
+                             "and the offline judge on the same items, at no cost."))
+    elif p.prepared is not None:
+        st.caption(f"{len(p.items)} labelled items, offline judge: no calls, no key.")
+    problems = [*p.problems, *lifecycle.judge_problems(judge, api_key)]
+    st.button("Calibrate the judge", key="eval-calibrate", disabled=running or bool(problems),
+              on_click=start_calibration, args=(p,),
+              help="Scores the labelled items with this judge and with the offline judge (in a temporary database: "
+                   "History is not touched) and stores their agreement with people per label, beside token F1's.")
+    if problems and not running:
+        st.caption(md_escape("To calibrate: " + "; ".join(dict.fromkeys(p.message for p in problems)) + "."))
+    st.fragment(run_every=POLL_SECONDS if running else None)(calibration_result)(judge.name, judge.model, running)
+
+
+def start_calibration(p: calibrate.Plan) -> None:
+    """The button's callback: the calibration in a background thread, with the key as typed now (session only)."""
+    state = st.session_state
+    api_key = state.get("eval-key-input") or state.get(KEY_STATE) or None
+    state[CALIBRATION_STATE] = calibrate.CalibrationJob(p).start(store(), api_key)
+
+
+def calibration_result(judge: str, model: str | None, polling: bool) -> None:
+    """The calibration under way (its progress), then the latest stored one of this judge and model."""
+    job = st.session_state.get(CALIBRATION_STATE)
+    if job is not None and not job.done:
+        done, total = job.progress
+        st.info(f"Calibrating {job.plan.judge.model or 'the offline judge'} on {len(job.plan.items)} labelled items: "
+                f"{done:,} of {total or '...'} cells scored, then the offline judge on the same items...")
+        return
+    if polling:
+        st.rerun()  # it just ended: redraw the page (the button enabled again) and stop polling
+    if job is not None and job.error is not None and (job.plan.judge.name, job.plan.judge.model) == (judge, model):
+        st.error("The calibration could not be made:")
+        st.code(job.error, language=None)
+    found = qcal.latest_calibration(store().cursor(), judge, model)
+    if found is None:
+        st.caption("Not calibrated yet: its agreement with people shows here once it is.")
+        return
+    (st.success if found.status == RunStatus.FINISHED else st.warning)(md_escape(found.headline))
+    st.dataframe(found.table(), hide_index=True, width="stretch")
+    spent = "" if found.cost_usd is None else f" · its calls cost {prices.usd(found.cost_usd)}"
+    st.caption(md_escape(f"{found.note}{spent} · {found.created_at:%Y-%m-%d %H:%M} UTC, seed {found.seed} · AUROC "
+                         "for a yes/no label, Spearman for a graded one, 95% bootstrap CIs over questions; the offline "
+                         "judge and token F1 on the same items."))
 
 
 def budget_caption(run: dict) -> None:
@@ -445,13 +520,15 @@ if kind.needs_network:
     judge_check(model, api_key)
     price = price_fields(model)
 
-# -- cost and start ------------------------------------------------------------------------------
-st.subheader("Start")
 metric_ids = [m.id for m in resolve(metric_ids)]  # catalogue order
 judge = kind() if not kind.needs_network else kind(
     model=model, base_url=base_url, concurrency=concurrency, repeats=repeats, batch=batch, reasoning_effort=effort,
     price_in=price.input if price else None, price_out=price.output if price else None,
     price_cached_in=price.cached_input if price else None)
+judge_calibration(judge, api_key)
+
+# -- cost and start ------------------------------------------------------------------------------
+st.subheader("Start")
 # The budget and the name are drawn below the estimate they depend on: their values from the session state
 spec = lifecycle.RunSpec(judge, metrics=metric_ids, methods=methods, sample=sample, seed=seed,
                          max_cost=st.session_state.get("eval-max-cost") if kind.makes_calls else None,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tests.helpers import ROOT
 
-BUILT_FROM = ("pyproject.toml", "README.md", "requirements.txt", "evaluators", "data/demo")
+BUILT_FROM = ("pyproject.toml", "README.md", "requirements.txt", "evaluators", "data/demo", "data/calibration")
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +53,10 @@ def test_the_ragscope_command_is_python_m_evaluators(installed, tmp_path):
     package, golden = where.stdout.split()
     assert Path(package).is_relative_to(installed) and Path(golden).is_relative_to(installed)  # not the checkout's
     assert Path(golden).is_file()  # the demo data ship inside the package
+    shipped = _elsewhere(installed, tmp_path, sys.executable, "-c", "from evaluators.loaders import calibration as c; "
+                         "print(c.CALIBRATION_DIR); print(len(c.labelled_items()))")
+    folder, n_items = shipped.stdout.split()
+    assert Path(folder).is_relative_to(installed) and int(n_items) > 1000  # judge calibrate's items ship too
     weights = installed / "evaluators" / "judges" / "weights"
     assert {p.name for p in weights.iterdir()} >= {"nli_minilm.safetensors", "nli_minilm.json", "correctness.json"}
 

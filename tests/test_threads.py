@@ -136,3 +136,15 @@ def test_the_offline_judge_gives_the_same_verdicts_on_one_worker_and_on_two():
     two, two_threads = _fresh(MATRICES, RAGSCOPE_WORKERS="2")
     assert one == two and one
     assert one_threads == two_threads == [1]
+
+
+def test_a_background_job_gives_its_result_or_its_error_without_the_secret():
+    done = threads.BackgroundJob().start(lambda a, b=0: a + b, 2, b=3, secret="sk-x")
+    assert done.wait(10) and done.result == 5 and done.error is None
+
+    def fail(key):
+        raise ValueError(f"the server refused {key}")
+
+    failed = threads.BackgroundJob().start(fail, "sk-secret", secret="sk-secret")
+    assert failed.wait(10) and failed.done and failed.result is None
+    assert failed.error == "the server refused [the API key]"

@@ -22,11 +22,11 @@ import dataclasses
 import json
 import os
 import statistics
-import threading
 import time
 from dataclasses import dataclass, field
 
 from evaluators.judges import prices, reply_json
+from evaluators.threads import BackgroundJob
 from evaluators.judges.openai_params import Params
 from evaluators.judges.openai_transport import BOUNDED, JSON_MODE, CallFailed, Transport
 from evaluators.judges.protocol import CallRecord
@@ -395,37 +395,17 @@ def check(model: str, base_url: str | None, api_key: str | None = None, *, timeo
     return report(observed).redacted(secret)
 
 
-class CheckJob:
-    """A check in a background thread (the Evaluate screen: a click must not cancel it midway); the page polls `done`
-    and reads `result` or `error`. The key stays in this object's thread only for the check's duration."""
+class CheckJob(BackgroundJob):
+    """A check in a background thread (the Evaluate screen); the page polls `done` and reads `result` (a CheckReport)
+    or `error`. The key goes to the thread only, for the check's duration."""
 
-    def __init__(self, model: str, base_url: str | None, api_key: str | None, *, timeout: float | None = None,
-                 reasoning_effort: str | None = None):
+    name = "ragscope-judge-check"
+
+    def __init__(self, model: str, base_url: str | None):
+        super().__init__()
         self.model, self.base_url = model, base_url
-        self.result: CheckReport | None = None
-        self.error: str | None = None
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(api_key, timeout, reasoning_effort),
-                                        name="ragscope-judge-check", daemon=True)
 
-    def start(self) -> CheckJob:
-        self._thread.start()
-        return self
-
-    @property
-    def done(self) -> bool:
-        return self._done.is_set()
-
-    def wait(self, seconds: float | None = None) -> bool:
-        return self._done.wait(seconds)
-
-    def _run(self, api_key, timeout, reasoning_effort) -> None:
-        try:
-            self.result = check(self.model, self.base_url, api_key, timeout=timeout, reasoning_effort=reasoning_effort)
-        except Exception as exc:  # noqa: BLE001 - shown on the page, never raised in a thread no one joins
-            text = str(exc)
-            if api_key:
-                text = text.replace(api_key, "[the API key]")
-            self.error = text
-        finally:
-            self._done.set()
+    def start(self, api_key: str | None, *, timeout: float | None = None,
+              reasoning_effort: str | None = None) -> CheckJob:
+        return super().start(check, self.model, self.base_url, api_key, timeout=timeout,
+                             reasoning_effort=reasoning_effort, secret=api_key)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import random
 import secrets
@@ -309,7 +310,47 @@ MIGRATIONS: list[str] = [
     ALTER TABLE judge_calls_packed ADD COLUMN reasoning_tokens INTEGER;
     ALTER TABLE judge_calls_packed ADD COLUMN schema_enforced BOOLEAN;
     """ + _judge_calls_view("batch_id", "cached_input_tokens", "reasoning_tokens", "schema_enforced"),
+    # 14: `judge calibrate` (runs/calibrate.py): a judge measured against the human labels of data/calibration, and
+    # its agreement per label and part beside the offline judge's and token F1's on the same items. The judge's
+    # config is its settings (judge.config()): never a key.
+    """
+    CREATE TABLE calibrations (
+        calibration_id VARCHAR PRIMARY KEY,
+        created_at     TIMESTAMP NOT NULL,
+        judge          VARCHAR NOT NULL,
+        judge_model    VARCHAR,
+        judge_config   VARCHAR,
+        n_items        INTEGER NOT NULL,
+        seed           BIGINT,
+        cost_usd       DOUBLE,
+        status         VARCHAR NOT NULL,
+        note           VARCHAR
+    );
+    CREATE TABLE calibration_results (
+        calibration_id VARCHAR NOT NULL,
+        label          VARCHAR NOT NULL,
+        label_text     VARCHAR,
+        sets           VARCHAR,
+        part           VARCHAR,
+        metric         VARCHAR,
+        statistic      VARCHAR,
+        n              INTEGER,
+        n_failed       INTEGER,
+        value          DOUBLE,
+        lo             DOUBLE,
+        hi             DOUBLE,
+        offline_value  DOUBLE,
+        offline_lo     DOUBLE,
+        offline_hi     DOUBLE,
+        token_f1_value DOUBLE,
+        token_f1_lo    DOUBLE,
+        token_f1_hi    DOUBLE
+    );
+    """,
 ]
+CALIBRATION_RESULT_COLUMNS = ("label", "label_text", "sets", "part", "metric", "statistic", "n", "n_failed", "value",
+                              "lo", "hi", "offline_value", "offline_lo", "offline_hi", "token_f1_value", "token_f1_lo",
+                              "token_f1_hi")
 SCHEMA_VERSION = len(MIGRATIONS)
 
 SCORE_COLUMNS = ["run_id", "question_id", "method", "metric", "value", "norm", "status", "judge", "detail", "repeats",
@@ -426,6 +467,11 @@ BUSY_WAIT = 60.0
 _FIRST_DELAY, _MAX_DELAY = 0.02, 0.25
 # Rows of a dataset inserted at a time (bench/results/load_memory.md).
 _SLICE_ROWS = 20_000
+
+
+def _sql_value(value):
+    """NaN (a statistic that could not be computed) as NULL."""
+    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def _now() -> datetime:
@@ -621,6 +667,23 @@ class Store:
              json.dumps(config), RunStatus.RUNNING.value, n_samples],
         )
         return run_id
+
+    @_writes
+    def save_calibration(self, *, judge: str, judge_model: str | None, judge_config: dict, n_items: int, seed: int,
+                         cost_usd: float | None, status: str, note: str, rows: list[dict]) -> str:
+        """A judge's calibration (runs/calibrate.py) and its rows (CALIBRATION_RESULT_COLUMNS each), together; its id."""
+        calibration_id = f"cal-{_now():%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
+        columns = ("calibration_id", *CALIBRATION_RESULT_COLUMNS)
+        with self._transaction() as cur:
+            cur.execute("INSERT INTO calibrations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [calibration_id, _now(), judge, judge_model, json.dumps(judge_config), n_items, seed,
+                         cost_usd, status, note])
+            if rows:
+                cur.executemany(f"INSERT INTO calibration_results ({', '.join(columns)}) VALUES "
+                                f"({', '.join('?' * len(columns))})",
+                                [[calibration_id, *(_sql_value(r[c]) for c in CALIBRATION_RESULT_COLUMNS)]
+                                 for r in rows])
+        return calibration_id
 
     def run(self, run_id: str) -> dict | None:
         df = self.cursor().execute("SELECT * FROM runs WHERE run_id = ?", [run_id]).df()

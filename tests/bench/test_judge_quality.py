@@ -10,10 +10,10 @@ from bench import previous_release
 from calibration.engine_scores import Scored, score_items
 from bench.judge_quality import best_threshold, subsample_groups, three_way
 from bench.quality_report import targets
-from bench.quality_stats import (LONG, NO_REFERENCE, SHORT, Scorer, pair_accuracy, pairs_within, part_rows,
-                                 reference_part, units_of)
+from bench.quality_stats import Scorer, pair_accuracy, pairs_within, part_rows, units_of
 from bench.quality_tasks import label_is, response_verdict
-from calibration.sets import CONTRADICTED, NOT_FOUND, SUPPORTED, Item, subsample
+from calibration.sets import (CONTRADICTED, LONG, NO_REFERENCE, NOT_FOUND, SHORT, SUPPORTED, Item, reference_part,
+                              subsample)
 
 
 def item(item_id: str, answer: str, passage: str = "", *, question: str = "", reference: str = "", label=None,

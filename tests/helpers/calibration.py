@@ -1,0 +1,28 @@
+"""A judge server for `judge calibrate` tests: the scripted OpenAI-compatible server answering every task with valid
+verdicts, its holistic ratings varying with the request (so agreement is a number, not a constant's n/a), and
+refusing (HTTP 400, not retried) every request about an answer in `refuse`."""
+import hashlib
+import json
+
+from evaluators.judges import prompts
+from tests.helpers.openai_server import Reply
+from tests.helpers.seed_000 import SEED_000_EXTRACTION, SEED_000_HOLISTIC, SEED_000_VERIFICATION
+
+KEY = "sk-calibration-key-that-must-never-be-stored"
+
+
+def rating(body) -> int:
+    return 1 + hashlib.sha256(json.dumps(body["messages"]).encode()).digest()[0] % 5
+
+
+def responder(refuse=()):
+    def reply(body):
+        text = json.dumps(body)
+        if any(json.dumps(answer)[1:-1] in text for answer in refuse):
+            return Reply.status(400, "The prompt was filtered by the content management policy")
+        task = prompts.task_of(body["messages"])
+        if task == "holistic":
+            r = rating(body)
+            return Reply.json(SEED_000_HOLISTIC | {"correctness": r, "faithfulness": 6 - r, "relevance": r})
+        return Reply.json(SEED_000_EXTRACTION if task == "extraction" else SEED_000_VERIFICATION)
+    return reply

@@ -113,9 +113,16 @@ with headline_area:
                 "below (and for every metric in *How scores are computed*).", icon=":material/info:")
         with st.expander("How well the offline judge agrees with people on the headline metrics"):
             st.dataframe(tables["agreement"], hide_index=True, width="stretch")
+    elif judge["calibrated"]:
+        st.info(md_escape(f"Scored by {judge['label']}{model}. {judge['calibrated']}."), icon=":material/info:")
     else:
         st.info(md_escape(f"Scored by {judge['label']}{model}. Its agreement with people has not been measured "
-                          f"here: the offline judge's figures do not carry over."), icon=":material/info:")
+                          f"here: the offline judge's figures do not carry over. Measure it on labelled items that "
+                          f"ship with RAGScope: Evaluate's Calibrate the judge, or python -m evaluators judge "
+                          f"calibrate."), icon=":material/info:")
+    if len(tables["calibration"]):
+        with st.expander("How well this judge agreed with people when it was calibrated"):
+            st.dataframe(tables["calibration"], hide_index=True, width="stretch")
 with headline_area:  # the headline and the rest of the run as one file to send, against the method chosen above
     report_button(run_id, baseline=None if against == LEADER else against)
 

@@ -203,8 +203,11 @@ class _Report:
                     "LLM, so treat the scores as indicative. Its measured agreement with people is under How the "
                     "scores are computed.")
         model = f" ({self.run['judge_model']})" if self.run["judge_model"] else ""
+        calibrated = self.overview["judge"]["calibrated"].iloc[0] if len(self.overview["judge"]) else None
+        if calibrated:
+            return f"Scored by {self.judge.label}{model}. {calibrated} (How the scores are computed has each label)."
         return (f"Scored by {self.judge.label}{model}. Its agreement with people has not been measured here: the "
-                "offline judge's figures do not carry over.")
+                "offline judge's figures do not carry over (python -m evaluators judge calibrate measures it).")
 
     # -- 3. by question type ----------------------------------------------------------------------------
 
@@ -347,6 +350,12 @@ class _Report:
                 + (_table(agreement, "agreement") if len(agreement) else _p("No measured figure applies."))))
         else:
             parts.append(_p(self.judge_note()))
+        calibration = self.overview["calibration"]
+        if len(calibration):
+            parts.append(_folded("This judge against people (judge calibrate)", _p(
+                "Its latest calibration: the judge on a stratified sample of human-labelled items that ship with "
+                "RAGScope (test parts of public sets), beside the offline judge and token F1 on the same items, "
+                "with 95% bootstrap intervals.") + _table(calibration, "agreement")))
         return _section("how", "How the scores are computed", "".join(parts))
 
 

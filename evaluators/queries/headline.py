@@ -15,6 +15,7 @@ import pandas as pd
 from evaluators.judges import agreement, of_run
 from evaluators.metrics.registry import SCALES, label_metrics, lookup
 from evaluators.queries import OK
+from evaluators.queries.calibrations import latest_calibration
 from evaluators.queries.compare import comparison_table
 from evaluators.maths.stats import t_half_widths
 from evaluators.store import Store
@@ -48,22 +49,25 @@ def unit(metric: str) -> str:
 
 
 def headline(store: Store, run_id: str, means: pd.DataFrame, *, baseline: str | None = None) -> dict[str, pd.DataFrame]:
-    """`scores`, `findings` (module docstring), `judge` (who scored) and `agreement` (how well it agrees with
-    people, where measured), from Overview's `metric_means` of all questions (`means`). baseline: the method the
-    others are compared with (default: the leader)."""
+    """`scores`, `findings` (module docstring), `judge` (who scored; `calibrated`: the headline of its latest
+    `judge calibrate`, None if never), `agreement` (the offline judge's measured agreement with people) and
+    `calibration` (the judge's latest calibration, label by label; empty if never calibrated), from Overview's
+    `metric_means` of all questions (`means`). baseline: the method the others are compared with (default: the
+    leader)."""
     if means.empty:  # nothing scored yet: nothing to head
-        return {name: pd.DataFrame() for name in ("scores", "findings", "judge", "agreement")}
+        return {name: pd.DataFrame() for name in ("scores", "findings", "judge", "agreement", "calibration")}
     means = means[means["metric"].isin(HEADLINE)]
     scores = _scores(store, run_id, means)
     methods = sorted(means["method"].unique())
     chosen = baseline is not None
     if not chosen:  # the leader, else (no score at all) the first method
         baseline = leader(scores) or next(iter(methods), None)
-    judge = _judge(store, run_id)
+    judge, calibration = _judge(store, run_id)
     return {"scores": scores,
             "findings": _findings(store, run_id, methods, baseline, scores, chosen), "judge": judge,
             # the offline judge's measured agreement with people (the panels' figures); an LLM judge's is not measured
-            "agreement": _agreement() if judge["agreement measured"].iloc[0] else _agreement().iloc[:0]}
+            "agreement": _agreement() if judge["agreement measured"].iloc[0] else _agreement().iloc[:0],
+            "calibration": calibration.table() if calibration else pd.DataFrame()}
 
 
 def leader(scores: pd.DataFrame) -> str | None:
@@ -181,9 +185,12 @@ def _agreement() -> pd.DataFrame:
     return table[whole].reset_index(drop=True)
 
 
-def _judge(store: Store, run_id: str) -> pd.DataFrame:
-    """Who scored the run: the judge, its model, and whether its figures of agreement with people apply."""
+def _judge(store: Store, run_id: str):
+    """Who scored the run: the judge, its model, whether the offline judge's figures of agreement with people apply,
+    and the judge's latest calibration against people (`judge calibrate`) with its headline; None if never."""
     run = store.run(run_id)
     judge = of_run(run)
+    calibration = latest_calibration(store.cursor(), judge.name, run["judge_model"])
     return pd.DataFrame([{"judge": judge.name, "model": run["judge_model"], "label": judge.label,
-                          "agreement measured": judge.agreement_measured}])
+                          "agreement measured": judge.agreement_measured,
+                          "calibrated": calibration.headline if calibration else None}]), calibration

@@ -156,8 +156,8 @@ def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: st
          metric: str | None = None, baseline: str | None = None) -> dict[str, pd.DataFrame]:
     """The Overview screen's tables, as shown: `progress` (how much of the run is scored: a run that is not finished
     shows a notice that its numbers are partial), the headline of all questions (`headline`: per method the primary
-    scores with 95% CI and n; `findings`: the differences that hold, in sentences; `judge` and its measured
-    `agreement` with people; queries/headline.py), `metrics` (every metric per method: mean, 95% CI, n), one table
+    scores with 95% CI and n; `findings`: the differences that hold, in sentences; `judge`, the offline judge's
+    measured `agreement` with people and the judge's latest `calibration` against people; queries/headline.py), `metrics` (every metric per method: mean, 95% CI, n), one table
     per label metric (`verdict`, `answer_class`, `accuracy_grade`: counts and share per method), `repeatability`
     (empty for a run asked once per sample), `by_question_type_chart` (the bars: mean and CI in the chosen
     scale) and `by_question_type` (the table under them, in the metric's own scale).
@@ -186,6 +186,7 @@ def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: st
     return {
         "progress": progress(store, run_id),
         "headline": top["scores"], "findings": top["findings"], "judge": top["judge"], "agreement": top["agreement"],
+        "calibration": top["calibration"],
         "metrics": _cell_table(rows, methods, scale),
         **{m: _labels(counts, m) for m in LABEL_TABLES},
         "repeatability": repeatability(store, run_id).rename(columns={

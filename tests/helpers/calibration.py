@@ -26,3 +26,11 @@ def responder(refuse=()):
             return Reply.json(SEED_000_HOLISTIC | {"correctness": r, "faithfulness": 6 - r, "relevance": r})
         return Reply.json(SEED_000_EXTRACTION if task == "extraction" else SEED_000_VERIFICATION)
     return reply
+
+
+def calibration_row(label="correctness", value=0.912, **more):
+    """A stored calibration's row (store.CALIBRATION_RESULT_COLUMNS), as runs/calibrate.py writes one."""
+    return dict(label=label, label_text="people: the answer is correct", sets="evouna", part="reference ≤ 5 words",
+                metric="judge_correctness", statistic="AUROC", n=200, n_failed=0, value=value, lo=0.871, hi=0.944,
+                offline_value=0.781, offline_lo=0.7, offline_hi=0.85, token_f1_value=0.6, token_f1_lo=0.5,
+                token_f1_hi=0.7) | more

@@ -25,7 +25,8 @@ FAITHFUL = [(i % 5) / 4 for i in range(N)]
 
 
 def headline_run(tmp_path, methods=("m1", "m2", "m3"), status="ok", metrics=("judge_overall", "verdict", "answer_class",
-                                                                      "faithfulness")):
+                                                                      "faithfulness"), judge=("offline", None)):
+    """The run, scored as if by `judge` (its name and model)."""
     golden = tmp_path / "golden.jsonl"
     golden.write_text("\n".join(json.dumps({"question_id": f"q{i}", "question": f"Question {i}?", "reference": "r"})
                                 for i in range(N)))
@@ -36,7 +37,7 @@ def headline_run(tmp_path, methods=("m1", "m2", "m3"), status="ok", metrics=("ju
     golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
     outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
     run_id = store.create_run(name="h", golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                              judge="offline", judge_model=None, metrics=list(metrics), config={},
+                              judge=judge[0], judge_model=judge[1], metrics=list(metrics), config={},
                               n_samples=N * len(methods))
     rows = []
     for method in methods:
@@ -52,7 +53,7 @@ def headline_run(tmp_path, methods=("m1", "m2", "m3"), status="ok", metrics=("ju
                 ok = status == "ok"
                 rows.append({"run_id": run_id, "question_id": f"q{i}", "method": method, "metric": metric,
                              "value": value if ok else None, "norm": norm if ok else None, "status": status,
-                             "judge": "offline", "detail": None, "label": label if ok else None})
+                             "judge": judge[0], "detail": None, "label": label if ok else None})
     store.write_scores(pd.DataFrame(rows))
     store.finish_run(run_id, "finished")
     return store, run_id

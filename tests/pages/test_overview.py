@@ -10,7 +10,9 @@ import pytest
 from evaluators import queries
 from evaluators.queries import PERCENT, compare
 from evaluators.queries import overview as q
-from evaluators.store import open_store
+from evaluators.store import close_store, open_store
+from tests.helpers.calibration import calibration_row
+from tests.helpers.headline_run import headline_run
 
 pytestmark = pytest.mark.usefixtures("navigation_pages")
 
@@ -170,3 +172,21 @@ def test_method_colours_do_not_depend_on_the_order_or_the_methods_a_chart_shows(
     assert len(set(run.values())) == 3 and not {figures.GREEN, figures.RED} & set(run.values())
     with_others = figures.method_colours(["b", "a", "c"], others=["a", "0-older"])  # another run's method after
     assert {m: with_others[m] for m in run} == run and with_others["0-older"] not in run.values()
+
+
+def test_the_judge_says_how_far_it_agreed_with_people_once_calibrated(tmp_path, app_on):
+    store, run_id = headline_run(tmp_path, judge=("openai", "gpt-5-mini"))
+    close_store(store.path)
+    at = app_on(tmp_path / "h.duckdb", "pages/overview.py", run_id)
+    said = " ".join(i.value for i in at.info)
+    assert "has not been measured here" in said and "Calibrate the judge" in said
+    assert not any("calibrated" in e.label for e in at.expander)
+    store = open_store(tmp_path / "h.duckdb")
+    store.save_calibration(judge="openai", judge_model="gpt-5-mini", judge_config={}, n_items=200, seed=0,
+                           cost_usd=None, status="finished", note="", rows=[calibration_row()])
+    close_store(store.path)
+    at = app_on(tmp_path / "h.duckdb", "pages/overview.py", run_id)
+    said = _unescaped(" ".join(i.value for i in at.info))
+    assert ("gpt-5-mini agrees with people: correctness AUROC 0.91 [0.87, 0.94] on 200 labelled items; the offline "
+            "judge 0.78") in said
+    assert table(at, "offline judge")["judge"].tolist() == ["0.91 [0.87, 0.94]"]

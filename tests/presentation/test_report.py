@@ -12,6 +12,7 @@ from evaluators.queries import compare, overview
 from evaluators.presentation.report import report_html
 from evaluators.store import close_store, open_store
 from tests.helpers.hostile import A_LINK, HOSTILE_METHOD, IMG, JS_LINK
+from tests.helpers.calibration import calibration_row
 from tests.helpers.cli import cli
 from tests.helpers.headline_run import headline_run
 from tests.helpers.shared_db import held_elsewhere
@@ -283,3 +284,18 @@ def test_the_download_button_writes_the_file_the_report_command_writes(app_at, m
     assert done.returncode == 0, done.stderr
     assert "by-type" in app_page and _graphs(app_page) == 4  # headline, heatmap, two label charts
     assert masked(app_page) == masked(out.read_text())
+
+
+def test_the_report_says_how_far_the_runs_judge_agreed_with_people_when_calibrated(tmp_path):
+    store, run_id = headline_run(tmp_path, judge=("openai", "gpt-5-mini"))
+    note = Page(report_html(store, run_id)).texts("p", "note", section="headline")[-1]
+    assert "has not been measured here" in note and "judge calibrate" in note
+    store.save_calibration(judge="openai", judge_model="gpt-5-mini", judge_config={}, n_items=200, seed=0,
+                           cost_usd=0.4, status="finished", note="", rows=[calibration_row(), calibration_row(
+                               "faithfulness", 0.7, sets="begin", metric="judge_faithfulness")])
+    page = Page(report_html(store, run_id))
+    note = page.texts("p", "note", section="headline")[-1]
+    assert ("gpt-5-mini agrees with people: correctness AUROC 0.91 [0.87, 0.94] on 200 labelled items; the offline "
+            "judge 0.78") in note
+    cells = page.texts("td", "agreement", section="how")
+    assert "0.91 [0.87, 0.94]" in cells and "0.70 [0.87, 0.94]" in cells and "begin" in cells

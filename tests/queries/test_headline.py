@@ -7,7 +7,9 @@ from scipy import stats as sps
 
 from evaluators.queries import compare
 from evaluators.queries import overview as q
+from evaluators.queries.calibrations import latest_calibration
 from evaluators.store import close_store
+from tests.helpers.calibration import calibration_row
 from tests.helpers.headline_run import N, VERDICTS, headline_run
 
 
@@ -101,7 +103,28 @@ def test_the_judge_and_its_measured_agreement_stand_beside_the_headline(run):
     store, run_id = run
     tables = q.view(store, run_id)
     assert tables["judge"].iloc[0].to_dict() | {"label": None} == {
-        "judge": "offline", "model": None, "label": None, "agreement measured": True}
+        "judge": "offline", "model": None, "label": None, "agreement measured": True, "calibrated": None}
     agreement = tables["agreement"]
     assert len(agreement) and agreement["metric"].str.contains("answer_class|faithfulness|judge_overall").any()
     assert not agreement["human label"].str.contains(r"\[").any()  # whole sets, not their subgroups
+
+
+
+@pytest.mark.parametrize("judge", [("openai", "gpt-5-mini"), ("offline", None)])
+def test_the_judges_latest_calibration_stands_beside_the_headline_and_only_its_own(tmp_path, judge):
+    store, run_id = headline_run(tmp_path, judge=judge)
+    try:
+        before = q.view(store, run_id)
+        assert before["judge"]["calibrated"].iloc[0] is None and before["calibration"].empty
+        other = ("openai", "gpt-4o-mini") if judge[0] == "offline" else ("offline", None)
+        for (name, model), value in ((judge, 0.5), (judge, 0.912), (other, 0.1)):  # the latest of this judge counts
+            store.save_calibration(judge=name, judge_model=model, judge_config={}, n_items=200, seed=0, cost_usd=None,
+                                   status="finished", note="", rows=[calibration_row(value=value),
+                                                                     calibration_row("faithfulness", 0.7)])
+        tables = q.view(store, run_id)
+        latest = latest_calibration(store.cursor(), *judge)
+        assert tables["judge"]["calibrated"].iloc[0] == latest.headline
+        assert "correctness AUROC 0.91 [0.87, 0.94] on 200 labelled items" in latest.headline
+        assert tables["calibration"].equals(latest.table()) and len(tables["calibration"]) == 2
+    finally:
+        close_store(tmp_path / "h.duckdb")

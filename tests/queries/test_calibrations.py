@@ -4,15 +4,7 @@ import math
 from evaluators.queries.calibrations import latest_calibration
 from evaluators.records.run_status import RunStatus
 from evaluators.store import CALIBRATION_RESULT_COLUMNS, Store
-
-
-def row(label="correctness", value=0.912, **more):
-    base = dict(label=label, label_text="people: correct", sets="evouna", part="reference ≤ 5 words",
-                metric="judge_correctness", statistic="AUROC", n=200, n_failed=0, value=value, lo=0.871, hi=0.944,
-                offline_value=0.781, offline_lo=0.7, offline_hi=0.85, token_f1_value=0.6, token_f1_lo=0.5,
-                token_f1_hi=0.7)
-    assert set(base) == set(CALIBRATION_RESULT_COLUMNS)
-    return base | more
+from tests.helpers.calibration import calibration_row
 
 
 def save(store, judge="openai", model="gpt-5-mini", rows=(), status=RunStatus.FINISHED.value):
@@ -22,9 +14,9 @@ def save(store, judge="openai", model="gpt-5-mini", rows=(), status=RunStatus.FI
 
 def test_the_latest_calibration_of_a_judge_and_model_with_its_headline(tmp_path):
     store = Store(tmp_path / "s.duckdb")
-    save(store, rows=[row(value=0.5)])
-    latest = save(store, rows=[row(value=math.nan), row(), row("faithfulness", 0.7)])
-    save(store, model="gpt-4o-mini", rows=[row(value=0.1)])
+    save(store, rows=[calibration_row(value=0.5)])
+    latest = save(store, rows=[calibration_row(value=math.nan), calibration_row(), calibration_row("faithfulness", 0.7)])
+    save(store, model="gpt-4o-mini", rows=[calibration_row(value=0.1)])
     c = latest_calibration(store.cursor(), "openai", "gpt-5-mini")
     assert c.calibration_id == latest and [r["label"] for r in c.rows] == ["correctness", "correctness", "faithfulness"]
     assert math.isnan(c.rows[0]["value"])  # stored NULL, read as NaN: never a 0
@@ -39,9 +31,13 @@ def test_the_latest_calibration_of_a_judge_and_model_with_its_headline(tmp_path)
 
 def test_the_headline_says_what_was_left_out_and_that_a_run_stopped(tmp_path):
     store = Store(tmp_path / "s.duckdb")
-    save(store, judge="offline", model=None, rows=[row(n=150, n_failed=50)], status=RunStatus.BUDGET_REACHED.value)
+    save(store, judge="offline", model=None, rows=[calibration_row(n=150, n_failed=50)], status=RunStatus.BUDGET_REACHED.value)
     c = latest_calibration(store.cursor(), "offline", None)
     assert c.headline == ("the offline judge agrees with people: correctness AUROC 0.91 [0.87, 0.94] on 150 labelled "
                           "items (50 not judged, left out) (stopped: budget reached)")
     assert c.table()["n"].tolist() == ["150 of 200"]
     store.close()
+
+
+def test_the_rows_these_tests_store_have_every_stored_column():
+    assert set(calibration_row()) == set(CALIBRATION_RESULT_COLUMNS)

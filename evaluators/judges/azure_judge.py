@@ -24,7 +24,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from evaluators.judges.openai_judge import OpenAIJudge
+from evaluators.judges.openai_judge import OpenAIJudge, ServerField
 from evaluators.judges.registry import register
 
 ENDPOINT_ENV, VERSION_ENV, KEY_ENV = "AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION", "AZURE_OPENAI_API_KEY"
@@ -57,6 +57,12 @@ class AzureJudge(OpenAIJudge):
     key_env = KEY_ENV
     list_priced = False
     offers_batch = False
+    server_fields = (
+        ServerField("endpoint", "Endpoint", ENDPOINT_ENV, "https://RESOURCE.openai.azure.com",
+                    f"Your Azure OpenAI resource's endpoint. Empty: the server's {ENDPOINT_ENV}."),
+        ServerField("api_version", "API version", VERSION_ENV, "e.g. 2024-10-21",
+                    f"The Azure OpenAI API version requests are made in. Empty: the server's {VERSION_ENV}."))
+    model_label = ("Deployment", "your deployment's name")
 
     @property
     def azure_endpoint(self) -> str | None:
@@ -74,13 +80,17 @@ class AzureJudge(OpenAIJudge):
                 "client_factory": AzureClient(endpoint, version) if endpoint and version else None}
 
     def lacks(self, api_key: str | None = None) -> list[tuple[str, str]]:
-        found = [(about, "name the Azure deployment (the judge's model)" if about == "model" else message)
-                 for about, message in super().lacks(api_key)]
+        """The deployment, the endpoint, the API version and the key, in that order."""
+        base, found = dict(super().lacks(api_key)), []
+        if "model" in base:
+            found.append(("model", "name the Azure deployment (the judge's model)"))
         if not self.azure_endpoint:
             found.append(("endpoint", f"give the Azure OpenAI endpoint, https://RESOURCE.openai.azure.com (or set "
                                       f"{ENDPOINT_ENV})"))
         if not self.azure_api_version:
             found.append(("api_version", f"give the Azure OpenAI API version, e.g. 2024-10-21 (or set {VERSION_ENV})"))
+        if "api_key" in base:
+            found.append(("api_key", base["api_key"]))
         return found
 
     def problems(self) -> list[tuple[str, str]]:

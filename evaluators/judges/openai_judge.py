@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from evaluators.judges import openai_estimate, openai_params, prices
 from evaluators.judges.protocol import CLAIMS, HOLISTIC, Estimate, Judge, Judged, Lent
@@ -19,6 +19,16 @@ DEFAULT_CONCURRENCY = 8
 # Samples per engine batch in Batch API mode: each batch of samples costs 2+ rounds of up to 24 h, so as many as
 # fit: 5,000 samples make ~10,000 requests a round, within the API's 50,000 (batch_api splits by size).
 BATCH_API_SAMPLES = 5_000
+
+
+class ServerField(NamedTuple):
+    """A setting of where a judge's server is, as the Evaluate screen asks for it."""
+
+    name: str  # the judge's field
+    label: str
+    env: str  # the environment variable read when it is empty
+    placeholder: str
+    help: str
 
 
 @register
@@ -48,6 +58,11 @@ class OpenAIJudge(Judge):
     key_env = "OPENAI_API_KEY"
     list_priced: ClassVar[bool] = True  # its model's name is a model's: the list price applies (prices.list_price)
     offers_batch: ClassVar[bool] = True  # its server takes the Batch API (batch_api)
+    # where its server is and what its model is called, as the Evaluate screen asks for them
+    server_fields: ClassVar[tuple[ServerField, ...]] = (
+        ServerField("base_url", "Base URL", "OPENAI_BASE_URL", "https://api.openai.com/v1",
+                    "Empty: the OpenAI API (or the server's OPENAI_BASE_URL)."),)
+    model_label: ClassVar[tuple[str, str]] = ("Model", "e.g. gpt-4o-mini")  # (label, placeholder)
     makes_calls = rates_holistically = generates_questions = True
     max_chars = None  # the server says what its context window holds
 

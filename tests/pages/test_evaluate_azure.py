@@ -2,11 +2,10 @@
 on 127.0.0.1): its fields prefilled from the environment as the openai SDK reads it, no list price and no Batch API
 for a deployment, Check the judge, and a run through the deployment's URL with the typed key, never stored."""
 import json
-import time
 
 from evaluators.judges import prompts
 from evaluators.store import open_store
-from tests.helpers.evaluate_screen import _pick_metrics, metric_checkbox, start_and_wait, tiny_judged_data
+from tests.helpers.evaluate_screen import _pick_metrics, metric_checkbox, start_and_wait, tiny_judged_data, until_checked
 from tests.helpers.openai_server import Reply, start_server
 from tests.helpers.seed_000 import SEED_000_EXTRACTION, SEED_000_VERIFICATION
 
@@ -20,10 +19,6 @@ def reply(body):
         return Reply.json({"ok": True})
     return Reply.json(SEED_000_EXTRACTION if prompts.task_of(body["messages"]) == "extraction"
                       else SEED_000_VERIFICATION)
-
-
-def _check_table(at):
-    return next((d.value for d in at.dataframe if "capability" in d.value.columns), None)
 
 
 def test_an_azure_deployment_is_checked_and_judges_a_run_from_the_screen(app_at, tmp_path, monkeypatch):
@@ -59,12 +54,7 @@ def test_an_azure_deployment_is_checked_and_judges_a_run_from_the_screen(app_at,
 
         at.button(key="eval-check-judge").click()
         at.run()
-        deadline = time.monotonic() + 60
-        while _check_table(at) is None:
-            assert time.monotonic() < deadline, "the check did not end"
-            time.sleep(0.2)
-            at.run()  # what the fragment's timer does in a browser
-        assert not at.exception, at.exception
+        until_checked(at)
         assert any("the judge can run" in s.value for s in at.success)
         checked = server.request_count
 

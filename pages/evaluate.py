@@ -111,8 +111,7 @@ def price_fields(model: str | None, list_priced: bool = True) -> prices.Price | 
 
 
 # What "Check the judge" asks for where the judge lacks something (Judge.lacks), by what it is about
-CHECK_NEEDS = {"model": "name the model", "api_key": "enter the API key", "endpoint": "give the endpoint",
-               "api_version": "give the API version"}
+CHECK_NEEDS = {"api_key": "enter the API key", "endpoint": "give the endpoint", "api_version": "give the API version"}
 
 
 def judge_check(judge, api_key: str | None) -> None:
@@ -120,7 +119,8 @@ def judge_check(judge, api_key: str | None) -> None:
     the page, never cancels the check), polled until its report is in; nothing is stored."""
     job = st.session_state.get(CHECK_STATE)  # started by the button's callback, before this page run
     running = job is not None and not job.done
-    lacking = [CHECK_NEEDS.get(about, message) for about, message in judge.lacks(api_key)]
+    needs = CHECK_NEEDS | {"model": f"name the {judge.model_label[0].lower()}"}  # the model, or the deployment
+    lacking = [needs.get(about, message) for about, message in judge.lacks(api_key)]
     st.button("Check the judge", key="eval-check-judge", disabled=running or bool(lacking),
               on_click=start_check,
               help="Sends a handful of tiny requests to the server and shows what it supports (the JSON schema, JSON "

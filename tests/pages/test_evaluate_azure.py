@@ -43,7 +43,15 @@ def test_an_azure_deployment_is_checked_and_judges_a_run_from_the_screen(app_at,
         assert at.text_input(key="eval-model").label == "Deployment"
         keys = {w.key for w in (*at.text_input, *at.checkbox)}
         assert "eval-base-url" not in keys and "eval-batch" not in keys
-        assert any(c.value == "To check the judge: name the model; enter the API key." for c in at.caption)
+        assert any(c.value == "To check the judge: name the deployment; enter the API key." for c in at.caption)
+        monkeypatch.delenv("OPENAI_API_VERSION")  # an empty field is the server's environment: now none either
+        at.text_input(key="eval-api-version").input("")
+        at.run()
+        assert any(c.value == "To check the judge: name the deployment; give the API version; enter the API key."
+                   for c in at.caption)
+        assert any(c.value.startswith("To start: ") and "API version, e.g. 2024-10-21 (or set OPENAI_API_VERSION)"
+                   in c.value for c in at.caption)
+        at.text_input(key="eval-api-version").input(VERSION)
         _pick_metrics(at, lexical=["exact_match"], claims=["faithfulness"])
         at.text_input(key="eval-model").input(DEPLOYMENT)
         at.text_input(key="eval-key-input").input(KEY)

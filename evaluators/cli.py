@@ -102,18 +102,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--name", help="a name for the run")
     run.add_argument("--concurrency", type=int, default=8, help="judge calls in flight at once (default: 8)")
     run.add_argument("--repeats", type=int, default=1, metavar="N",
-                     help="openai/azure judge: ask for the holistic 1-5 ratings N times per sample; scores use the mean "
-                          "(labels the majority) and every reply is kept to show the spread (default: 1)")
+                     help="openai/azure judge: ask for the holistic 1-5 ratings N times per sample; scores use the "
+                          "mean (labels the majority) and every reply is kept to show the spread (default: 1)")
     run.add_argument("--timeout", type=float, metavar="SECONDS",
-                     help="openai/azure judge: the deadline for each judge reply as a whole (connect, wait and the full "
-                          "body), then the usual retries (default: 60)")
+                     help="openai/azure judge: the deadline for each judge reply as a whole (connect, wait and the "
+                          "full body), then the usual retries (default: 60)")
     run.add_argument("--max-output-tokens", type=int, metavar="N",
-                     help="openai/azure judge: the most a reply cut off by the server's output limit is asked again with "
-                          "(default: 32768); a small local server's own cap saves the time of asking for more")
+                     help="openai/azure judge: the most a reply cut off by the server's output limit is asked again "
+                          "with (default: 32768); a small local server's own cap saves the time of asking for more")
     run.add_argument("--reasoning-effort", metavar="EFFORT",
-                     help="openai/azure judge: minimal, low, medium or high, for a reasoning model (gpt-5 family, o1/o3/o4); "
-                          "default: the server's own. Reasoning models are sent no temperature (they take only the "
-                          "default) and max_completion_tokens; other servers learn from an HTTP 400 what they refuse")
+                     help="openai/azure judge: minimal, low, medium or high, for a reasoning model (gpt-5 family, "
+                          "o1/o3/o4); default: the server's own. Reasoning models are sent no temperature (they take "
+                          "only the default) and max_completion_tokens; other servers learn from an HTTP 400 what they "
+                          "refuse")
     run.add_argument("--price-in", type=float, metavar="USD",
                      help="the judge model's price per 1M input tokens (openai/azure judge; default: its list "
                           f"price, known for {', '.join(prices.LIST_PRICES)}; none for an azure deployment, whose "
@@ -128,9 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "with results within 24 h (in rounds: extraction and holistic, then verification); a "
                           "stopped run picks its batches up with `run --resume RUN_ID`")
     run.add_argument("--max-cost", type=float, metavar="USD",
-                     help="openai/azure judge: a budget. A run estimated above it does not start (exit 2); one whose recorded "
-                          "judge cost reaches it stops, its cells not judged yet pending (exit 4). Recorded with the "
-                          "run; with --resume RUN_ID it sets a new budget (e.g. a higher one, to finish)")
+                     help="openai/azure judge: a budget. A run estimated above it does not start (exit 2); one whose "
+                          "recorded judge cost reaches it stops, its cells not judged yet pending (exit 4). Recorded "
+                          "with the run; with --resume RUN_ID it sets a new budget (e.g. a higher one, to finish)")
     run.add_argument("--estimate", action="store_true",
                      help="print the judge calls, tokens and cost the run would take, and stop (nothing is stored)")
     run.add_argument("--sample", type=int, metavar="N",

@@ -1,7 +1,8 @@
 """The OpenAI-compatible judge as a registered kind: any OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp;
-Azure OpenAI is a kind of its own on this one: azure_judge). Its settings, as runs store them; what it needs (a key, a model, the server); its estimate
-(openai_estimate); and `judge`, which hands the samples to its protocol (openai_protocol) over its transport
-(openai_transport), with the run's store as the cache and the record of Batch API batches."""
+Azure OpenAI is a kind of its own built on this one: azure_judge). Its settings, as runs store them; what it needs (a
+key, a model, the server); its estimate (openai_estimate); and `judge`, which hands the samples to its protocol
+(openai_protocol) over its transport (openai_transport), with the run's store as the cache and the record of Batch API
+batches."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence

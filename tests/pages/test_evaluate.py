@@ -18,7 +18,8 @@ from tests.helpers.openai_server import Reply, reasoning_model_rules, start_serv
 from tests.helpers.screens import assert_shown
 from tests.helpers.seed_000 import SEED_000_EXTRACTION, SEED_000_VERIFICATION
 from ui.common import md_escape
-from tests.helpers.evaluate_screen import TIMEOUT, metric_checkbox, _pick_metrics, tiny_judged_data, until_done, choose_openai, start_and_wait, check_table, until_checked
+from tests.helpers.evaluate_screen import (TIMEOUT, metric_checkbox, _pick_metrics, tiny_judged_data, until_done,
+                                           choose_openai, start_and_wait, check_table, until_checked)
 
 KEY = "sk-typed-in-the-page-never-stored"
 

@@ -5,7 +5,8 @@ import json
 
 from evaluators.judges import prompts
 from evaluators.store import open_store
-from tests.helpers.evaluate_screen import _pick_metrics, metric_checkbox, start_and_wait, tiny_judged_data, until_checked
+from tests.helpers.evaluate_screen import (_pick_metrics, metric_checkbox, start_and_wait, tiny_judged_data,
+                                           until_checked)
 from tests.helpers.openai_server import Reply, start_server
 from tests.helpers.seed_000 import SEED_000_EXTRACTION, SEED_000_VERIFICATION
 

@@ -30,6 +30,9 @@ from ui.common import md_escape, run_cost_caption, run_manager, store
 POLL_SECONDS = 1.5
 FAMILIES = list(dict.fromkeys(m.family for m in REGISTRY.values()))
 KEY_STATE = "eval-api-key"  # the typed key: session memory only
+# the environment variable the typed key stands in for (a judge's key_env): a key typed for one kind of judge's server
+# is never offered to, nor sent to, another kind's
+KEY_FOR_STATE = "eval-api-key-for"
 CHECK_STATE = "eval-check-job"  # this session's judge check (judges.check.CheckJob): its thread, then its report
 # What the screen asks for where a run has a problem (lifecycle.Prepared.problems), by what it is about
 BLOCKERS = {"max_cost": "keep the estimate within the budget (Stop at cost)",
@@ -60,18 +63,27 @@ def prepared(db: str, golden_id: str, outputs_ids: tuple[str, ...], spec: lifecy
     return lifecycle.prepare(stored_inputs(db, golden_id, outputs_ids), spec)
 
 
-def keep_key(widget: str) -> None:
+def keep_key(widget: str, key_env: str) -> None:
     st.session_state[KEY_STATE] = st.session_state[widget]
+    st.session_state[KEY_FOR_STATE] = key_env
+
+
+def typed_key(key_env: str) -> str | None:
+    """The key typed in this session for a judge whose key is `key_env`'s; None: none, or one for another server."""
+    state = st.session_state
+    return (state.get(KEY_STATE) or None) if state.get(KEY_FOR_STATE) == key_env else None
 
 
 def key_input(widget: str, key_env: str, label: str = "API key") -> str | None:
     """A password field whose value outlives the widget (page switches) in this session only; `key_env`: where the
-    judge's key comes from when none is typed."""
-    st.text_input(label, type="password", key=widget, value=st.session_state.get(KEY_STATE, ""),
-                  on_change=keep_key, args=(widget,),
+    judge's key comes from when none is typed (and which judges the typed key is for)."""
+    typed = typed_key(key_env)
+    if st.session_state.get(widget) and st.session_state[widget] != typed:  # another server's key: not shown here
+        del st.session_state[widget]
+    st.text_input(label, type="password", key=widget, value=typed or "", on_change=keep_key, args=(widget, key_env),
                   help="Kept in this browser session's memory only: never written to the database, the run's "
                        f"config or a log. Empty: the server's {key_env} is used, if set.")
-    return st.session_state.get(widget) or st.session_state.get(KEY_STATE) or None
+    return st.session_state.get(widget) or typed
 
 
 def price_fields(model: str | None, list_priced: bool = True) -> prices.Price | None:
@@ -145,7 +157,7 @@ def start_check() -> None:
         return
     kind = JUDGES[state.get("eval-judge", OfflineJudge.name)]
     judge = kind(model=model, **{f.name: (state.get(server_key(f)) or "").strip() or None for f in kind.server_fields})
-    api_key = state.get("eval-key-input") or state.get(KEY_STATE) or None
+    api_key = typed_key(kind.key_env)  # the field's, kept as it changed
     state[CHECK_STATE] = CheckJob(model, api_key=api_key, reasoning_effort=state.get("eval-reasoning-effort"),
                                   listed=judge.list_priced, **judge.server()).start()
 

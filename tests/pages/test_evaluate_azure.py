@@ -35,8 +35,13 @@ def test_an_azure_deployment_is_checked_and_judges_a_run_from_the_screen(app_at,
         at.run()  # the golden set list now holds it
         at.selectbox(key="eval-golden").set_value(golden)
         at.run()
+        at.radio(key="eval-judge").set_value("openai")
+        at.run()
+        at.text_input(key="eval-key-input").input("sk-typed-for-openai")
+        at.run()
         at.radio(key="eval-judge").set_value("azure")
         at.run()
+        assert at.text_input(key="eval-key-input").value == ""  # a key typed for another server is not offered...
         assert not at.exception, at.exception
         # the SDK's environment, prefilled; no base URL and no Batch API for a deployment
         assert at.text_input(key="eval-endpoint").value == server.azure_endpoint
@@ -44,6 +49,7 @@ def test_an_azure_deployment_is_checked_and_judges_a_run_from_the_screen(app_at,
         assert at.text_input(key="eval-model").label == "Deployment"
         keys = {w.key for w in (*at.text_input, *at.checkbox)}
         assert "eval-base-url" not in keys and "eval-batch" not in keys
+        # ... nor used
         assert any(c.value == "To check the judge: name the deployment; enter the API key." for c in at.caption)
         monkeypatch.delenv("OPENAI_API_VERSION")  # an empty field is the server's environment: now none either
         at.text_input(key="eval-api-version").input("")

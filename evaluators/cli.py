@@ -127,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--batch", action="store_true",
                      help="openai judge: send the judge's requests through the OpenAI Batch API, at half the price, "
                           "with results within 24 h (in rounds: extraction and holistic, then verification); a "
-                          "stopped run picks its batches up with `run --resume RUN_ID`")
+                          "stopped run picks its batches up with `run --resume RUN_ID` (not the azure judge: Azure "
+                          "batches need a Global Batch deployment)")
     run.add_argument("--max-cost", type=float, metavar="USD",
                      help="openai/azure judge: a budget. A run estimated above it does not start (exit 2); one whose "
                           "recorded judge cost reaches it stops, its cells not judged yet pending (exit 4). Recorded "
@@ -327,7 +328,7 @@ def _judge(args) -> Judge:
             raise ValueError("--price-in/--price-out/--price-cached-in/--batch apply to an LLM judge (the offline "
                              "judge costs nothing)")
         if args.reasoning_effort is not None:
-            raise ValueError("--reasoning-effort applies to an LLM judge (--judge openai)")
+            raise ValueError("--reasoning-effort applies to an LLM judge (--judge openai or azure)")
         return OfflineJudge()
     return _llm_judge(args, concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
                       max_output_tokens=args.max_output_tokens, reasoning_effort=args.reasoning_effort,

@@ -13,7 +13,9 @@ Two halves:
   JSON (as a whole or in prose), with whatever parameters had to be dropped.
 
 Nothing is stored, and the key appears in no text of the report (`CheckReport.redacted`): a server may echo it in an
-error message.
+error message. Another kind of OpenAI judge is checked over its own server settings (its `server()`: an Azure
+deployment through the SDK's Azure client, its key from AZURE_OPENAI_API_KEY), and a name that is no model's
+(`listed` False) gets no list price.
 """
 from __future__ import annotations
 

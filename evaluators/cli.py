@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import json
 import math
@@ -18,7 +19,8 @@ import pandas as pd
 from evaluators import api, queries
 from evaluators.runs import calibrate, engine, lifecycle, runner, sampling
 from evaluators.presentation import csv_export
-from evaluators.judges import JUDGES, Judge, OfflineJudge, OpenAIJudge, named, prices
+from evaluators.judges import JUDGES, Judge, OfflineJudge, named, prices
+from evaluators.judges import azure_judge
 from evaluators.judges import check as judge_check
 from evaluators.runs.estimate import Estimate
 from evaluators.presentation.gate import ALPHA, gate, junit_xml, markdown_report, parse_tolerances, text_report
@@ -92,42 +94,47 @@ def build_parser() -> argparse.ArgumentParser:
                      help="text encoding of the input files, all of them (default: utf-8; e.g. cp1252 for a CSV "
                           "Excel saved on Windows)")
     run.add_argument("--judge", default="offline", choices=JUDGES,
-                     help="who judges the LLM metrics (default: offline, no key and no network)")
-    run.add_argument("--model", help="judge model name (openai judge)")
+                     help="who judges the LLM metrics (default: offline, no key and no network): openai, any "
+                          "OpenAI-compatible server; azure, an Azure OpenAI deployment")
+    run.add_argument("--model", help="judge model name (openai judge); the deployment's name (azure judge)")
     run.add_argument("--base-url", help="OpenAI-compatible base URL (openai judge; default $OPENAI_BASE_URL); "
                                         "the key comes from OPENAI_API_KEY and is never stored")
+    _azure_arguments(run)
     run.add_argument("--metrics", help="comma-separated metric ids (default: all; see `metrics`)")
     run.add_argument("--name", help="a name for the run")
     run.add_argument("--concurrency", type=int, default=8, help="judge calls in flight at once (default: 8)")
     run.add_argument("--repeats", type=int, default=1, metavar="N",
-                     help="openai judge: ask for the holistic 1-5 ratings N times per sample; scores use the mean "
-                          "(labels the majority) and every reply is kept to show the spread (default: 1)")
+                     help="openai/azure judge: ask for the holistic 1-5 ratings N times per sample; scores use the "
+                          "mean (labels the majority) and every reply is kept to show the spread (default: 1)")
     run.add_argument("--timeout", type=float, metavar="SECONDS",
-                     help="openai judge: the deadline for each judge reply as a whole (connect, wait and the full "
-                          "body), then the usual retries (default: 60)")
+                     help="openai/azure judge: the deadline for each judge reply as a whole (connect, wait and the "
+                          "full body), then the usual retries (default: 60)")
     run.add_argument("--max-output-tokens", type=int, metavar="N",
-                     help="openai judge: the most a reply cut off by the server's output limit is asked again with "
-                          "(default: 32768); a small local server's own cap saves the time of asking for more")
+                     help="openai/azure judge: the most a reply cut off by the server's output limit is asked again "
+                          "with (default: 32768); a small local server's own cap saves the time of asking for more")
     run.add_argument("--reasoning-effort", metavar="EFFORT",
-                     help="openai judge: minimal, low, medium or high, for a reasoning model (gpt-5 family, o1/o3/o4); "
-                          "default: the server's own. Reasoning models are sent no temperature (they take only the "
-                          "default) and max_completion_tokens; other servers learn from an HTTP 400 what they refuse")
+                     help="openai/azure judge: minimal, low, medium or high, for a reasoning model (gpt-5 family, "
+                          "o1/o3/o4); default: the server's own. Reasoning models are sent no temperature (they take "
+                          "only the default) and max_completion_tokens; other servers learn from an HTTP 400 what they "
+                          "refuse")
     run.add_argument("--price-in", type=float, metavar="USD",
-                     help="the judge model's price per 1M input tokens (openai judge; default: its list "
-                          f"price, known for {', '.join(prices.LIST_PRICES)}); recorded with the run")
+                     help="the judge model's price per 1M input tokens (openai/azure judge; default: its list "
+                          f"price, known for {', '.join(prices.LIST_PRICES)}; none for an azure deployment, whose "
+                          "name is yours); recorded with the run")
     run.add_argument("--price-out", type=float, metavar="USD",
-                     help="the judge model's price per 1M output tokens (openai judge; default: its list price)")
+                     help="the judge model's price per 1M output tokens (openai/azure judge; default: its list price)")
     run.add_argument("--price-cached-in", type=float, metavar="USD",
                      help="the judge model's price per 1M input tokens served from the server's prompt cache "
-                          "(openai judge; default: its list price, else the input price)")
+                          "(openai/azure judge; default: its list price, else the input price)")
     run.add_argument("--batch", action="store_true",
                      help="openai judge: send the judge's requests through the OpenAI Batch API, at half the price, "
                           "with results within 24 h (in rounds: extraction and holistic, then verification); a "
-                          "stopped run picks its batches up with `run --resume RUN_ID`")
+                          "stopped run picks its batches up with `run --resume RUN_ID` (not the azure judge: Azure "
+                          "batches need a Global Batch deployment)")
     run.add_argument("--max-cost", type=float, metavar="USD",
-                     help="openai judge: a budget. A run estimated above it does not start (exit 2); one whose recorded "
-                          "judge cost reaches it stops, its cells not judged yet pending (exit 4). Recorded with the "
-                          "run; with --resume RUN_ID it sets a new budget (e.g. a higher one, to finish)")
+                     help="openai/azure judge: a budget. A run estimated above it does not start (exit 2); one whose "
+                          "recorded judge cost reaches it stops, its cells not judged yet pending (exit 4). Recorded "
+                          "with the run; with --resume RUN_ID it sets a new budget (e.g. a higher one, to finish)")
     run.add_argument("--estimate", action="store_true",
                      help="print the judge calls, tokens and cost the run would take, and stop (nothing is stored)")
     run.add_argument("--sample", type=int, metavar="N",
@@ -230,18 +237,22 @@ def build_parser() -> argparse.ArgumentParser:
                     "JSON schema (structured outputs), JSON mode, several choices (n), a seed, the output limit's\n"
                     "name (max_tokens or max_completion_tokens), temperature 0, reasoning and cached tokens in the\n"
                     "usage, replies as JSON or prose-wrapped JSON; the median latency and whether a list price is\n"
-                    "known. Nothing is stored; the key comes from OPENAI_API_KEY and is never printed.",
+                    "known. Nothing is stored; the key comes from OPENAI_API_KEY (azure: AZURE_OPENAI_API_KEY) and is\n"
+                    "never printed.",
         epilog="exit codes: 0 the judge can run (a reply held usable JSON, with whatever parameters had to be\n"
                "dropped); 1 it cannot (the key or the model refused, the server unreachable or silent, no JSON in any\n"
                "reply: the reason is printed); 2 bad arguments (e.g. a reasoning effort other than minimal, low,\n"
                "medium or high, no --model, no key, or the offline judge, which makes no calls).\n\n"
                "example:\n  OPENAI_API_KEY=... python -m evaluators judge check --judge openai --model gpt-5-mini "
                "--reasoning-effort low\n  python -m evaluators judge check --model qwen2.5-7b-instruct --base-url "
-               "http://127.0.0.1:8080/v1 --json",
+               "http://127.0.0.1:8080/v1 --json\n"
+               "  python -m evaluators judge check --judge azure --model my-deployment \\\n"
+               "      --azure-endpoint https://RESOURCE.openai.azure.com --api-version 2024-10-21",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     check.add_argument("--judge", default="openai", choices=JUDGES, help="the judge to check (default: openai)")
     check.add_argument("--model", help="the judge model's name")
     check.add_argument("--base-url", help="OpenAI-compatible base URL (default $OPENAI_BASE_URL, else the OpenAI API)")
+    _azure_arguments(check)
     check.add_argument("--reasoning-effort", metavar="EFFORT",
                        help="minimal, low, medium or high: sent as a run would send it, and checked")
     check.add_argument("--timeout", type=float, metavar="SECONDS",
@@ -292,6 +303,18 @@ def _add_calibrate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--concurrency", type=int, default=8, help="judge calls in flight at once (default: 8)")
     p.add_argument("--estimate", action="store_true", help="print the estimate and stop (nothing is sent or stored)")
     p.add_argument("--json", action="store_true", help="the result as one JSON object")
+    _azure_arguments(p)
+
+
+def _azure_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the azure judge's deployment is (the openai SDK's names); its key comes from AZURE_OPENAI_API_KEY."""
+    parser.add_argument("--azure-endpoint", metavar="URL",
+                        help="azure judge: the resource's endpoint, https://RESOURCE.openai.azure.com (default "
+                             f"${azure_judge.ENDPOINT_ENV}); --model names the deployment, the key comes from "
+                             f"{azure_judge.KEY_ENV} and is never stored")
+    parser.add_argument("--api-version", metavar="VERSION",
+                        help=f"azure judge: the Azure OpenAI API version, e.g. 2024-10-21 (default "
+                             f"${azure_judge.VERSION_ENV})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -344,13 +367,24 @@ def _judge(args) -> Judge:
             raise ValueError("--price-in/--price-out/--price-cached-in/--batch apply to an LLM judge (the offline "
                              "judge costs nothing)")
         if args.reasoning_effort is not None:
-            raise ValueError("--reasoning-effort applies to an LLM judge (--judge openai)")
+            raise ValueError("--reasoning-effort applies to an LLM judge (--judge openai or azure)")
         return OfflineJudge()
-    return OpenAIJudge(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
-                       concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
-                       max_output_tokens=args.max_output_tokens, reasoning_effort=args.reasoning_effort,
-                       price_in=args.price_in, price_out=args.price_out, price_cached_in=args.price_cached_in,
-                       batch=args.batch)
+    return _llm_judge(args, concurrency=args.concurrency, repeats=args.repeats, timeout=args.timeout,
+                      max_output_tokens=args.max_output_tokens, reasoning_effort=args.reasoning_effort,
+                      price_in=args.price_in, price_out=args.price_out, price_cached_in=args.price_cached_in,
+                      batch=args.batch)
+
+
+def _llm_judge(args, **settings) -> Judge:
+    """The --judge kind with `settings`, its model and its server: --base-url (else $OPENAI_BASE_URL), or for a kind
+    whose server is an endpoint (azure) --azure-endpoint and --api-version (else the judge reads its environment)."""
+    kind = named(args.judge)
+    azure = {k: v for k, v in (("endpoint", args.azure_endpoint), ("api_version", args.api_version)) if v is not None}
+    if "endpoint" in {f.name for f in dataclasses.fields(kind)}:
+        return kind(model=args.model, base_url=args.base_url, **azure, **settings)  # a --base-url is its problem
+    if azure:
+        raise ValueError(f"--azure-endpoint and --api-version apply to --judge azure, not --judge {kind.name}")
+    return kind(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"), **settings)
 
 
 def _prices_given(args) -> bool:
@@ -418,15 +452,17 @@ def cmd_run(args) -> int:
         return code
 
 
-# What the CLI asks for where a judge lacks something (lifecycle.judge_problems)
-NEEDS = {"model": "--model", "api_key": "OPENAI_API_KEY in the environment"}
+# What the CLI asks for where a judge lacks something (lifecycle.judge_problems); the key: the judge's `key_env`
+NEEDS = {"model": "--model", "endpoint": f"--azure-endpoint (or ${azure_judge.ENDPOINT_ENV})",
+         "api_version": f"--api-version (or ${azure_judge.VERSION_ENV})"}
 
 
 def _refuse(problems, judge: Judge) -> int:
     """Every problem, one `error:` line each (what the judge lacks in one line, by flag); exit 2."""
-    needs = [NEEDS[p.about] for p in problems if p.about in NEEDS]
+    asks = NEEDS | {"api_key": f"{judge.key_env} in the environment"}
+    needs = [asks[p.about] for p in problems if p.about in asks]
     lines = ([f"--judge {judge.name} needs {' and '.join(needs)} (the key is never stored)"] if needs else []) + [
-        p.message for p in problems if p.about not in NEEDS]
+        p.message for p in problems if p.about not in asks]
     for line in lines:
         _fail(line, EXIT_BAD_INPUT)
     return EXIT_BAD_INPUT
@@ -751,13 +787,13 @@ def cmd_judge(args) -> int:
     if not kind.makes_calls:
         return _fail(f"the {kind.name} judge makes no calls (no server, no key): there is nothing to check",
                      EXIT_BAD_INPUT)
-    judge = OpenAIJudge(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
-                        timeout=args.timeout, reasoning_effort=args.reasoning_effort)
+    judge = _llm_judge(args, timeout=args.timeout, reasoning_effort=args.reasoning_effort)
     given = lifecycle.number_problems(dict(timeout=args.timeout, reasoning_effort=args.reasoning_effort))
-    if problems := list(dict.fromkeys(lifecycle.judge_problems(judge) + given)):  # before any request
+    settings = [lifecycle.Problem(about, message) for about, message in judge.problems()]
+    if problems := list(dict.fromkeys(lifecycle.judge_problems(judge) + settings + given)):  # before any request
         return _refuse(problems, judge)
-    report = judge_check.check(judge.model, judge.base_url, timeout=judge.timeout,
-                               reasoning_effort=judge.reasoning_effort)
+    report = judge_check.check(judge.model, timeout=judge.timeout, reasoning_effort=judge.reasoning_effort,
+                               listed=judge.list_priced, **judge.server())
     print(json.dumps(report.to_dict(), indent=1, ensure_ascii=False) if args.json else report.text())
     if not report.can_run:
         return _fail(f"the judge cannot run: {report.reason}", EXIT_FAILED)
@@ -770,18 +806,20 @@ def cmd_calibrate(args) -> int:
     if not named(args.judge).makes_calls:
         extra = [flag for flag, value in (("--model", args.model), ("--base-url", args.base_url),
                                           ("--reasoning-effort", args.reasoning_effort), ("--max-cost", args.max_cost),
-                                          ("--price-in", args.price_in), ("--price-out", args.price_out)) if value]
+                                          ("--price-in", args.price_in), ("--price-out", args.price_out),
+                                          ("--azure-endpoint", args.azure_endpoint),
+                                          ("--api-version", args.api_version)) if value]
         if extra:
-            return _fail(f"{', '.join(extra)} apply to an LLM judge (--judge openai): the offline judge makes no "
-                         "calls", EXIT_BAD_INPUT)
+            return _fail(f"{', '.join(extra)} apply to an LLM judge (--judge openai or azure): the offline "
+                         "judge makes no calls", EXIT_BAD_INPUT)
         judge = OfflineJudge()
     else:
-        judge = OpenAIJudge(model=args.model, base_url=args.base_url or os.environ.get("OPENAI_BASE_URL"),
-                            concurrency=args.concurrency, reasoning_effort=args.reasoning_effort,
-                            price_in=args.price_in, price_out=args.price_out)
+        judge = _llm_judge(args, concurrency=args.concurrency, reasoning_effort=args.reasoning_effort,
+                           price_in=args.price_in, price_out=args.price_out)
     given = lifecycle.number_problems(dict(concurrency=args.concurrency, reasoning_effort=args.reasoning_effort))
+    settings = [lifecycle.Problem(about, message) for about, message in judge.problems()]
     needs = [] if args.estimate else lifecycle.judge_problems(judge)
-    if problems := list(dict.fromkeys(needs + given)):  # before the items are drawn
+    if problems := list(dict.fromkeys(needs + settings + given)):  # before the items are drawn
         return _refuse(problems, judge)
     plan = calibrate.plan(judge, sample=args.sample, seed=args.seed, max_cost=args.max_cost)
     if plan.prepared is not None:

@@ -31,6 +31,9 @@ from ui.common import md_escape, run_cost_caption, run_manager, store
 POLL_SECONDS = 1.5
 FAMILIES = list(dict.fromkeys(m.family for m in REGISTRY.values()))
 KEY_STATE = "eval-api-key"  # the typed key: session memory only
+# the environment variable the typed key stands in for (a judge's key_env): a key typed for one kind of judge's server
+# is never offered to, nor sent to, another kind's
+KEY_FOR_STATE = "eval-api-key-for"
 CHECK_STATE = "eval-check-job"  # this session's judge check (judges.check.CheckJob): its thread, then its report
 CALIBRATION_STATE = "eval-calibration-job"  # this session's calibration (runs.calibrate.CalibrationJob)
 # What the screen asks for where a run has a problem (lifecycle.Prepared.problems), by what it is about
@@ -62,29 +65,40 @@ def prepared(db: str, golden_id: str, outputs_ids: tuple[str, ...], spec: lifecy
     return lifecycle.prepare(stored_inputs(db, golden_id, outputs_ids), spec)
 
 
-def keep_key(widget: str) -> None:
+def keep_key(widget: str, key_env: str) -> None:
     st.session_state[KEY_STATE] = st.session_state[widget]
+    st.session_state[KEY_FOR_STATE] = key_env
 
 
-def key_input(widget: str, label: str = "API key") -> str | None:
-    """A password field whose value outlives the widget (page switches) in this session only."""
-    st.text_input(label, type="password", key=widget, value=st.session_state.get(KEY_STATE, ""),
-                  on_change=keep_key, args=(widget,),
+def typed_key(key_env: str) -> str | None:
+    """The key typed in this session for a judge whose key is `key_env`'s; None: none, or one for another server."""
+    state = st.session_state
+    return (state.get(KEY_STATE) or None) if state.get(KEY_FOR_STATE) == key_env else None
+
+
+def key_input(widget: str, key_env: str, label: str = "API key") -> str | None:
+    """A password field whose value outlives the widget (page switches) in this session only; `key_env`: where the
+    judge's key comes from when none is typed (and which judges the typed key is for)."""
+    typed = typed_key(key_env)
+    if st.session_state.get(widget) and st.session_state[widget] != typed:  # another server's key: not shown here
+        del st.session_state[widget]
+    st.text_input(label, type="password", key=widget, value=typed or "", on_change=keep_key, args=(widget, key_env),
                   help="Kept in this browser session's memory only: never written to the database, the run's "
-                       "config or a log. Empty: the server's OPENAI_API_KEY is used, if set.")
-    return st.session_state.get(widget) or st.session_state.get(KEY_STATE) or None
+                       f"config or a log. Empty: the server's {key_env} is used, if set.")
+    return st.session_state.get(widget) or typed
 
 
-def price_fields(model: str | None) -> prices.Price | None:
+def price_fields(model: str | None, list_priced: bool = True) -> prices.Price | None:
     """The judge's prices per 1M tokens, prefilled with the model's list price whenever the model changes
-    and editable (a contract price, another server); None until both are set."""
+    and editable (a contract price, another server); None until both are set. `list_priced` False: the name is no
+    model's (an Azure deployment's), so nothing is prefilled."""
     # A widget's state is dropped while it is not drawn (offline judge chosen): prefill again then too.
-    if st.session_state.get("eval-price-of") != model or "eval-price-in" not in st.session_state:
-        listed = prices.list_price(model)
+    if st.session_state.get("eval-price-of") != (model, list_priced) or "eval-price-in" not in st.session_state:
+        listed = prices.list_price(model) if list_priced else None
         st.session_state["eval-price-in"] = listed.input if listed else None
         st.session_state["eval-price-out"] = listed.output if listed else None
         st.session_state["eval-price-cached"] = listed.cached_input if listed else None
-        st.session_state["eval-price-of"] = model
+        st.session_state["eval-price-of"] = (model, list_priced)
     left, middle, right = st.columns(3)
     # value=None: the field may be empty (no price known); the session state holds the prefilled one
     price_in = left.number_input("Input price (USD per 1M tokens)", min_value=0.0, value=None, step=0.05,
@@ -95,8 +109,11 @@ def price_fields(model: str | None) -> prices.Price | None:
                                       "minutes). Empty: priced as input.")
     price_out = right.number_input("Output price (USD per 1M tokens)", min_value=0.0, value=None, step=0.05,
                                    format="%.3f", key="eval-price-out", placeholder="unknown")
-    listed = prices.list_price(model)
-    if listed is None:
+    listed = prices.list_price(model) if list_priced else None
+    if not list_priced:
+        st.caption("A deployment's name is yours, so no list price applies: enter the prices of the model it runs "
+                   "(your contract's) to see the cost.")
+    elif listed is None:
         st.caption(md_escape(f"No list price known for model {model or '(none named yet)'}: enter its prices to "
                              "see the cost (0 for a server of your own)."))
     elif listed == prices.Price(price_in, price_out, cached):
@@ -107,22 +124,30 @@ def price_fields(model: str | None) -> prices.Price | None:
     return prices.Price(price_in, price_out, cached)
 
 
-def judge_check(model: str | None, api_key: str | None) -> None:
+# What "Check the judge" asks for where the judge lacks something (Judge.lacks), by what it is about
+CHECK_NEEDS = {"api_key": "enter the API key", "endpoint": "give the endpoint", "api_version": "give the API version"}
+
+
+def judge_check(judge, api_key: str | None) -> None:
     """"Check the judge": a handful of tiny requests to the server in a background thread (a click elsewhere reruns
     the page, never cancels the check), polled until its report is in; nothing is stored."""
     job = st.session_state.get(CHECK_STATE)  # started by the button's callback, before this page run
     running = job is not None and not job.done
-    keyed = bool(api_key or os.environ.get("OPENAI_API_KEY"))
-    st.button("Check the judge", key="eval-check-judge", disabled=running or not model or not keyed,
+    needs = CHECK_NEEDS | {"model": f"name the {judge.model_label[0].lower()}"}  # the model, or the deployment
+    lacking = [needs.get(about, message) for about, message in judge.lacks(api_key)]
+    st.button("Check the judge", key="eval-check-judge", disabled=running or bool(lacking),
               on_click=start_check,
               help="Sends a handful of tiny requests to the server and shows what it supports (the JSON schema, JSON "
                    "mode, several choices, seed, the output limit's name, temperature 0, reasoning and cached tokens "
                    "in the usage), its latency and whether the model has a list price. Nothing is stored.")
-    if not running and (not model or not keyed):
-        st.caption("To check the judge: " + "; ".join(
-            what for what, lacking in (("name the model", not model), ("enter the API key", not keyed)) if lacking)
-                   + ".")
+    if not running and lacking:
+        st.caption("To check the judge: " + "; ".join(lacking) + ".")
     st.fragment(run_every=POLL_SECONDS if running else None)(judge_check_result)(running)
+
+
+def server_key(field) -> str:
+    """The widget key of a judge's server field (OpenAIJudge.server_fields): eval-base-url, eval-endpoint..."""
+    return "eval-" + field.name.replace("_", "-")
 
 
 def start_check() -> None:
@@ -132,9 +157,11 @@ def start_check() -> None:
     model = (state.get("eval-model") or "").strip()
     if not model:
         return
-    base_url = (state.get("eval-base-url") or "").strip() or None
-    api_key = state.get("eval-key-input") or state.get(KEY_STATE) or None
-    state[CHECK_STATE] = CheckJob(model, base_url).start(api_key, reasoning_effort=state.get("eval-reasoning-effort"))
+    kind = JUDGES[state.get("eval-judge", OfflineJudge.name)]
+    judge = kind(model=model, **{f.name: (state.get(server_key(f)) or "").strip() or None for f in kind.server_fields})
+    api_key = typed_key(kind.key_env)  # the field's, kept as it changed
+    state[CHECK_STATE] = CheckJob(model, listed=judge.list_priced, **judge.server()).start(
+        api_key, reasoning_effort=state.get("eval-reasoning-effort"))
 
 
 def judge_check_result(polling: bool) -> None:
@@ -204,9 +231,7 @@ def judge_calibration(judge, api_key: str | None) -> None:
 
 def start_calibration(p: calibrate.Plan) -> None:
     """The button's callback: the calibration in a background thread, with the key as typed now (session only)."""
-    state = st.session_state
-    api_key = state.get("eval-key-input") or state.get(KEY_STATE) or None
-    state[CALIBRATION_STATE] = calibrate.CalibrationJob(p).start(store(), api_key)
+    st.session_state[CALIBRATION_STATE] = calibrate.CalibrationJob(p).start(store(), typed_key(p.judge.key_env))
 
 
 def calibration_result(judge: str, model: str | None, polling: bool) -> None:
@@ -339,8 +364,8 @@ def run_panel(run_id: str, polling: bool) -> None:
     sample = json.loads(run["config"] or "{}").get("sample")
     growable = bool(sample) and sample["n"] < sample["of"] and status not in RESUMABLE
     if judge.needs_key and (missing or failed or growable):
-        api_key = key_input("eval-resume-key", "API key for this run's judge")
-        if not (api_key or os.environ.get("OPENAI_API_KEY")):
+        api_key = key_input("eval-resume-key", judge.key_env, "API key for this run's judge")
+        if not (api_key or os.environ.get(judge.key_env)):
             st.caption("Enter the judge's API key to resume or re-run (it is not stored with the run).")
     can_judge = not lifecycle.judge_problems(judge, api_key)
     limit = budget.of_config(json.loads(run["config"] or "{}"))
@@ -489,16 +514,21 @@ with st.expander("What each metric needs and costs"):
 st.subheader("Judge")
 kind = JUDGES[st.radio("Judge", list(JUDGES), format_func=lambda name: JUDGES[name].label, key="eval-judge",
                       label_visibility="collapsed")]
-model = base_url = api_key = price = effort = None
+model = api_key = price = effort = None
+server: dict = {}  # where the judge's server is: its server fields' values
 concurrency, repeats, batch = 8, 1, False
 if kind.needs_network:
     left, right = st.columns(2)
-    base_url = left.text_input("Base URL", value=os.environ.get("OPENAI_BASE_URL", ""), key="eval-base-url",
-                               placeholder="https://api.openai.com/v1",
-                               help="Empty: the OpenAI API (or the server's OPENAI_BASE_URL).").strip() or None
-    model = right.text_input("Model", key="eval-model", placeholder="e.g. gpt-4o-mini").strip() or None
+    for i, field in enumerate(kind.server_fields):  # prefilled from the server's environment, as the SDK reads it
+        server[field.name] = (left, right)[i % 2].text_input(
+            field.label, value=os.environ.get(field.env, ""), key=server_key(field), placeholder=field.placeholder,
+            help=field.help).strip() or None
+    if len(kind.server_fields) % 2 == 0:
+        left, right = right, left  # the fields go on alternating between the columns
+    label, placeholder = kind.model_label
+    model = right.text_input(label, key="eval-model", placeholder=placeholder).strip() or None
     with left:
-        api_key = key_input("eval-key-input")
+        api_key = key_input("eval-key-input", kind.key_env)
     concurrency = int(right.number_input("Concurrent calls", min_value=1, max_value=64, value=8,
                                          key="eval-concurrency"))
     repeats = int(left.number_input("Repeats (holistic replies per sample)", min_value=1, max_value=10, value=1,
@@ -506,23 +536,24 @@ if kind.needs_network:
                                     help="Ask for the 1-5 ratings this many times per sample: the scores use the "
                                          "mean (labels: the majority), and Overview and Claims show how much the "
                                          "replies vary. Costs that many holistic calls."))
-    batch = right.checkbox("Batch API (half price, results within 24 h)", key="eval-batch",
-                           help="The run's requests go to OpenAI's Batch API in rounds (extraction and holistic, "
-                                "then verification), each answered within 24 hours at half the price. The run "
-                                "waits for them in the background; a resume picks up its batches.")
+    batch = kind.offers_batch and right.checkbox(
+        "Batch API (half price, results within 24 h)", key="eval-batch",
+        help="The run's requests go to OpenAI's Batch API in rounds (extraction and holistic, then verification), "
+             "each answered within 24 hours at half the price. The run waits for them in the background; a resume "
+             "picks up its batches.")
     effort = left.selectbox("Reasoning effort", [None, *EFFORTS], key="eval-reasoning-effort",
                             format_func=lambda e: "the server's default" if e is None else e,
                             help="For a reasoning model (gpt-5 family, o1/o3/o4): how much hidden reasoning a reply "
                                  "may spend (billed as output). Reasoning models are sent no temperature (only their "
                                  "default is taken); other models are sent temperature 0.")
-    if not api_key and os.environ.get("OPENAI_API_KEY"):
-        st.caption("No key entered: the server's OPENAI_API_KEY will be used.")
-    judge_check(model, api_key)
-    price = price_fields(model)
+    if not api_key and os.environ.get(kind.key_env):
+        st.caption(f"No key entered: the server's {kind.key_env} will be used.")
+    judge_check(kind(model=model, **server), api_key)
+    price = price_fields(model, kind.list_priced)
 
 metric_ids = [m.id for m in resolve(metric_ids)]  # catalogue order
 judge = kind() if not kind.needs_network else kind(
-    model=model, base_url=base_url, concurrency=concurrency, repeats=repeats, batch=batch, reasoning_effort=effort,
+    model=model, **server, concurrency=concurrency, repeats=repeats, batch=batch, reasoning_effort=effort,
     price_in=price.input if price else None, price_out=price.output if price else None,
     price_cached_in=price.cached_input if price else None)
 judge_calibration(judge, api_key)

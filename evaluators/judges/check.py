@@ -13,7 +13,9 @@ Two halves:
   JSON (as a whole or in prose), with whatever parameters had to be dropped.
 
 Nothing is stored, and the key appears in no text of the report (`CheckReport.redacted`): a server may echo it in an
-error message.
+error message. Another kind of OpenAI judge is checked over its own server settings (its `server()`: an Azure
+deployment through the SDK's Azure client, its key from AZURE_OPENAI_API_KEY), and a name that is no model's
+(`listed` False) gets no list price.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 from evaluators.judges import prices, reply_json
 from evaluators.threads import BackgroundJob
 from evaluators.judges.openai_params import Params
-from evaluators.judges.openai_transport import BOUNDED, JSON_MODE, CallFailed, Transport
+from evaluators.judges.openai_transport import BOUNDED, JSON_MODE, KEY_ENV, CallFailed, Transport
 from evaluators.judges.protocol import CallRecord
 from evaluators.records import CALL_TIMEOUT, CONNECTION_ERROR, OK
 from evaluators.records.judgments import JudgeRefused
@@ -75,6 +77,7 @@ class Observed:
     json_mode: Probe | None = None  # None: not sent (the first request was in JSON mode already, or none was taken)
     choices: Probe | None = None
     refused: str | None = None  # a refused key or model (HTTP 401/403/404): why no call can succeed
+    listed: bool = True  # the model's name is a model's, so its list price applies (not an Azure deployment's)
 
     @property
     def records(self) -> list[CallRecord]:
@@ -147,14 +150,15 @@ class CheckReport:
 # -- the requests -------------------------------------------------------------------------------------------------
 
 def probe(model: str, base_url: str | None, api_key: str | None = None, *, timeout: float | None = None,
-          reasoning_effort: str | None = None, budget: float = BUDGET) -> Observed:
-    """Send the check's requests (module doc) and keep what came back. ValueError for options no request can use (no
-    key, a reasoning effort no server takes, a timeout <= 0) before any request."""
+          reasoning_effort: str | None = None, budget: float = BUDGET, listed: bool = True, **server) -> Observed:
+    """Send the check's requests (module doc) and keep what came back. `server`: how the transport reaches it (a
+    judge's `server()`: key_env, client_factory). ValueError for options no request can use (no key, a reasoning
+    effort no server takes, a timeout <= 0) before any request."""
     timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     # one attempt per request: a check says what happened rather than retrying it; every parameter tried first
     transport = Transport(base_url, model, schema=SCHEMA, version="judge-check", api_key=api_key, concurrency=1,
-                          timeout=timeout, max_attempts=1, reasoning_effort=reasoning_effort, params=Params())
-    observed = Observed(model, transport.base_url, timeout, reasoning_effort)
+                          timeout=timeout, max_attempts=1, reasoning_effort=reasoning_effort, params=Params(), **server)
+    observed = Observed(model, transport.base_url, timeout, reasoning_effort, listed=listed)
     asyncio.run(_probe(transport, observed, budget))
     return observed
 
@@ -251,7 +255,8 @@ def report(observed: Observed) -> CheckReport:
         rows = tuple(_capabilities(observed))
     sent = len(observed.records) + (observed.refused is not None)  # a refusal raises: the request has no record
     return CheckReport(observed.model, observed.base_url, usable, reason, rows, latency, sent,
-                       prices.list_price(observed.model), tuple(_dropped(observed)) if base.answered else ())
+                       prices.list_price(observed.model) if observed.listed else None,
+                       tuple(_dropped(observed)) if base.answered else ())
 
 
 def _names(observed: Observed) -> list[str]:
@@ -388,10 +393,11 @@ def _dropped(observed: Observed) -> list[str]:
 
 
 def check(model: str, base_url: str | None, api_key: str | None = None, *, timeout: float | None = None,
-          reasoning_effort: str | None = None, budget: float = BUDGET) -> CheckReport:
+          reasoning_effort: str | None = None, budget: float = BUDGET, listed: bool = True, **server) -> CheckReport:
     """`probe` then `report`, the key kept out of the report's texts. ValueError for options no request can use."""
-    secret = api_key or os.environ.get("OPENAI_API_KEY")
-    observed = probe(model, base_url, api_key, timeout=timeout, reasoning_effort=reasoning_effort, budget=budget)
+    secret = api_key or os.environ.get(server.get("key_env") or KEY_ENV)
+    observed = probe(model, base_url, api_key, timeout=timeout, reasoning_effort=reasoning_effort, budget=budget,
+                     listed=listed, **server)
     return report(observed).redacted(secret)
 
 
@@ -401,11 +407,12 @@ class CheckJob(BackgroundJob):
 
     name = "ragscope-judge-check"
 
-    def __init__(self, model: str, base_url: str | None):
+    def __init__(self, model: str, base_url: str | None, *, listed: bool = True, **server):
         super().__init__()
         self.model, self.base_url = model, base_url
+        self._options = dict(listed=listed, **server)  # how to reach the server (`check`); never the key
 
     def start(self, api_key: str | None, *, timeout: float | None = None,
               reasoning_effort: str | None = None) -> CheckJob:
         return super().start(check, self.model, self.base_url, api_key, timeout=timeout,
-                             reasoning_effort=reasoning_effort, secret=api_key)
+                             reasoning_effort=reasoning_effort, secret=api_key, **self._options)

@@ -1,11 +1,13 @@
-"""The OpenAI-compatible judge as a registered kind: any OpenAI-compatible server (OpenAI, Azure, vLLM, Ollama,
-llama.cpp). Its settings, as runs store them; what it needs (a key, a model, the server); its estimate
-(openai_estimate); and `judge`, which hands the samples to its protocol (openai_protocol) over its transport
-(openai_transport), with the run's store as the cache and the record of Batch API batches."""
+"""The OpenAI-compatible judge as a registered kind: any OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp;
+Azure OpenAI is a kind of its own built on this one: azure_judge). Its settings, as runs store them; what it needs (a
+key, a model, the server); its estimate (openai_estimate); and `judge`, which hands the samples to its protocol
+(openai_protocol) over its transport (openai_transport), with the run's store as the cache and the record of Batch API
+batches."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar, NamedTuple
 
 from evaluators.judges import openai_estimate, openai_params, prices
 from evaluators.judges.protocol import CLAIMS, HOLISTIC, Estimate, Judge, Judged, Lent
@@ -18,6 +20,16 @@ DEFAULT_CONCURRENCY = 8
 # Samples per engine batch in Batch API mode: each batch of samples costs 2+ rounds of up to 24 h, so as many as
 # fit: 5,000 samples make ~10,000 requests a round, within the API's 50,000 (batch_api splits by size).
 BATCH_API_SAMPLES = 5_000
+
+
+class ServerField(NamedTuple):
+    """A setting of where a judge's server is, as the Evaluate screen asks for it."""
+
+    name: str  # the judge's field
+    label: str
+    env: str  # the environment variable read when it is empty
+    placeholder: str
+    help: str
 
 
 @register
@@ -42,8 +54,16 @@ class OpenAIJudge(Judge):
     server_params: Mapping | None = field(default=None, hash=False)
 
     name = "openai"
-    label = "OpenAI-compatible server (OpenAI, Azure, vLLM, Ollama, llama.cpp)"
+    label = "OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp)"
     needs_key = needs_model = needs_network = True
+    key_env = "OPENAI_API_KEY"
+    list_priced: ClassVar[bool] = True  # its model's name is a model's: the list price applies (prices.list_price)
+    offers_batch: ClassVar[bool] = True  # its server takes the Batch API (batch_api)
+    # where its server is and what its model is called, as the Evaluate screen asks for them
+    server_fields: ClassVar[tuple[ServerField, ...]] = (
+        ServerField("base_url", "Base URL", "OPENAI_BASE_URL", "https://api.openai.com/v1",
+                    "Empty: the OpenAI API (or the server's OPENAI_BASE_URL)."),)
+    model_label: ClassVar[tuple[str, str]] = ("Model", "e.g. gpt-4o-mini")  # (label, placeholder)
     makes_calls = rates_holistically = generates_questions = True
     max_chars = None  # the server says what its context window holds
 
@@ -55,7 +75,7 @@ class OpenAIJudge(Judge):
     @property
     def price(self) -> prices.Price | None:
         """The prices the run records: those given, else the model's list price; None when unknown."""
-        return prices.choose(self.model, self.price_in, self.price_out, self.price_cached_in)
+        return prices.choose(self.model, self.price_in, self.price_out, self.price_cached_in, self.list_priced)
 
     @property
     def billed_price(self) -> prices.Price | None:
@@ -74,6 +94,11 @@ class OpenAIJudge(Judge):
     def min_batch_size(self) -> int:
         """Not paced below `batch_size`: fewer samples than that would leave its concurrency idle."""
         return self.batch_size
+
+    def server(self) -> dict:
+        """Where its server is and how the transport reaches it (openai_transport.Transport's base_url, key_env and,
+        for a server the SDK reaches otherwise, client_factory): what a run and `judge check` send through."""
+        return {"base_url": self.base_url, "key_env": self.key_env}
 
     def options(self) -> dict:
         """The judge client's settings given (None: its defaults), as the run's config and the client take them."""
@@ -113,11 +138,11 @@ class OpenAIJudge(Judge):
         from evaluators.judges.openai_protocol import JudgeClient  # imports openai only when used
 
         store = lent.store
-        client = JudgeClient(self.base_url, self.model, api_key=lent.api_key, concurrency=self.concurrency,
+        client = JudgeClient(model=self.model, api_key=lent.api_key, concurrency=self.concurrency,
                              repeats=self.repeats, cache=StoreCache(store) if store is not None else None,
                              batch=self.batch,
                              batches=StoreBatches(store, lent.run_id) if store is not None and lent.run_id else None,
-                             budget=lent.budget, params=self._params, **self.options())
+                             budget=lent.budget, params=self._params, **self.server(), **self.options())
         return [_judged(j, r) for j, r in client.assess_sync(samples, CLAIMS in parts, HOLISTIC in parts,
                                                                lent.on_sample)]
 

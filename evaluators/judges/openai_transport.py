@@ -43,6 +43,9 @@ parameters or quirks is a change here.
   "not_sent" and the engine leaves its sample's cells to do.
 * Every attempt becomes a `CallRecord` (the `judge_calls` row without run/sample keys); the API key
   is only ever passed to the client, never into a record, a message or repr().
+* The client is `openai.AsyncOpenAI` at `base_url`, the key from OPENAI_API_KEY; a kind of judge whose server the SDK
+  reaches with another client (azure_judge: `AsyncAzureOpenAI`) gives its `client_factory` and `key_env`: everything
+  above is the same for it (retries stay ours: the factory makes its client with max_retries=0).
 """
 from __future__ import annotations
 
@@ -55,7 +58,7 @@ import os
 import random
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -72,6 +75,9 @@ from evaluators.records import (BAD_REQUEST, BAD_RESPONSE, CALL_TIMEOUT, CONNECT
 from evaluators.records.judgments import JudgeRefused
 
 Messages = list[dict]
+KEY_ENV = "OPENAI_API_KEY"  # where the key comes from when none is given
+# (api_key, timeout) -> the SDK client a transport sends through (Transport.openai_client by default)
+ClientFactory = Callable[[str, float], openai.AsyncOpenAI]
 
 RETRYABLE_STATUS_CODES = frozenset({408, 409, 429})  # and every 5xx
 REFUSAL_STATUS_CODES = frozenset({401, 403, 404})  # a wrong key, a key without access, an unknown model
@@ -128,15 +134,19 @@ class Transport:
                  backoff_base: float = 1.0, backoff_max: float = 60.0, max_retry_after: float = 600.0, cache=None,
                  batch: bool = False, batches=None, batch_poll: float | None = None, budget=None,
                  max_output_tokens: int = MAX_OUTPUT_TOKENS, reasoning_effort: str | None = None,
-                 params: Params | None = None):
+                 params: Params | None = None, client_factory: ClientFactory | None = None,
+                 key_env: str = KEY_ENV):
         check_numbers({"concurrency": concurrency, "max_attempts": max_attempts, "timeout": timeout,
                        "max_output_tokens": max_output_tokens})  # a concurrency of 0: wait for ever
         check_choices({"reasoning_effort": reasoning_effort})
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY")
+        self._api_key = api_key or os.environ.get(key_env)
         if not self._api_key:
-            raise ValueError("no API key: pass api_key or set OPENAI_API_KEY "
+            raise ValueError(f"no API key: pass api_key or set {key_env} "
                              "(servers without authentication accept any value, e.g. 'none')")
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        self.key_env = key_env  # where the key comes from, for the messages that say what to check
+        # None: an OpenAI-compatible client at `base_url` (the module doc)
+        self.client_factory = client_factory
+        self.base_url = base_url or (os.environ.get("OPENAI_BASE_URL") if client_factory is None else None)
         self.model = model
         self.schema, self.version = schema, version
         self.concurrency = concurrency
@@ -177,12 +187,16 @@ class Transport:
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[Connection]:
         """A connection for the running event loop (asyncio.run() makes a new loop each time: one client each)."""
-        async with openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
-                                      max_retries=0) as client:
+        factory = self.client_factory or self.openai_client
+        async with factory(self._api_key, self.timeout) as client:
             batcher = batch_api.Batcher(client, self.base_url, self.batches, self.batch_poll) if self.batch else None
             yield Connection(self, client, asyncio.Semaphore(self.concurrency), batcher)
             if batcher is not None:
                 batcher.consume()
+
+    def openai_client(self, api_key: str, timeout: float) -> openai.AsyncOpenAI:
+        """The default client: OpenAI-compatible at `base_url`, our retries only."""
+        return openai.AsyncOpenAI(base_url=self.base_url, api_key=api_key, timeout=timeout, max_retries=0)
 
     def retry_delay(self, retry: int, retry_after: float | None) -> float | None:
         """Seconds to wait before retry number `retry` (1-based); None: the server asked for more
@@ -416,7 +430,8 @@ class Connection:
         """The attempt an HTTP error status makes (`message`: openai's "Error code: 429 - {...}")."""
         transport = self.transport
         if code in REFUSAL_STATUS_CODES:
-            self.refusal = self.refusal or _refusal(code, message, transport.model, transport.base_url)
+            self.refusal = self.refusal or _refusal(code, message, transport.model, transport.base_url,
+                                                  transport.key_env)
             raise JudgeRefused(self.refusal)
         if code == 400 and n > 1 and transport.n_supported and _N_REFUSAL.search(text):  # one choice per request now
             transport.n_supported = False
@@ -500,12 +515,12 @@ class _RecordBuilder:
         return self.done(status, error, response)
 
 
-def _refusal(code: int, said: str, model: str, base_url: str | None) -> str:
+def _refusal(code: int, said: str, model: str, base_url: str | None, key_env: str = KEY_ENV) -> str:
     """Why no call can succeed and what to do, in the terms of both the CLI and the app."""
     where = base_url or "the OpenAI API"
     said = said.removeprefix(f"Error code: {code} - ")  # openai's prefix: the code is said already
     if code == 401:
-        return (f"the judge server refused the API key (HTTP 401: {said}): check OPENAI_API_KEY (or the key "
+        return (f"the judge server refused the API key (HTTP 401: {said}): check {key_env} (or the key "
                 f"entered for the run): it must be a valid key for {where}")
     if code == 403:
         return (f"the judge server refused this API key access (HTTP 403: {said}): check that the key may use "

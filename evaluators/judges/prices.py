@@ -73,15 +73,16 @@ def list_price(model: str | None) -> Price | None:
 
 
 def choose(model: str | None, price_in: float | None = None, price_out: float | None = None,
-           price_cached_in: float | None = None) -> Price | None:
+           price_cached_in: float | None = None, listed: bool = True) -> Price | None:
     """The prices a run uses: those given, the model's list price for one not given; None when
     neither is known. A price given for one side only of a model without a list price is an error.
     The cached-input price not given is the list's when the input price is the list's, else none (cached
-    input is then priced as input: never less than it may cost)."""
+    input is then priced as input: never less than it may cost). `listed` False: the name is no model's (an Azure
+    deployment's name is its owner's choice), so no list price applies."""
     for value in (price_in, price_out, price_cached_in):
         if value is not None and not value >= 0:  # `not >=` also refuses NaN
             raise ValueError(f"a price must be a number of USD >= 0, not {value}")
-    listed = list_price(model)
+    listed = list_price(model) if listed else None
     if price_in is None and price_out is None:
         if listed is None or price_cached_in is None:
             return listed

@@ -4,7 +4,8 @@ A kind of judge is a `Judge` subclass registered under its name (`registry.regis
 settings (a model, a server, prices...). The engine, the metrics and the screens talk to a judge only through
 this protocol, never by asking which kind it is:
 
-* what it needs: `needs_key`, `needs_model`, `needs_network`;
+* what it needs: `needs_key` (from `key_env`), `needs_model`, `needs_network`, and what it still lacks of them
+  (`lacks`) or which of its settings no run can use (`problems`), as the run's problems say them;
 * what it can do, asked as capabilities: `makes_calls`, `rates_holistically`, `generates_questions`,
   `agreement_measured` (each says what a metric or screen does without it);
 * its estimate of a run's calls and tokens (`estimate`), its settings in the run's config and back (`config`,
@@ -15,6 +16,7 @@ this protocol, never by asking which kind it is:
 from __future__ import annotations
 
 import abc
+import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -163,6 +165,7 @@ class Judge(abc.ABC):
 
     # What it needs from whoever starts a run.
     needs_key: ClassVar[bool] = False  # an API key (never stored: see `Lent.api_key`)
+    key_env: ClassVar[str | None] = None  # the environment variable the key comes from when none is lent
     needs_model: ClassVar[bool] = False  # a model name
     needs_network: ClassVar[bool] = False  # a server to reach: its settings are shown and stored
 
@@ -191,6 +194,21 @@ class Judge(abc.ABC):
     def of_config(cls, model: str | None, config: Mapping) -> Judge:
         """The judge of a stored run: its `judge_model` and its config (which holds other entries too)."""
         return cls()
+
+    def lacks(self, api_key: str | None = None) -> list[tuple[str, str]]:
+        """What it still lacks to judge (an estimate needs none of it), as (what it is about, the message): its model,
+        and a key (`api_key`, lent for one run, else the environment's `key_env`; never stored)."""
+        found = []
+        if self.needs_model and not self.model:
+            found.append(("model", "name the judge's model"))
+        if self.needs_key and not (api_key or (self.key_env and os.environ.get(self.key_env))):
+            found.append(("api_key", f"enter the API key (or set {self.key_env} on the server)"))
+        return found
+
+    def problems(self) -> list[tuple[str, str]]:
+        """Its settings that no run can use (a mode its server does not offer), as (what it is about, the message);
+        none by default."""
+        return []
 
     def learned(self) -> dict:
         """Config entries it found out while judging (e.g. the parameters its server refuses): the engine records them

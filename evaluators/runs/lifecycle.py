@@ -12,7 +12,6 @@ the same steps as when it started (runs.planning). Nothing is stored while a run
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -107,6 +106,7 @@ class RunSpec:
             except KeyError as exc:
                 found.append(Problem("metrics", exc.args[0], KeyError))
         found += number_problems(self.config())
+        found += [Problem(about, message) for about, message in self.judge.problems()]  # e.g. a mode it lacks
         for name, n, seed in (("sample", self.sample, None), ("seed", None, self.seed)):
             try:
                 sampling.check(n, seed)
@@ -116,14 +116,9 @@ class RunSpec:
 
 
 def judge_problems(judge: Judge, api_key: str | None = None) -> list[Problem]:
-    """What the judge still lacks to judge (an estimate needs neither): its model, and an API key (`api_key`, lent
-    for one run, else OPENAI_API_KEY; never stored)."""
-    if not judge.needs_key:
-        return []
-    found = [] if judge.model else [Problem("model", "name the judge's model")]
-    if not (api_key or os.environ.get("OPENAI_API_KEY")):
-        found.append(Problem("api_key", "enter the API key (or set OPENAI_API_KEY on the server)"))
-    return found
+    """What the judge still lacks to judge (an estimate needs none of it: `Judge.lacks`): its model, an API key
+    (`api_key`, lent for one run, else the judge's `key_env`; never stored), its server's settings."""
+    return [Problem(about, message) for about, message in judge.lacks(api_key)]
 
 
 @dataclass(frozen=True)

@@ -62,3 +62,19 @@ def choose_openai(at, golden, base_url):
     _pick_metrics(at, lexical=["exact_match"], claims=["faithfulness"])
     at.text_input(key="eval-base-url").input(base_url)
     at.text_input(key="eval-model").input("test-model")
+
+
+def check_table(at):
+    """The judge check's table on the screen, or None."""
+    return next((d.value for d in at.dataframe if "capability" in d.value.columns), None)
+
+
+def until_checked(at, seconds: float = 60):
+    """The judge check's table, once the screen shows it (the page rerun as the fragment's timer would)."""
+    deadline = time.monotonic() + seconds
+    while check_table(at) is None:
+        assert time.monotonic() < deadline, "the check did not end"
+        time.sleep(0.2)
+        at.run()
+    assert not at.exception, at.exception
+    return check_table(at)

@@ -53,6 +53,14 @@ until then); a reply with an HTTP error status goes to the batch's error file, a
                                            the rest in the error file with code "batch_expired"
     server.batches_created, server.files_uploaded, server.batch_inputs   (counters and the custom ids)
 
+Azure OpenAI's route (what `openai.AsyncAzureOpenAI` calls, with the server's root as its azure_endpoint:
+`server.azure_endpoint`) is answered as /v1/chat/completions is, the deployment being the model:
+
+    POST /openai/deployments/<deployment>/chat/completions?api-version=<v>
+                                          without api-version: 404, as Azure answers; with `server.api_key` set the
+                                          key must come in the `api-key` header (Azure takes no Authorization:
+                                          Bearer), else 401; recorded with the api-key header redacted
+
 A fallback from json_schema to json_object is scripted with a responder:
 
     server.responder = lambda body: (Reply.json_schema_unsupported()
@@ -69,6 +77,7 @@ import json
 import re
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -292,6 +301,7 @@ class FakeOpenAI:
         self.api_key: str | None = None  # set: requests with another key (or none) get 401
         self.usage: tuple[int, int] | None = None  # set: every completion reports these (prompt, completion) tokens
         self.base_url = ""  # set once the port is bound
+        self.azure_endpoint = ""  # the same server as Azure OpenAI's endpoint (module doc)
         self.prompt_cache: PromptCache | None = None  # set: usage reports cached tokens as OpenAI's cache would
         self.rules: Callable[[dict], Reply | None] | None = None  # set: a request it returns a Reply for is refused
         self.reasoning_tokens = 0  # hidden reasoning tokens every completion spends (module doc)
@@ -488,11 +498,14 @@ def _handler_for(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = None
             self._record(body, len(raw))
+            deployment = _azure_route(self.path)  # Azure OpenAI's chat route (module doc), else None
+            if deployment and isinstance(body, dict):
+                body = {**body, "model": deployment}
             if self.path.rstrip("/") == "/v1/batches" and isinstance(body, dict):
                 self._send(state._create_batch(body))
-            elif self.path.rstrip("/") != "/v1/chat/completions":
+            elif self.path.rstrip("/") != "/v1/chat/completions" and not deployment:
                 self._send(Reply.status(404, f"no route for POST {self.path}"))
-            elif state.api_key is not None and self.headers.get("Authorization") != f"Bearer {state.api_key}":
+            elif state.api_key is not None and not _key_accepted(self.headers, state.api_key, bool(deployment)):
                 self._send(Reply.status(401, "Incorrect API key provided"))
             elif not isinstance(body, dict):
                 self._send(Reply.status(400, "the request body is not a JSON object"))
@@ -511,8 +524,9 @@ def _handler_for(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
         def _record(self, body: Any, size: int = 0) -> None:
             headers = {k.lower(): v for k, v in self.headers.items()}
-            if "authorization" in headers:
-                headers["authorization"] = "<redacted>"
+            for secret in ("authorization", "api-key"):  # OpenAI's and Azure's way of sending the key
+                if secret in headers:
+                    headers[secret] = "<redacted>"
             state._record(RecordedRequest(self.command, self.path, headers, body, time.monotonic(), size))
 
         def _send(self, reply: Reply, completion: dict | None = None) -> None:
@@ -541,6 +555,23 @@ def _handler_for(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+# -- Azure OpenAI (module doc) --------------------------------------------------------------------------------------
+
+_AZURE_CHAT = re.compile(r"/openai/deployments/([^/?]+)/chat/completions")
+
+
+def _azure_route(path: str) -> str | None:
+    """The deployment a request to Azure's chat route names, if it gives an api-version; None for any other path."""
+    route, _, query = path.partition("?")
+    found = _AZURE_CHAT.fullmatch(route.rstrip("/"))
+    return found.group(1) if found and urllib.parse.parse_qs(query).get("api-version") else None
+
+
+def _key_accepted(headers, api_key: str, azure: bool) -> bool:
+    """Azure takes the key in an `api-key` header, OpenAI as `Authorization: Bearer`."""
+    return headers.get("api-key") == api_key if azure else headers.get("Authorization") == f"Bearer {api_key}"
+
+
 def _multipart_file(content_type: str, raw: bytes) -> bytes | None:
     """The bytes of the part named "file" of a multipart/form-data body, or None."""
     message = email.parser.BytesParser(policy=email.policy.default).parsebytes(
@@ -562,6 +593,7 @@ def start_server(model: str = DEFAULT_MODEL, latency: float = 0.0) -> Iterator[F
     state = FakeOpenAI(model=model, latency=latency)
     server = _Server(("127.0.0.1", 0), _handler_for(state))
     state.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    state.azure_endpoint = state.base_url.removesuffix("/v1")
     # A short poll interval: shutdown() waits up to one interval, paid by every test's teardown.
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai", daemon=True

@@ -140,8 +140,8 @@ def test_a_registered_judge_runs_through_evaluate_and_its_answers_are_the_stored
 
 
 def test_the_registry_knows_the_shipped_judges_and_refuses_a_second_kind_of_one_name(echo):
-    assert list(JUDGES)[:2] == ["offline", "openai"] and named("echo") is EchoJudge
-    with pytest.raises(ValueError, match="unknown judge 'nobody'; available: offline, openai, echo"):
+    assert list(JUDGES)[:3] == ["offline", "openai", "azure"] and named("echo") is EchoJudge
+    with pytest.raises(ValueError, match="unknown judge 'nobody'; available: offline, openai, azure, echo"):
         named("nobody")
 
     @dataclass(frozen=True)

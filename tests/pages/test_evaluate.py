@@ -18,7 +18,8 @@ from tests.helpers.openai_server import Reply, reasoning_model_rules, start_serv
 from tests.helpers.screens import assert_shown
 from tests.helpers.seed_000 import SEED_000_EXTRACTION, SEED_000_VERIFICATION
 from ui.common import md_escape
-from tests.helpers.evaluate_screen import TIMEOUT, metric_checkbox, _pick_metrics, tiny_judged_data, until_done, choose_openai, start_and_wait
+from tests.helpers.evaluate_screen import (TIMEOUT, metric_checkbox, _pick_metrics, tiny_judged_data, until_done,
+                                           choose_openai, start_and_wait, check_table, until_checked)
 
 KEY = "sk-typed-in-the-page-never-stored"
 
@@ -338,10 +339,6 @@ def test_a_wrong_key_stops_the_run_at_once_the_screen_says_why_and_a_resume_with
     assert {c[3] for c in _statuses(store, run_id)} == {"ok"} and len(_statuses(store, run_id)) == 24
 
 
-def _check_table(at):
-    return next((d.value for d in at.dataframe if "capability" in d.value.columns), None)
-
-
 def test_check_the_judge_runs_in_the_background_survives_other_clicks_and_shows_the_table(app_at, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     at = app_at("pages/evaluate.py")
@@ -364,14 +361,9 @@ def test_check_the_judge_runs_in_the_background_survives_other_clicks_and_shows_
         assert at.button(key="eval-check-judge").disabled  # one check at a time
         at.number_input(key="eval-repeats").set_value(2)  # a click elsewhere: a new page run, the check goes on
         at.run()
-        deadline = time.monotonic() + 60
-        while _check_table(at) is None:
-            assert time.monotonic() < deadline, "the check did not end"
-            time.sleep(0.2)
-            at.run()  # what the fragment's timer does in a browser
-        assert not at.exception, at.exception
+        until_checked(at)
         bodies = [r.body for r in server.requests]
-    table = _check_table(at).set_index("capability")
+    table = check_table(at).set_index("capability")
     assert table.loc["temperature 0", "status"] == "not supported"
     assert table.loc["output limit", "detail"] == "max_completion_tokens (max_tokens refused)"
     assert table.loc["reasoning tokens in usage", "status"] == "supported"
@@ -382,7 +374,7 @@ def test_check_the_judge_runs_in_the_background_survives_other_clicks_and_shows_
     assert len(bodies) == 5  # temperature and max_tokens refused once each, then the schema, JSON mode and n probes
     assert len(qd.recent_runs(store)) == runs_before  # a check is no run: nothing stored
     shown = " ".join(str(e.value) for e in (*at.caption, *at.success, *at.info, *at.error, *at.code))
-    assert KEY not in shown + _check_table(at).to_string()
+    assert KEY not in shown + check_table(at).to_string()
 
 
 def test_check_the_judge_says_why_it_cannot_run(app_at, monkeypatch):
@@ -406,4 +398,4 @@ def test_check_the_judge_says_why_it_cannot_run(app_at, monkeypatch):
             at.run()
     assert at.error[0].value.startswith("Judge check of gpt\\-4\\.1 at ")
     assert "refused the API key \\(HTTP 401" in at.error[0].value
-    assert set(_check_table(at)["status"]) == {"unknown"}
+    assert set(check_table(at)["status"]) == {"unknown"}

@@ -89,3 +89,21 @@ def test_a_judge_whose_key_is_refused_exits_1_without_printing_it(tmp_path):
     assert refused.returncode == 1 and "the judge could not run" in refused.stderr, refused.stderr
     assert KEY not in refused.stdout + refused.stderr
     assert calibrations(db)[0] == []
+
+
+def test_an_azure_deployment_is_calibrated_through_its_route(tmp_path):
+    db = tmp_path / "r.duckdb"
+    with start_server() as server:
+        server.api_key, server.responder = KEY, responder()
+        done = cli("judge", "calibrate", "--judge", "azure", "--model", "my-deployment", "--azure-endpoint",
+                   server.azure_endpoint, "--api-version", "2024-10-21", "--sample", N, "--price-in", "1",
+                   "--price-out", "1", "--concurrency", "2", db=db, env={"AZURE_OPENAI_API_KEY": KEY})
+        paths = {r.path for r in server.requests}
+    assert done.returncode == 0, done.stderr
+    assert paths == {"/openai/deployments/my-deployment/chat/completions?api-version=2024-10-21"}
+    assert done.stdout.startswith("my-deployment agrees with people:")
+    (stored,), _ = calibrations(db)
+    assert stored[:4] == ("azure", "my-deployment", 20, "finished") and server.azure_endpoint in stored[4]
+    assert KEY not in done.stdout + done.stderr and KEY.encode() not in db.read_bytes()
+    mixed = cli("judge", "calibrate", "--judge", "offline", "--api-version", "2024-10-21", db=tmp_path / "o.duckdb")
+    assert mixed.returncode == 2 and "--api-version apply to an LLM judge" in mixed.stderr

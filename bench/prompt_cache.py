@@ -69,9 +69,11 @@ def long_samples(samples: list[Sample]) -> list[Sample]:
 
 
 def previous_prompts():
-    """The prompts module of release PREVIOUS, from git (it imports only what this checkout still has)."""
+    """The prompts module of release PREVIOUS, from git, its imports moved to where this checkout has them (the
+    records it imports moved to evaluators.records in issue 32)."""
     source = subprocess.run(["git", "show", f"{PREVIOUS}:evaluators/judges/prompts.py"], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout
+    source = source.replace("from evaluators.judgments import", "from evaluators.records.judgments import")
     path = Path(tempfile.mkdtemp()) / "previous_prompts.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location("previous_prompts", path)

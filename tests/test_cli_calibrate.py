@@ -31,7 +31,7 @@ def test_the_offline_judge_calibrated_printed_and_stored(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "calibration: 20 labelled items (seed 0)" in done.stderr
     result = json.loads(done.stdout)
-    assert result["n_items"] == 20 and result["headline"].startswith("the offline judge agrees with people:")
+    assert result["n_items"] == 20 and result["headline"].startswith("The offline judge agrees with people:")
     assert [r["label"] for r in result["rows"]][0] == "correctness"
     (stored,), n_rows = calibrations(db)
     assert stored[:4] == ("offline", None, 20, "finished") and n_rows == len(result["rows"])

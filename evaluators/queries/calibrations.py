@@ -41,7 +41,7 @@ class Calibration:
 
     @property
     def who(self) -> str:
-        return "the offline judge" if self.judge == OFFLINE else (self.judge_model or self.judge)
+        return "The offline judge" if self.judge == OFFLINE else (self.judge_model or self.judge)  # starts a sentence
 
     @property
     def headline(self) -> str:

@@ -36,7 +36,7 @@ def test_the_offline_judge_calibrated_from_the_screen(app_at):
     _until_calibrated(at)
     stored = latest_calibration(store.cursor(), "offline", None)
     assert [s.value for s in at.success if "agrees" in s.value] == [md_escape(stored.headline)]
-    assert stored.headline.startswith("the offline judge agrees with people: correctness AUROC")
+    assert stored.headline.startswith("The offline judge agrees with people: correctness AUROC")
     table = next(d.value for d in at.dataframe if "token F1" in d.value.columns)
     assert len(table) == len(stored.rows) and stored.n_items == 20
     assert len(qd.recent_runs(store)) == runs_before  # its runs went to a private file: History untouched

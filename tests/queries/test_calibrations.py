@@ -33,7 +33,7 @@ def test_the_headline_says_what_was_left_out_and_that_a_run_stopped(tmp_path):
     store = Store(tmp_path / "s.duckdb")
     save(store, judge="offline", model=None, rows=[calibration_row(n=150, n_failed=50)], status=RunStatus.BUDGET_REACHED.value)
     c = latest_calibration(store.cursor(), "offline", None)
-    assert c.headline == ("the offline judge agrees with people: correctness AUROC 0.91 [0.87, 0.94] on 150 labelled "
+    assert c.headline == ("The offline judge agrees with people: correctness AUROC 0.91 [0.87, 0.94] on 150 labelled "
                           "items (50 not judged, left out) (stopped: budget reached)")
     assert c.table()["n"].tolist() == ["150 of 200"]
     store.close()

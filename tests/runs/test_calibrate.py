@@ -73,7 +73,7 @@ def test_the_offline_judge_calibrated_end_to_end_and_stored(tmp_path):
         if not math.isnan(r["value"]):
             assert r["lo"] <= r["value"] <= r["hi"]
             assert r["value"] == r["offline_value"]  # the offline judge's column is itself
-    assert c.headline.startswith("the offline judge agrees with people: correctness AUROC")
+    assert c.headline.startswith("The offline judge agrees with people: correctness AUROC")
     # the run went to a private file: the user's store holds no run, dataset or score
     con = duckdb.connect(str(tmp_path / "user.duckdb"))
     try:

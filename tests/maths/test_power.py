@@ -27,7 +27,7 @@ def test_known_values_and_the_normal_approximation_as_a_lower_bound():
         normal = (sps.norm.ppf(0.975) + sps.norm.ppf(0.8)) / math.sqrt(n)
         assert normal < minimum_detectable_effect(n, 1.0) < normal * {5: 1.6, 20: 1.1, 200: 1.01}[n]
     assert minimum_detectable_effect(20, 1.0, sided=1) < minimum_detectable_effect(20, 1.0)
-    assert minimum_detectable_effect(80, 1.0) == pytest.approx(minimum_detectable_effect(20, 1.0) / 2, rel=0.03)
+    assert minimum_detectable_effect(80, 1.0) == pytest.approx(minimum_detectable_effect(20, 1.0) / 2, rel=0.05)  # 1/sqrt(n), nearly
 
 
 def test_matches_statsmodels_ttestpower():

@@ -370,7 +370,8 @@ def _cells(row: Mapping) -> dict[str, str]:
     return {"delta": _number(row["delta"], digits, sign=True),
             "ci": f"[{_number(row['ci_low'], digits, True)}, {_number(row['ci_high'], digits, True)}]",
             "means": f"{_number(row['mean_candidate'], digits)} vs {_number(row['mean_baseline'], digits)}",
-            "p_family": _p(row["p_family"]), "tolerance": _number(row["tolerance"], digits),
+            "p_family": _p(row["p_family"]),
+            "tolerance": "-" if margin is not None else _number(row["tolerance"], digits),
             "margin": "-" if margin is None else _number(margin, digits), "mde": _number(row["mde"], digits)}
 
 
@@ -442,8 +443,8 @@ def markdown_report(result: GateResult) -> str:
              "| | metric | method | Δ candidate − baseline | 95% CI | p (family) | tolerance | margin | MDE | means "
              "| n |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
-    marks = {REGRESSION: "❌ regression", NOT_NONINFERIOR: "❌ not shown non-inferior", BETTER: "✅ better", OK: "✅",
-             NO_DIRECTION: "➖ no direction", NO_PAIRS: "➖ no pairs"}
+    marks = {REGRESSION: "❌ regression", NOT_NONINFERIOR: "❌ not shown non-inferior", BETTER: "✅ better",
+             OK: "✅", NO_DIRECTION: "➖ no direction", NO_PAIRS: "➖ no pairs"}
     for r in result.rows.to_dict("records"):
         c = _cells(r)
         lines.append(f"| {marks[r['verdict']]} | `{r['metric']}` | {_pair(r)} | {c['delta']} | {c['ci']} | "

@@ -197,7 +197,9 @@ def test_the_python_entry_point_returns_the_rows_the_cli_prints(runs):
     assert (rouge["tolerance"] == 0.1).all() and (rouge["delta"] < 0).all() and (rouge["verdict"] == OK).all()
     directed = result.rows["higher_is_better"].notna()  # the family: the rows that can fail, not dont_know
     assert result.rows.loc[directed, "p_family"].ge(result.rows.loc[directed, "p_value"]).all()
-    assert result.rows.loc[directed, "p_family"].gt(result.rows.loc[directed, "p_value"]).any()
+    # and never above Bonferroni over the 10 rows (up to the Monte Carlo error of 10,000 flips)
+    bonferroni = (10 * result.rows.loc[directed, "p_value"]).clip(upper=1)
+    assert result.rows.loc[directed, "p_family"].le(bonferroni + 0.002).all()
     assert result.rows.loc[~directed, "p_family"].isna().all() and set(result.rows.loc[~directed, "metric"]) == {
         "dont_know"}
     # exact_match is 0 everywhere and number_match has one pair: no spread to state an MDE from

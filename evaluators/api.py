@@ -172,12 +172,16 @@ class Evaluation:
                                 baseline=baseline, **options)
 
     def gate(self, baseline: Evaluation | str, *, method: str | None = None, metrics: Sequence[str] | None = None,
-             tolerances: Mapping[str, float] | None = None, alpha: float = ALPHA) -> GateResult:
+             tolerances: Mapping[str, float] | None = None, alpha: float = ALPHA,
+             margins: Mapping[str, float] | None = None, require_mde: Mapping[str, float] | None = None
+             ) -> GateResult:
         """This run (or its `method`) against `baseline`, an Evaluation or RUN_ID[:METHOD] in the same database:
-        the regression gate's verdict per metric (`python -m evaluators gate`; `.passed`, `.regressions`)."""
+        the regression gate's verdict per metric (`python -m evaluators gate`; `.passed`, `.regressions`,
+        `.mde_failures`; margins: non-inferiority per metric; require_mde: the changes the golden set must see)."""
         candidate = self.run_id if method is None else f"{self.run_id}{SEPARATOR}{method}"
         base = baseline.run_id if isinstance(baseline, Evaluation) else baseline
-        return gate(self.store, candidate, base, metrics=metrics, tolerances=tolerances, alpha=alpha)
+        return gate(self.store, candidate, base, metrics=metrics, tolerances=tolerances, alpha=alpha,
+                    margins=margins, require_mde=require_mde)
 
     def __repr__(self) -> str:
         return f"Evaluation(run_id={self.run_id!r}, db={self.store.path!r})"

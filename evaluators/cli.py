@@ -23,7 +23,8 @@ from evaluators.judges import JUDGES, Judge, OfflineJudge, named, prices
 from evaluators.judges import azure_judge
 from evaluators.judges import check as judge_check
 from evaluators.runs.estimate import Estimate
-from evaluators.presentation.gate import ALPHA, gate, junit_xml, markdown_report, parse_tolerances, text_report
+from evaluators.presentation.gate import (ALPHA, gate, junit_xml, markdown_report, parse_deltas, parse_tolerances,
+                                         text_report)
 from evaluators.records.judgments import JudgeRefused
 from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS, SCALES
@@ -185,12 +186,17 @@ def build_parser() -> argparse.ArgumentParser:
     gate_parser = with_db(sub.add_parser(
         "gate", help="exit 1 when a run is significantly worse than a baseline run (CI regression gate)",
         description="Compare CANDIDATE with BASELINE question by question, one paired comparison per metric\n"
-                    "(and method). A regression: a metric whose Holm-adjusted p-value is below --alpha and whose\n"
-                    "whole 95% CI of the difference is worse than its tolerance. Metrics with no direction are\n"
-                    "reported and never fail. A side is RUN_ID[:METHOD]; without METHOD: the run's only method,\n"
-                    "or every method both runs have.",
-        epilog="exit codes: 0 no regression; 1 one or more regressions (each named with its difference, CI and "
-               "Holm-adjusted p); 2 bad arguments or inputs; 3 the database is busy or cannot be used.\n\n"
+                    "(and method). A regression: a metric whose family-wise p (Westfall-Young max-T over all the\n"
+                    "gated metrics: sign flips of whole questions, so near-duplicate metrics are not counted as\n"
+                    "independent tests) is below --alpha and whose whole 95% CI of the difference is worse than\n"
+                    "its tolerance. With --margin a metric must instead show non-inferiority. Each metric's\n"
+                    "minimum detectable effect (MDE: 80% power at --alpha) is printed; the verdict says when the\n"
+                    "golden set cannot detect drops of a useful size. Metrics with no direction are reported and\n"
+                    "never fail. A side is RUN_ID[:METHOD]; without METHOD: the run's only method, or every\n"
+                    "method both runs have.",
+        epilog="exit codes: 0 no regression; 1 one or more regressions or metrics not shown non-inferior (each "
+               "named with its difference, CI, family-wise p and MDE), or a --require-mde not met; 2 bad arguments "
+               "or inputs; 3 the database is busy or cannot be used.\n\n"
                "example:\n  python -m evaluators gate run-20261127-124501-1a2b3c4d --baseline "
                "run-20261101-090000-9f8e7d6c:local_search \\\n      --tolerance judge_overall=0.1 "
                "--junit gate.xml --markdown gate.md",
@@ -204,6 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
     gate_parser.add_argument("--tolerance", action="append", default=[], metavar="METRIC=DELTA",
                       help="a worsening a metric may show without failing, in its own scale (e.g. judge_overall=0.1 "
                            "on 1-5, faithfulness=0.02); repeat for several metrics (default: 0)")
+    gate_parser.add_argument("--margin", action="append", default=[], metavar="METRIC=DELTA",
+                      help="non-inferiority for a metric: fail unless the 95%% CI of candidate - baseline, in the "
+                           "metric's better direction, lies above -DELTA (own scale); repeat for several metrics")
+    gate_parser.add_argument("--require-mde", action="append", default=[], metavar="METRIC=X",
+                      help="fail when this golden set cannot detect a change of X in the metric (its minimum "
+                           "detectable effect at 80%% power is above X); repeat for several metrics")
     gate_parser.add_argument("--alpha", type=float, default=ALPHA, help=f"significance level (default: {ALPHA})")
     gate_parser.add_argument("--markdown", metavar="FILE", help="write a short report fit for a pull-request comment")
     gate_parser.add_argument("--junit", metavar="FILE", help="write JUnit XML, one testcase per metric, for CI systems")
@@ -866,8 +878,9 @@ def cmd_gate(args) -> int:
     if not Path(args.db).exists():  # a read: never create an empty database
         return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB)", EXIT_BAD_INPUT)
     tolerances = parse_tolerances(args.tolerance)
+    margins, require_mde = parse_deltas(args.margin, "--margin"), parse_deltas(args.require_mde, "--require-mde")
     result = gate(_open_store(args.db), args.candidate, args.baseline, metrics=args.metrics,
-                  tolerances=tolerances, alpha=args.alpha)
+                  tolerances=tolerances, alpha=args.alpha, margins=margins, require_mde=require_mde)
     print(text_report(result))
     for path, content in ((args.markdown, markdown_report(result).encode()), (args.junit, junit_xml(result))):
         if path:

@@ -6,7 +6,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from evaluators.presentation.gate import BETTER, NO_DIRECTION, OK, REGRESSION, check_tolerances, gate, verdict
+from evaluators.presentation.gate import (BETTER, NO_DIRECTION, NOT_NONINFERIOR, OK, REGRESSION, check_tolerances, gate,
+                                         verdict)
 from evaluators.metrics import REGISTRY
 from evaluators.queries.headline import HEADLINE
 from evaluators.judges import prompts
@@ -89,8 +90,10 @@ def test_a_third_of_wrong_answers_fails_naming_each_broken_metric(runs, tmp_path
     assert regressions_named(out.stdout) == expected
     assert f"gate FAILED: {len(expected)} regressions" in out.stdout
     for line in out.stdout.splitlines():
-        if line.startswith("REGRESSION "):  # each named with its paired difference, CI and Holm-adjusted p
-            assert "delta -0." in line and "95% CI [-0." in line and "p (Holm) " in line and "n 103" in line
+        if line.startswith("REGRESSION "):  # each named with its paired difference, CI, family-wise p and MDE
+            assert "delta -0." in line and "95% CI [-0." in line and "p (family) " in line and "n 103" in line
+            assert "MDE 0." in line
+    assert "Westfall-Young max-T over the 10 gated metrics" in out.stdout  # 5 directed metrics x 2 methods
 
     report = md.read_text()
     assert report.startswith("### RAGScope gate: failed")
@@ -192,25 +195,31 @@ def test_the_python_entry_point_returns_the_rows_the_cli_prints(runs):
         (m, method) for m in BROKEN - {"rouge_l"} for method in METHODS}
     rouge = result.rows[result.rows["metric"] == "rouge_l"]
     assert (rouge["tolerance"] == 0.1).all() and (rouge["delta"] < 0).all() and (rouge["verdict"] == OK).all()
-    directed = result.rows["higher_is_better"].notna()  # Holm's family: the rows that can fail, not dont_know
-    assert result.rows.loc[directed, "p_holm"].ge(result.rows.loc[directed, "p_value"]).all()
-    assert result.rows.loc[directed, "p_holm"].gt(result.rows.loc[directed, "p_value"]).any()
-    assert result.rows.loc[~directed, "p_holm"].isna().all() and set(result.rows.loc[~directed, "metric"]) == {
+    directed = result.rows["higher_is_better"].notna()  # the family: the rows that can fail, not dont_know
+    assert result.rows.loc[directed, "p_family"].ge(result.rows.loc[directed, "p_value"]).all()
+    # and never above Bonferroni over the 10 rows (up to the Monte Carlo error of 10,000 flips)
+    bonferroni = (10 * result.rows.loc[directed, "p_value"]).clip(upper=1)
+    assert result.rows.loc[directed, "p_family"].le(bonferroni + 0.002).all()
+    assert result.rows.loc[~directed, "p_family"].isna().all() and set(result.rows.loc[~directed, "metric"]) == {
         "dont_know"}
+    # exact_match is 0 everywhere and number_match has one pair: no spread to state an MDE from
+    assert set(result.rows.loc[result.rows["mde"].isna(), "metric"]) == {"exact_match", "number_match"}
+    assert result.rows["mde"].dropna().gt(0).all() and result.rows.loc[result.rows["mde"].isna(), "large_mde"].all()
+    assert result.family.endswith("over the 10 gated metrics")
     close_store(runs["db"])
 
 
 # -- the rule on single rows ---------------------------------------------------------------------------------
 
-def row(metric, delta, low, high, p_holm=0.001, n=50):
-    return {"metric": metric, "delta": delta, "ci_low": low, "ci_high": high, "p_holm": p_holm, "n": n}
+def row(metric, delta, low, high, p_family=0.001, n=50):
+    return {"metric": metric, "delta": delta, "ci_low": low, "ci_high": high, "p_family": p_family, "n": n}
 
 
 @pytest.mark.parametrize("case, tolerance, expected", [
     (row("rouge_l", -0.10, -0.15, -0.05), 0.0, REGRESSION),
     (row("rouge_l", -0.10, -0.15, -0.05), 0.05, OK),  # the CI's best end reaches the tolerance: not proven
     (row("rouge_l", -0.10, -0.15, -0.05), 0.049, REGRESSION),
-    (row("rouge_l", -0.10, -0.15, -0.05, p_holm=0.2), 0.0, OK),  # not significant after Holm
+    (row("rouge_l", -0.10, -0.15, -0.05, p_family=0.2), 0.0, OK),  # not significant in the family
     (row("rouge_l", +0.10, +0.05, +0.15), 0.0, BETTER),
     (row("hallucination_rate", +0.10, +0.05, +0.15), 0.0, REGRESSION),  # lower is better: a rise is worse
     (row("hallucination_rate", -0.10, -0.15, -0.05), 0.0, BETTER),
@@ -220,6 +229,19 @@ def row(metric, delta, low, high, p_holm=0.001, n=50):
 ])
 def test_the_verdict_holds_the_whole_interval_against_the_tolerance(case, tolerance, expected):
     assert verdict(case, tolerance, 0.05) == expected
+
+
+@pytest.mark.parametrize("case, margin, expected", [
+    (row("rouge_l", -0.01, -0.04, +0.02, p_family=0.5), 0.05, OK),  # the CI shows the drop is below the margin
+    (row("rouge_l", -0.01, -0.06, +0.04, p_family=0.5), 0.05, NOT_NONINFERIOR),  # too wide to show it
+    (row("rouge_l", -0.01, -0.05, +0.03, p_family=0.5), 0.05, NOT_NONINFERIOR),  # touching -margin is not above
+    (row("rouge_l", +0.10, +0.05, +0.15), 0.0, BETTER),
+    (row("hallucination_rate", +0.01, -0.02, +0.04, p_family=0.5), 0.05, OK),  # lower is better: +0.04 < 0.05
+    (row("hallucination_rate", +0.01, -0.02, +0.06, p_family=0.5), 0.05, NOT_NONINFERIOR),
+    (row("rouge_l", -0.01, None, None, n=1), 0.05, NOT_NONINFERIOR),  # one pair: no interval, nothing shown
+])
+def test_a_margin_fails_unless_the_interval_shows_non_inferiority(case, margin, expected):
+    assert verdict(case, 0.0, 0.05, margin) == expected
 
 
 def test_headline_metrics_are_registered_and_tolerances_are_checked():

@@ -1,12 +1,9 @@
 """A 20-question run of two methods where the primary and the secondary family of tests differ in size (issue 34):
 local_search gets better verdicts than basic_search on 8 questions, every other metric is scored the same for
 both, so the one difference holds when corrected over the headline's few tests and not over every metric."""
-import json
-
 import pandas as pd
 
-from evaluators import loaders
-from evaluators.store import open_store
+from tests.helpers.headline_run import unscored_run
 
 N = 20
 A, B = "local_search", "basic_search"
@@ -19,19 +16,8 @@ SECONDARY = ("exact_match", "keyword_coverage", "number_match", "answer_complete
 
 def family_run(tmp_path, methods=(A, B)):
     """(store, run_id) of the run; a third method, if named, answers as basic_search does."""
-    golden = tmp_path / "golden.jsonl"
-    golden.write_text("\n".join(json.dumps({"question_id": f"q{i}", "question": f"Question {i}?", "reference": "r",
-                                            "question_type": "local" if i % 2 else "global"}) for i in range(N)))
-    outputs = tmp_path / "outputs.jsonl"
-    outputs.write_text("\n".join(json.dumps({"question_id": f"q{i}", "method": m, "answer": "a", "contexts": ["c"]})
-                                 for i in range(N) for m in methods))
-    store = open_store(tmp_path / "f.duckdb")
-    golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
-    outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
     metrics = ["verdict", *PRIMARY_EQUAL, *SECONDARY]
-    run_id = store.create_run(name="f", golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                              judge="offline", judge_model=None, metrics=metrics, config={},
-                              n_samples=N * len(methods))
+    store, run_id = unscored_run(tmp_path / "f.duckdb", N, methods, metrics)
     rows = []
     for method in methods:
         for i in range(N):

@@ -34,6 +34,8 @@ def whole_families(metrics: Iterable[str] | None) -> list[str] | None:
     if metrics is None:
         return None
     metrics = list(metrics)
+    if not metrics:  # nothing asked: nothing to test
+        return []
     return list(HEADLINE) if all(family_of(m) == PRIMARY for m in metrics) else None
 
 

@@ -66,6 +66,7 @@ def test_the_families_are_declared_and_said():
     assert [hypotheses.family_of(m) for m in ("verdict", "rouge_l")] == [hypotheses.PRIMARY, hypotheses.SECONDARY]
     assert hypotheses.whole_families(["verdict"]) == list(hypotheses.HEADLINE)
     assert hypotheses.whole_families(["verdict", "rouge_l"]) is None and hypotheses.whole_families(None) is None
+    assert hypotheses.whole_families([]) == []
     said = hypotheses.caption(secondary=True)
     assert "Primary family: the 7 headline metrics" in said and "Holm" in said and "secondary (exploratory)" in said
     assert "secondary" not in hypotheses.caption(secondary=False)

@@ -14,6 +14,7 @@ from evaluators.metrics.registry import in_catalogue_order, lookup
 from evaluators.queries import OWN, VIEWS, bounds_in_view
 from evaluators.queries import compare as q
 from evaluators.queries.compare import scale_text, type_name
+from evaluators.queries.hypotheses import caption as tests_caption
 from evaluators.queries import ALL_TYPES, question_types
 from evaluators.queries.sides import Side
 from evaluators.presentation import figures
@@ -160,7 +161,8 @@ if shown.empty:
 for s in tables["summary"].to_dict("records"):
     wins, losses = s["better on"], s["worse on"]
     st.markdown(f"**{md(s['method'])}** is significantly better than **{md(baseline)}** on {len(wins)} of "
-                f"{s['metrics']} metrics and worse on {len(losses)} (Holm-adjusted p < {q.ALPHA})"
+                f"{s['metrics']} metrics and worse on {len(losses)} (Holm-adjusted p < {q.ALPHA} within each "
+                f"family of tests, see below)"
                 + (f": better on {listing(wins)}" if wins else "") + (f"; worse on {listing(losses)}" if losses else "")
                 + ".")
     if n_left := s["left out (reference differs)"]:
@@ -183,11 +185,12 @@ event = st.dataframe(styled, hide_index=True, width="stretch", height=min(38 + 3
 st.caption(
     f"Δ = mean of A − B over the n questions scored `ok` for both (B = {md(baseline)}), with its 95% interval "
     "(percentile bootstrap; t-interval above 5,000 pairs). p: two-sided paired test (Wilcoxon signed-rank, Pratt, "
-    "from 20 pairs; exact sign-flip permutation below); p (Holm): adjusted over all "
-    f"{int(shown['p'].notna().sum())} rows shown. \"better\" respects each metric's direction (lower "
+    "from 20 pairs; exact sign-flip permutation below); p (Holm): adjusted within the row's family of tests "
+    "(column `tests family`), below. \"better\" respects each metric's direction (lower "
     "`hallucination_rate` is better); metrics without one (`dont_know`) get no wins or losses. Green: better for A, "
     "red: better for B, shaded when Holm-significant. Means are over the paired questions."
     + ("" if view == OWN else f" Shown in {view}.") + " Click a row to see that metric below.")
+st.caption(tests_caption(secondary=True))
 missing = [m for m in q.family_metrics(run_metrics, chosen_families) if m not in set(shown["metric"])]
 if missing:
     st.caption("Not comparable (no question scored `ok` by both methods): " + ", ".join(f"`{m}`" for m in missing))

@@ -9,6 +9,7 @@ from evaluators.presentation import figures
 from evaluators.queries import OWN, VIEWS
 from evaluators.queries import overview as q
 from evaluators.queries.compare import run_methods, run_metrics
+from evaluators.queries.hypotheses import caption as tests_caption
 from evaluators.records.run_status import RunStatus
 from ui.common import (current_run, downloads, how_computed, md_escape, plotly_config,
                        report_button, run_header, stop_without_scores, store)
@@ -102,8 +103,9 @@ with headline_area:
     for sentence in tables["findings"]["sentence"]:
         st.markdown("- " + md_escape(sentence))  # method names are uploaded text
     if tables["findings"]["metric"].notna().any():
-        st.caption("A difference is listed when it holds on the questions both methods answered, after Holm's "
-                   "correction over the headline's tests; in brackets its 95% interval. Compare has every metric.")
+        st.caption("A difference is listed when it holds on the questions both methods answered, after the "
+                   "correction below; in brackets its 95% interval. Compare has every metric. "
+                   + tests_caption(secondary=False))
     judge = tables["judge"].iloc[0]
     model = f" ({judge['model']})" if judge["model"] else ""
     if judge["agreement measured"]:

@@ -28,6 +28,7 @@ from evaluators.judges import of_run
 from evaluators.metrics import REGISTRY
 from evaluators.queries import claims, compare, evaluate, golden_set, one_of, overview, question_types
 from evaluators.queries.headline import HEADLINE, leader
+from evaluators.queries.hypotheses import caption as tests_caption
 from evaluators.queries.sides import Side
 from evaluators.store import Store
 
@@ -187,8 +188,9 @@ class _Report:
         parts.append(_p(lead, "lead") + ("<ul class=\"findings\">" + "".join(f"<li>{hl.esc(s)}</li>" for s in rest)
                                          + "</ul>" if rest else ""))
         if findings["metric"].notna().any():
-            parts.append(_p("A difference is listed when it holds on the questions both methods answered, after Holm's "
-                            "correction over the headline's tests; in brackets its 95% interval.", "note"))
+            parts.append(_p("A difference is listed when it holds on the questions both methods answered, after the "
+                            "correction below; in brackets its 95% interval. " + tests_caption(secondary=False),
+                            "note"))
         if not set(scores.dropna(subset=["value"])["metric"]) & set(CORRECTNESS):
             parts.append(_p(f"No score against the reference: this run did not score {' or '.join(CORRECTNESS)}, so "
                             "nothing here says whether the answers are correct; the scores of their grounding in the "
@@ -340,7 +342,7 @@ class _Report:
                         "(not applicable and failed cells are counted in all, never averaged). Differences: paired on "
                         "the questions both methods scored, the mean of A − B with its 95% interval (percentile "
                         "bootstrap; a t interval above 5,000 pairs) and a two-sided paired test (Wilcoxon "
-                        "signed-rank), p adjusted over the tests shown together by Holm's method."))
+                        "signed-rank), p adjusted within its family of tests. " + tests_caption(secondary=True)))
         if self.judge.agreement_measured:
             agreement = self.overview["agreement"]
             parts.append(_folded("The offline judge against people", _p(

@@ -19,6 +19,7 @@ import pandas as pd
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import SCALES, in_catalogue_order, lookup
 from evaluators.queries import ALL_TYPES, OK, OWN, VIEWS, difference_in_view, in_view, one_of, question_types
+from evaluators.queries.hypotheses import family_of, whole_families
 from evaluators.queries.sides import SEPARATOR, Side, side
 from evaluators.maths.stats import holm, paired_comparison
 from evaluators.store import Store
@@ -255,7 +256,8 @@ def _in_list(column: str, prefix: str, values: list[str], params: dict[str, obje
 COMPARISON_COLUMNS = [
     "method", "baseline", "metric", "family", "scale", "higher_is_better", "n", "mean_a", "mean_b",
     "delta", "ci_low", "ci_high", "p_value", "p_holm", "significant", "wins", "ties", "losses", "better",
-    "test", "ci_method", "mean_a_norm", "mean_b_norm", "delta_norm", "ci_low_norm", "ci_high_norm",
+    "test", "ci_method", "mean_a_norm", "mean_b_norm", "delta_norm", "ci_low_norm", "ci_high_norm", "tests_family",
+    "family_tests",
 ]
 
 
@@ -270,9 +272,12 @@ def comparison_table(store: Store, run_id: str, baseline: str | Side, methods: l
     left out (`n_changed_references` counts them). question_type filters on the baseline's golden set.
 
     n pairs; means of both sides over those pairs; delta = mean(A - B) with its 95% interval and a
-    two-sided paired test (evaluators.maths.stats.paired_comparison); p_holm adjusts the p-values of all
-    rows together (Holm); wins / ties / losses count questions better for A / equal / better for
-    B (None when the metric has no direction). Own-scale numbers, plus their `_norm` twins in
+    two-sided paired test (evaluators.maths.stats.paired_comparison); p_holm adjusts the p-values of each
+    pair's declared family of tests together (Holm, evaluators.queries.hypotheses: the headline metrics are the
+    primary family, every other metric the secondary one), computed over the whole family whichever `metrics`
+    are asked, so a row's p_holm is the same on every screen; `tests_family` names the row's family and
+    `family_tests` how many tests its correction counted; wins / ties / losses count questions better for A /
+    equal / better for B (None when the metric has no direction). Own-scale numbers, plus their `_norm` twins in
     [0, 1] units for ranking across scales. Rows: significant (p_holm < 0.05) first, then by
     |delta_norm|, largest first; metrics with no pair at all are left out. max_bootstrap_n: the interval is
     bootstrapped up to this many pairs, a t-interval above (stats.paired_comparison; History lowers it, as it
@@ -290,15 +295,19 @@ def _comparison_table(store: Store, run_id: str, baseline: Side, methods: list[S
     for method in methods:
         if method == baseline:
             continue
-        pairs = _value_pairs(store, method, baseline, metrics=metrics, question_type=question_type)
+        # Every metric of each family the asked metrics belong to: the correction counts the whole family.
+        pairs = _value_pairs(store, method, baseline, metrics=whole_families(metrics), question_type=question_type)
         for metric, part in pairs.groupby("metric", sort=False):
             rows.append(_compare_metric(method.label(run_id), baseline.label(run_id), str(metric),
                                         part["value_a"].to_numpy(), part["value_b"].to_numpy(), max_bootstrap_n))
     table = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     if table.empty:
         return table
-    table["p_holm"] = holm(table["p_value"].tolist())
-    table["significant"] = table["p_holm"].lt(ALPHA)
+    table = _corrected(table)
+    if metrics is not None:
+        table = table[table["metric"].isin(metrics)]
+        if table.empty:
+            return table.reset_index(drop=True)
     for col in ("wins", "ties", "losses"):
         table[col] = table[col].astype("Int64")
     catalogue = {m: i for i, m in enumerate(REGISTRY)}
@@ -307,6 +316,18 @@ def _comparison_table(store: Store, run_id: str, baseline: Side, methods: list[S
     table = table.sort_values(["significant", "_gap", "_rank", "method"], ascending=[False, False, True, True],
                               na_position="last", kind="stable")
     return table.drop(columns=["_rank", "_gap"]).reset_index(drop=True)
+
+
+def _corrected(table: pd.DataFrame) -> pd.DataFrame:
+    """p_holm, significant and the family columns: Holm within each pair's family of tests."""
+    table = table.assign(tests_family=table["metric"].map(family_of))
+    table["p_holm"], table["family_tests"] = None, 0
+    for _, part in table.groupby(["method", "tests_family"], sort=False):
+        table.loc[part.index, "p_holm"] = holm(part["p_value"].tolist())
+        table.loc[part.index, "family_tests"] = int(part["p_value"].notna().sum())
+    table["p_holm"] = table["p_holm"].astype(float)
+    table["significant"] = table["p_holm"].lt(ALPHA)
+    return table
 
 
 def _value_pairs(store: Store, a: Side, b: Side, *, metrics: list[str] | None,
@@ -558,6 +579,7 @@ def _metric_rows(table: pd.DataFrame, others: list[str], baseline: str, scale: s
         "p": table["p_value"],
         "better": table["better"].fillna("no direction"),
         "family": table["family"],
+        "tests family": table["tests_family"],  # the family p (Holm) is corrected over (queries.hypotheses)
     })
     return shown.drop(columns="method") if one else shown
 

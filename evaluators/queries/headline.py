@@ -5,9 +5,9 @@ CI and n, as Overview computes them: the overall 1-5 rating and the pass rate of
 verdicts), correctness, faithfulness, context precision and recall of seed 002, and the share of CORRECT answers
 of seed 003 (Overview's `answer_class` table counts CORRECT / WRONG / DON'T KNOW). `findings`: every other method
 against the leader (the best overall rating, else the best on the first headline score) on each headline metric,
-by Compare's own comparison_table (paired questions, 95% CI, Holm over the headline's tests: the run's primary
-comparisons, declared before looking), one sentence per difference that holds, else one saying none does.
-"""
+by Compare's own comparison_table (paired questions, 95% CI, Holm over the pair's primary family of tests, the
+headline metrics declared before looking: evaluators.queries.hypotheses; Compare shows the same p for the same
+pair), one sentence per difference that holds, else one saying none does."""
 from __future__ import annotations
 
 import pandas as pd
@@ -17,15 +17,10 @@ from evaluators.metrics.registry import SCALES, label_metrics, lookup
 from evaluators.queries import OK
 from evaluators.queries.calibrations import latest_calibration
 from evaluators.queries.compare import comparison_table
+from evaluators.queries.hypotheses import HEADLINE
 from evaluators.maths.stats import t_half_widths
 from evaluators.store import Store
 
-# The seeds' primary scores, the numbers a run is judged by at a glance (History follows them over runs, the gate
-# guards them): the overall 1-5 rating ("the primary metric for comparison", seed 001) and its pass rate,
-# correctness against the reference, faithfulness, context precision and recall (seed 002), and the share of
-# CORRECT answers (seed 003's CORRECT / WRONG / DON'T KNOW).
-HEADLINE = ("judge_overall", "verdict", "answer_correctness_f1", "faithfulness", "context_precision", "context_recall",
-            "answer_class")
 PERCENT, LIKERT = SCALES["percent"], SCALES["likert"]
 # Each headline item as people read it: its name, and how one method is better than another on it.
 ITEMS = {

@@ -27,18 +27,7 @@ FAITHFUL = [(i % 5) / 4 for i in range(N)]
 def headline_run(tmp_path, methods=("m1", "m2", "m3"), status="ok", metrics=("judge_overall", "verdict", "answer_class",
                                                                       "faithfulness"), judge=("offline", None)):
     """The run, scored as if by `judge` (its name and model)."""
-    golden = tmp_path / "golden.jsonl"
-    golden.write_text("\n".join(json.dumps({"question_id": f"q{i}", "question": f"Question {i}?", "reference": "r"})
-                                for i in range(N)))
-    outputs = tmp_path / "outputs.jsonl"
-    outputs.write_text("\n".join(json.dumps({"question_id": f"q{i}", "method": m, "answer": "a", "contexts": ["c"]})
-                                 for i in range(N) for m in methods))
-    store = open_store(tmp_path / "h.duckdb")
-    golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
-    outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
-    run_id = store.create_run(name="h", golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
-                              judge=judge[0], judge_model=judge[1], metrics=list(metrics), config={},
-                              n_samples=N * len(methods))
+    store, run_id = unscored_run(tmp_path / "h.duckdb", N, methods, metrics, judge)
     rows = []
     for method in methods:
         own = "m2" if method == "m3" else method
@@ -56,4 +45,21 @@ def headline_run(tmp_path, methods=("m1", "m2", "m3"), status="ok", metrics=("ju
                              "judge": judge[0], "detail": None, "label": label if ok else None})
     store.write_scores(pd.DataFrame(rows))
     store.finish_run(run_id, "finished")
+    return store, run_id
+
+
+def unscored_run(db, n, methods, metrics, judge=("offline", None)):
+    """(store, run_id) of a run named after the file `db` (created) on n questions q0... and methods' answers, with
+    no score yet: the run's cells are the caller's to write."""
+    golden, outputs = db.parent / "golden.jsonl", db.parent / "outputs.jsonl"
+    golden.write_text("\n".join(json.dumps({"question_id": f"q{i}", "question": f"Question {i}?", "reference": "r"})
+                                for i in range(n)))
+    outputs.write_text("\n".join(json.dumps({"question_id": f"q{i}", "method": m, "answer": "a", "contexts": ["c"]})
+                                 for i in range(n) for m in methods))
+    store = open_store(db)
+    golden_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
+    outputs_id = store.save_dataset(loaders.load(outputs, role="outputs")).dataset_id
+    run_id = store.create_run(name=db.stem, golden_dataset_id=golden_id, outputs_dataset_ids=[outputs_id],
+                              judge=judge[0], judge_model=judge[1], metrics=list(metrics), config={},
+                              n_samples=n * len(methods))
     return store, run_id

@@ -11,6 +11,7 @@ import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from evaluators.queries import compare as q
+from evaluators.queries import hypotheses
 from evaluators.store import open_store
 from tests.helpers.compare_runs import runs, small  # noqa: F401  (fixtures)
 from ui.common import md_escape
@@ -53,6 +54,9 @@ def test_the_page_draws_the_views_tables_and_its_clicks_drill_down(app_at):
                                   f"{summary['significantly better']} of {summary['metrics']} metrics")
                for m in at.markdown)
     assert any("Not comparable" in c.value and "checks_pass_rate" in c.value for c in at.caption)
+    # The families of tests the p (Holm) column is corrected over, and by which method (issue 34)
+    assert [c.value for c in at.caption].count(hypotheses.caption(secondary=True)) == 1
+    assert "Primary family: the 7 headline metrics" in hypotheses.caption(secondary=True)
     _, cells = figure(at, "cmp_heatmap")["data"]
     heat = tables["heatmap"]
     assert [c[3] for c in cells["customdata"]] == heat["n"].tolist()

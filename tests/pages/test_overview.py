@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from evaluators import queries
-from evaluators.queries import PERCENT, compare
+from evaluators.queries import PERCENT, compare, hypotheses
 from evaluators.queries import overview as q
 from evaluators.store import close_store, open_store
 from tests.helpers.calibration import calibration_row
@@ -80,6 +80,9 @@ def test_the_headline_draws_the_views_scores_and_says_compares_numbers(app_at):
         sign = 1 if f.better != leader else -1  # Compare reads each difference from the other method's side
         assert f.n == row["n"].iloc[0]
         assert sign * f.difference == pytest.approx(factor * row[f"Δ vs {leader}"].iloc[0], abs=factor * 5e-4)
+        assert f.p_holm == pytest.approx(row["p (Holm)"].iloc[0])  # one family of tests on both screens (issue 34)
+    if findings["metric"].notna().any():  # the family the findings are corrected over, said under them
+        assert any(c.value.endswith(hypotheses.caption(secondary=False)) for c in at.caption)
     judge = [i.value for i in at.info if "offline judge" in i.value]
     assert judge and tables["judge"]["agreement measured"].iloc[0]
     assert any(d.value.equals(tables["agreement"]) for d in at.dataframe)

@@ -299,3 +299,19 @@ def test_the_report_says_how_far_the_runs_judge_agreed_with_people_when_calibrat
             "judge 0.78") in note
     cells = page.texts("td", "agreement", section="how")
     assert "0.91 [0.87, 0.94]" in cells and "0.70 [0.87, 0.94]" in cells and "begin" in cells
+
+
+def test_the_report_says_which_family_of_tests_its_findings_are_corrected_over(tmp_path):
+    # issue 34: the report's headline names the primary family and its correction, How scores are computed both
+    from evaluators.queries import hypotheses
+    from tests.helpers.family_run import A, B, family_run
+
+    store, run_id = family_run(tmp_path)
+    try:
+        page = Page(report_html(store, run_id, methods=[A, B], baseline=B))
+        headline = " ".join(page.sections["headline"].split())
+        assert f"{A} gets better pass / partial / fail verdicts than {B}" in headline
+        assert hypotheses.caption(secondary=False) in headline
+        assert hypotheses.caption(secondary=True) in " ".join(page.sections["how"].split())
+    finally:
+        close_store(tmp_path / "f.duckdb")

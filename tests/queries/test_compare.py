@@ -67,16 +67,21 @@ def test_wins_respect_each_metrics_direction(small):
     assert judge["mean_a_norm"] == pytest.approx((judge["mean_a"] - 1) / 4)
 
 
-def test_holm_runs_over_every_row_shown_and_rows_are_ranked(small):
+def test_holm_runs_over_each_pairs_family_of_tests_and_rows_are_ranked(small):
+    # Issue 34: Holm within each pair (method against the baseline) and family of tests (the headline metrics,
+    # then every other one), no longer over every row shown, so a row's p is the same on every screen.
     store, run_id = small
     table = q.comparison_table(store, run_id, "m2", ["m1", "m3"])
     assert len(table) == 8 and set(table["method"]) == {"m1", "m3"}
-    p = table["p_value"].to_numpy()
-    order = np.argsort(p, kind="stable")
-    expected = np.maximum.accumulate(np.minimum(1, (len(p) - np.arange(len(p))) * p[order]))
-    holm = np.empty(len(p))
-    holm[order] = expected
-    assert table["p_holm"].to_numpy() == pytest.approx(holm)
+    for (method, family), part in table.groupby(["method", "tests_family"]):
+        p = part["p_value"].to_numpy()
+        order = np.argsort(p, kind="stable")
+        expected = np.maximum.accumulate(np.minimum(1, (len(p) - np.arange(len(p))) * p[order]))
+        holm = np.empty(len(p))
+        holm[order] = expected
+        assert part["p_holm"].to_numpy() == pytest.approx(holm)
+        assert set(part["family_tests"]) == {len(p)}
+        assert set(part["metric"] == "judge_overall") == {family == "primary"}  # the one headline metric here
     significant = table["significant"].tolist()
     assert significant == sorted(significant, reverse=True)  # significant rows first
     for flag in (True, False):
@@ -238,7 +243,7 @@ def test_the_view_opens_on_the_default_pair_with_the_screens_tables(small):
     shown = tables["metrics"].set_index("metric")
     assert list(shown.index) == list(stats.index)  # significant first, then by gap
     assert list(shown.columns) == ["Δ m1 − m2", "95% CI", "p (Holm)", "n", "m1 better", "ties", "m2 better",
-                                   "m1 mean", "m2 mean", "scale", "p", "better", "family"]
+                                   "m1 mean", "m2 mean", "scale", "p", "better", "family", "tests family"]
     rouge = shown.loc["rouge_l"]
     assert rouge["Δ m1 − m2"] == round(stats.loc["rouge_l", "delta"], 3) and rouge["n"] == 5
     assert rouge["95% CI"] == f"[{stats.loc['rouge_l', 'ci_low']:+.3f}, {stats.loc['rouge_l', 'ci_high']:+.3f}]"
@@ -353,7 +358,8 @@ def test_demo_metric_table_against_an_independent_computation(demo_read):
     hall = demo_pairs(store, "hallucination_rate")  # lower is better: "local_search better" counts lower rates
     assert shown.loc["hallucination_rate", f"{A} better"] == np.sum(hall["a"] < hall["b"])
     assert pd.isna(shown.loc["dont_know", f"{A} better"]) and shown.loc["dont_know", "better"] == "no direction"
-    assert shown["p (Holm)"].to_numpy() == pytest.approx(holm_of(shown["p"].to_numpy()))  # over every row shown
+    for _, part in shown.groupby("tests family"):  # over each family of tests (issue 34), not every row shown
+        assert part["p (Holm)"].to_numpy() == pytest.approx(holm_of(part["p"].to_numpy()))
     assert "checks_pass_rate" not in shown.index  # not comparable: no pair scored ok
     summary = tables["summary"].iloc[0]
     significant = shown[shown["p (Holm)"] < q.ALPHA]

@@ -102,7 +102,7 @@ def test_compare_shows_significant_differences_between_two_retrieval_settings(pa
     page.wait_for_url(f"{server}/compare")
     settle(page)
     expect(page.get_by_text(f"{a} is significantly better than {baseline} on {better} of {n} metrics and worse "
-                            f"on {worse} (Holm-adjusted p < 0.05)")).to_be_visible()
+                            f"on {worse} (Holm-adjusted p < 0.05 within each family of tests, see below)")).to_be_visible()
     page.screenshot(path=str(SHOTS / "02-compare-retrieval-settings.png"), full_page=True)
 
 

@@ -848,7 +848,7 @@ def cmd_calibrate(args) -> int:
     if args.estimate:
         return EXIT_OK
     store = _open_store(args.db)
-    key = os.environ.get("OPENAI_API_KEY")
+    key = judge.key()
     try:
         calibration_id, outcome = calibrate.calibrate(store, plan)
     except JudgeRefused as exc:

@@ -195,13 +195,17 @@ class Judge(abc.ABC):
         """The judge of a stored run: its `judge_model` and its config (which holds other entries too)."""
         return cls()
 
+    def key(self, api_key: str | None = None) -> str | None:
+        """The key it would use: `api_key`, lent for one run, else the environment's `key_env` (None: neither)."""
+        return api_key or (os.environ.get(self.key_env) if self.key_env else None) or None
+
     def lacks(self, api_key: str | None = None) -> list[tuple[str, str]]:
         """What it still lacks to judge (an estimate needs none of it), as (what it is about, the message): its model,
-        and a key (`api_key`, lent for one run, else the environment's `key_env`; never stored)."""
+        and a key (`key`; never stored)."""
         found = []
         if self.needs_model and not self.model:
             found.append(("model", "name the judge's model"))
-        if self.needs_key and not (api_key or (self.key_env and os.environ.get(self.key_env))):
+        if self.needs_key and not self.key(api_key):
             found.append(("api_key", f"enter the API key (or set {self.key_env} on the server)"))
         return found
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import shutil
 import tempfile
 import threading
@@ -342,4 +341,4 @@ class CalibrationJob(BackgroundJob):
 
     def start(self, store: Store, api_key: str | None) -> CalibrationJob:
         return super().start(calibrate, store, self.plan, api_key=api_key, on_metric=self._progress,
-                             secret=api_key or os.environ.get("OPENAI_API_KEY"))
+                             secret=self.plan.judge.key(api_key))

@@ -67,7 +67,9 @@ with above:
     st.subheader("Every metric, per method")
     st.dataframe(table, width="stretch", height=min(38 + 35 * len(table), 800))
     st.caption("Mean of the cells scored `ok` with Student's t 95% interval; n = scored / total (not-applicable and "
-               "failed cells are counted in total, never averaged)." + ("" if view == OWN else f" Shown in {view}."))
+               "failed cells are counted in total, never averaged). abstains: the answers that abstain (answer_class DON'T "
+               "KNOW), of all; faithfulness and the other metrics of the answer's own claims leave them out (not "
+               "applicable: no claim to check), so read their mean beside it." + ("" if view == OWN else f" Shown in {view}."))
     downloads(table.reset_index(), f"{run_id}-overview", "overview")
 
     st.subheader("Verdicts, classes and grades")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from evaluators.maths import formulas
+from evaluators.maths.abstention import abstains
 from evaluators.records.judgments import (CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN, VERDICTS, ClaimMatrix, JudgeFailure,
                                   Verdict, combine)
 from evaluators.metrics.registry import metric
@@ -31,11 +32,25 @@ NO_CONTEXT = {
     "hallucination_rate": "no retrieved context to check the answer against",
 }
 
+# The claim metrics that score the answer's own claims. An answer that abstains (`abstains`: the DON'T KNOW check
+# answer_class makes first, seed 003) has no claim of its own to check, and the seeds are silent on what such an
+# answer scores: seed 003's "no claims -> 1.0" is written for an answer that answers ("Empty answer = no
+# unsupported claims"), and would make a refusal fully faithful, so that "I don't know" raised faithfulness. These
+# cells are not_applicable with the reason; the abstention rate is the `dont_know` share (Overview shows it beside).
+# The metrics that compare the answer with the reference (answer_correctness_f1, completeness: seed 002's counts
+# give a refusal 0 when the reference has claims), or count the chunks it used (wp_precision: 0 used), keep their
+# seed's formula; the context metrics do not read the answer.
+ABSTAINS = "the answer abstains"
+ANSWER_CLAIMS_ONLY = ("faithfulness", "hallucination_rate", "wp_recall")
+_ON_ABSTENTION = (" An answer that abstains (answer_class DON'T KNOW, checked first as seed 003 checks its "
+                  "uncertainty phrases before judging; an empty answer too) -> not applicable: no claim of its own "
+                  "to check, and the seeds do not score it.")
+
 # id, higher_is_better, seed, formula
 CLAIM_METRICS = [
     ("faithfulness", True, "000, 002, 003",
      "supported answer claims / answer claims, a claim being supported when any retrieved chunk "
-     "supports it; no claims -> 1.0 (seed 003); no context -> 1.0 with 'No context to verify.' (seed 000)."),
+     "supports it; no claims -> 1.0 (seed 003); no context -> 1.0 with 'No context to verify.' (seed 000)." + _ON_ABSTENTION),
     ("context_precision", True, "003",
      "relevant chunks / retrieved chunks, relevance judged per chunk against the question (seed 003); "
      "no context -> not applicable."),
@@ -48,7 +63,8 @@ CLAIM_METRICS = [
      "chunks used by the answer (supporting at least one answer claim) / retrieved chunks; no context -> "
      "not applicable (NaN in seed 000). x 1-5 by 1 + 4x."),
     ("wp_recall", True, "000",
-     "answer facts covered by the retrieved chunks / answer facts; no context -> 1.0 (seed 000). x 1-5 by 1 + 4x."),
+     "answer facts covered by the retrieved chunks / answer facts; no context -> 1.0 (seed 000). x 1-5 by 1 + 4x."
+     + _ON_ABSTENTION),
     ("answer_correctness_f1", True, "002",
      "TP / (TP + 0.5 (FP + FN)): TP answer claims the reference supports, FP the other answer claims, FN "
      "reference claims the answer does not cover (seed 002)."),
@@ -56,7 +72,7 @@ CLAIM_METRICS = [
      "reference claims covered by the answer / reference claims; no reference claims -> 1.0."),
     ("hallucination_rate", False, "000, 003",
      "answer claims the retrieved chunks contradict or do not contain / answer claims ('hallucinated facts', "
-     "seed 000); a claim the judge could not decide counts neither way."),
+     "seed 000); a claim the judge could not decide counts neither way." + _ON_ABSTENTION),
 ]
 
 
@@ -73,8 +89,17 @@ def chunks_used_by_answer(m: ClaimMatrix) -> list[bool]:
     return [any(row[j] == SUPPORTED for row in m.answer_vs_chunks) for j in range(len(m.chunk_ids))]
 
 
-def claim_metrics(m: ClaimMatrix | JudgeFailure) -> dict[str, Result]:
-    """Every claims-family metric of one sample, by metric id (DESIGN.md "Metric ids")."""
+def claim_metrics(m: ClaimMatrix | JudgeFailure, answer: str | None = None) -> dict[str, Result]:
+    """Every claims-family metric of one sample, by metric id (DESIGN.md "Metric ids"). Given the `answer`,
+    one that abstains leaves `ANSWER_CLAIMS_ONLY` not applicable, whatever the judge extracted or whether it failed."""
+    why = abstains(answer) if answer is not None else None
+    out = _claim_metrics(m)
+    if why:
+        out.update({k: not_applicable(f"{ABSTAINS} ({why}): no claim to check") for k in ANSWER_CLAIMS_ONLY})
+    return out
+
+
+def _claim_metrics(m: ClaimMatrix | JudgeFailure) -> dict[str, Result]:
     if isinstance(m, JudgeFailure):
         return {metric_id: Result(None, m.status, m.error) for metric_id, *_ in CLAIM_METRICS}
     answer = answer_claim_verdicts(m)
@@ -252,7 +277,7 @@ def chunk_rows(key: dict, m: ClaimMatrix | JudgeFailure) -> list[dict]:
 
 def _compute(metric_id: str):
     def compute(samples: Sequence[Sample], context: Any) -> list[Result]:
-        return [claim_metrics(m)[metric_id] for m in context.matrices(samples)]
+        return [claim_metrics(m, s.output.answer)[metric_id] for s, m in zip(samples, context.matrices(samples))]
 
     return compute
 

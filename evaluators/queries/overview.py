@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from evaluators.metrics.claims import ABSTAINS, ANSWER_CLAIMS_ONLY
 from evaluators.metrics.registry import in_catalogue_order, label_metrics, lookup
 from evaluators.queries import (ALL_TYPES, FAILED, NOT_APPLICABLE, OK, OWN, VIEWS, in_view, one_of,
                                 question_types)
@@ -37,6 +38,7 @@ def runs_metric_means(store: Store, run_ids: list[str], *, metrics: list[str] | 
     # one run as an equality, which DuckDB prunes by (the Overview's query); several as a semi-join
     where, params = (["s.run_id = $run"], {"run": run_ids[0]}) if len(run_ids) == 1 else (
         ["s.run_id IN (SELECT unnest($runs))"], {"runs": list(run_ids)})
+    params["abstains"] = ABSTAINS  # the cells an abstaining answer leaves out (metrics.claims)
     if metrics is not None:
         where.append("s.metric IN (SELECT unnest($metrics))")
         params["metrics"] = list(metrics)
@@ -49,6 +51,7 @@ def runs_metric_means(store: Store, run_ids: list[str], *, metrics: list[str] | 
                count(*) FILTER (s.status = {OK}) AS n_scored,
                count(*) AS n_total,
                count(*) FILTER (s.status = {NOT_APPLICABLE}) AS n_not_applicable,
+               count(*) FILTER (s.status = {NOT_APPLICABLE} AND starts_with(s.detail, $abstains)) AS n_abstains,
                count(*) FILTER (s.status IN {FAILED}) AS n_failed, s.run_id
         FROM scores s JOIN runs r USING (run_id)
         LEFT JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = s.question_id
@@ -203,22 +206,34 @@ def in_scale(frame: pd.DataFrame, scale: str) -> pd.DataFrame:
 
 
 def _cell_table(frame: pd.DataFrame, methods: list[str], scale: str) -> pd.DataFrame:
-    """Metrics x methods: per method its mean, "95% CI" and "n" (scored/total) columns, family and scale first,
-    the judge last, metrics in catalogue order."""
+    """Metrics x methods: per method its mean, "95% CI" and "n" (scored/total) columns, family and scale first, the
+    judge last, metrics in catalogue order. With a metric that scores the answer's own claims (faithfulness, ...), an
+    "abstains" column per method on those rows: the answers that abstain, left out of their mean (not applicable), of
+    all, so a mean over the answers that answered is read beside how many did not (issue 34)."""
     frame = in_scale(frame, scale)
     frame["ci"] = [f"[{lo:.2f}, {hi:.2f}]" if pd.notna(lo) else "" for lo, hi in zip(frame["ci_low"], frame["ci_high"])]
     frame["n"] = [f"{a}/{b}" for a, b in zip(frame["n_scored"], frame["n_total"])]
-    wide = frame.pivot(index="metric", columns="method", values=["mean", "ci", "n"])
+    abstentions = frame["metric"].isin(ANSWER_CLAIMS_ONLY).any()
+    frame["abstains"] = [abstention_rate(a, b) if m in ANSWER_CLAIMS_ONLY else ""
+                         for m, a, b in zip(frame["metric"], frame["n_abstains"], frame["n_total"])]
+    wide = frame.pivot(index="metric", columns="method", values=["mean", "ci", "n", "abstains"])
     table = pd.DataFrame(index=wide.index)
     for m in methods:
         table[m] = wide[("mean", m)].astype(float).round(3)
         table[f"{m} 95% CI"] = wide[("ci", m)]
         table[f"{m} n"] = wide[("n", m)]
+        if abstentions:
+            table[f"{m} abstains"] = wide[("abstains", m)].fillna("")
     table = table.loc[in_catalogue_order(table.index)]
     table.insert(0, "scale", [lookup(m).scale for m in table.index])
     table.insert(0, "family", [lookup(m).family for m in table.index])
     table["judge"] = frame.groupby("metric")["judge"].first().reindex(table.index)
     return table
+
+
+def abstention_rate(abstained: int, total: int) -> str:
+    """How many answers abstain, as Overview shows it beside faithfulness: "5/20 (25%)"."""
+    return f"{abstained}/{total} ({abstained / total:.0%})" if total else ""
 
 
 def _labels(counts: pd.DataFrame, metric: str) -> pd.DataFrame:

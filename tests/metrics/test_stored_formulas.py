@@ -109,7 +109,8 @@ SAMPLES = {
                               "reference_claims": ["Erica vagans is also called Cornish heath."]},
                   answer_claims=[({1: S, 6: S}, S)], reference_claims=[({1: S, 6: S}, S)], relevant={1, 6},
                   holistic=holistic(5, (95, 100, 100), "CORRECT")),
-    # an answer that abstains: DON'T KNOW before any judging (seed 003), no claims -> faithfulness 1.0 (seed 003)
+    # an answer that abstains: DON'T KNOW before any judging (seed 003); faithfulness and hallucination_rate are
+    # not applicable (issue 34: no claim of its own to check), not seed 003's 1.0 for an answer with no claims
     "dont_know": dict(question="Within the account of the royal visit to St. Michael's Mount in Cornwall, who is "
                                "identified as the person who married Princess Frederica of Hanover?",
                       reference="Baron Alphonse", answer="I don't know.",
@@ -170,6 +171,12 @@ def value(runs, qid: str, metric: str, method: str = "local_search", judge: str 
     return v
 
 
+def abstained(runs, qid: str, metric: str, judge: str = "llm") -> bool:
+    """The cell is not applicable because the answer abstains, whichever judge scored it."""
+    v, status, _, detail = runs[0][(judge, qid, "local_search", metric)]
+    return v is None and status == "not_applicable" and detail.startswith("the answer abstains")
+
+
 def label(runs, qid: str, metric: str, judge: str = "llm") -> str:
     return runs[0][(judge, qid, "local_search", metric)][2]
 
@@ -182,7 +189,8 @@ def test_faithfulness(runs):
     assert value(runs, "housing", "faithfulness") == formulas.faithfulness(4, 4) == 1  # seed 002: 4 / 4 = 1
     assert value(runs, "maternity", "faithfulness") == formulas.faithfulness(1, 2) == 0.5
     assert value(runs, "erica", "faithfulness") * 100 == 100.0  # seed 003, local_search
-    assert value(runs, "dont_know", "faithfulness") == formulas.faithfulness(0, 0) == 1.0  # seed 003: no claims
+    assert formulas.faithfulness(0, 0) == 1.0  # seed 003: no claims, for an answer that answers
+    assert abstained(runs, "dont_know", "faithfulness")  # not 1.0 (issue 34)
     # seed 000: no context -> 1.0 with its warning
     assert (value(runs, "einstein", "faithfulness"), runs[0][("llm", "einstein", "local_search", "faithfulness")][3]) \
         == tuple(formulas.wp_faithfulness(0, 4, has_context=False)) == (1.0, "No context to verify.")
@@ -191,7 +199,7 @@ def test_faithfulness(runs):
 def test_hallucination_rate(runs):
     assert value(runs, "case", "hallucination_rate") == formulas.hallucination_rate(0, 2) == 0.0  # seed 000: 0 facts
     assert value(runs, "maternity", "hallucination_rate") == formulas.hallucination_rate(1, 2) == 0.5
-    assert value(runs, "dont_know", "hallucination_rate") == formulas.hallucination_rate(0, 0) == 0.0
+    assert abstained(runs, "dont_know", "hallucination_rate")
 
 
 def test_context_recall(runs):

@@ -11,6 +11,7 @@ from evaluators import loaders
 from evaluators.queries import LIKERT, PERCENT
 from evaluators.queries import overview as q
 from evaluators.store import close_store, open_store
+from tests.helpers.claims_runs import build_run
 
 TYPES = ["A", "A", "B", None]
 # metric -> method -> per-question values (None: a cell that failed)
@@ -183,3 +184,25 @@ def test_the_demo_run_against_the_stored_scores(demo_db_file):
         assert by_type["n_scored"].sum() == 206 and len(by_type) == 8  # 4 question types x 2 methods
     finally:
         close_store(demo_db_file)
+
+
+def test_the_abstention_rate_is_beside_faithfulness_whose_mean_leaves_the_refusals_out(tmp_path):
+    """Issue 34: version 2 is version 1 with half its answers refused. Faithfulness is the mean over the answers
+    that answer (the same as version 1's, not raised by refusals scored 1.0), and its row says how many abstained."""
+    chunks = ["The tower was built by Alice in 1879.", "It is made of grey stone."]
+    golden = [{"question_id": f"q{i}", "question": "Who built the tower?", "reference": chunks[0]} for i in range(4)]
+    outputs = [{"question_id": f"q{i}", "method": method, "contexts": chunks,
+                "answer": "I don't know." if method == "v2" and i % 2 else "Alice built the tower. It was painted blue."}
+               for i in range(4) for method in ("v1", "v2")]
+    db = tmp_path / "refusals.duckdb"
+    run_id = build_run(db, tmp_path, golden=golden, outputs=outputs, metrics=["rouge_l", "faithfulness", "dont_know"])
+    store = open_store(db)
+    try:
+        table = q.view(store, run_id)["metrics"]
+    finally:
+        close_store(db)
+    faith = table.loc["faithfulness"]
+    assert faith["v2"] == faith["v1"] == 0.5 and (faith["v1 n"], faith["v2 n"]) == ("4/4", "2/4")
+    assert (faith["v1 abstains"], faith["v2 abstains"]) == ("0/4 (0%)", "2/4 (50%)")
+    assert table.loc["dont_know", "v2"] == 0.5  # the same answers, counted by the dont_know metric
+    assert table.loc["rouge_l", "v2 abstains"] == ""  # a metric of the answer's words, not its claims

@@ -165,6 +165,12 @@ for s in tables["summary"].to_dict("records"):
                 f"family of tests, see below)"
                 + (f": better on {listing(wins)}" if wins else "") + (f"; worse on {listing(losses)}" if losses else "")
                 + ".")
+    if blind := s["cannot detect"]:
+        st.caption("Not significant is not \"no difference\": these pairs find a difference the size of the MDE 80% "
+                   "of the time and a smaller one less often, on "
+                   + ", ".join(f"{md(m)} ({mde:.3g})" for m, mde in list(blind.items())[:5])
+                   + (f" and {len(blind) - 5} more" if len(blind) > 5 else "")
+                   + " (own scale; column MDE in the view chosen).")
     if n_left := s["left out (reference differs)"]:
         st.warning(f"{n_left} question{'s are' if n_left != 1 else ' is'} left out of {md(s['method'])} vs "
                    f"{md(baseline)}: the reference differs between the two runs' golden sets.")
@@ -188,7 +194,9 @@ st.caption(
     "from 20 pairs; exact sign-flip permutation below); p (Holm): adjusted within the row's family of tests "
     "(column `tests family`), below. \"better\" respects each metric's direction (lower "
     "`hallucination_rate` is better); metrics without one (`dont_know`) get no wins or losses. Green: better for A, "
-    "red: better for B, shaded when Holm-significant. Means are over the paired questions."
+    "red: better for B, shaded when Holm-significant. MDE: the minimum detectable effect, the smallest |Δ| the "
+    "paired test finds with 80% power at these n pairs and p < 0.05, from their observed spread. Means are over the "
+    "paired questions."
     + ("" if view == OWN else f" Shown in {view}.") + " Click a row to see that metric below.")
 st.caption(tests_caption(secondary=True))
 missing = [m for m in q.family_metrics(run_metrics, chosen_families) if m not in set(shown["metric"])]

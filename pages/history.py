@@ -86,6 +86,9 @@ for metric in metrics:
 st.subheader("Steps from each run to the next")
 st.dataframe(steps, hide_index=True, width="stretch")
 downloads(steps, f"{run_id}-history-steps", "hist-steps")
+st.caption("mde: the minimum detectable effect of the step, the smallest |delta| the paired test finds with 80% power "
+           f"at its n and p < {ALPHA}, from the observed spread; a step that is not significant but whose mde is large "
+           "may hide a change that size.")
 st.subheader("Per run")
 st.dataframe(points, hide_index=True, width="stretch")
 downloads(points, f"{run_id}-history", "hist-points")

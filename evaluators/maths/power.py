@@ -12,7 +12,9 @@ for them too; the number is a planning figure, not a guarantee.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
+import numpy as np
 from scipy import stats as sps
 
 POWER = 0.8
@@ -53,9 +55,13 @@ def minimum_detectable_effect(n: int, sd: float, alpha: float = 0.05, power: flo
     _check(n, sd, alpha, power, sided)
     if n < 2:
         return None
-    if sd == 0:
-        return 0.0
-    # In units of sd: the normal approximation is a lower bound; widen until the power is reached, then bisect.
+    return 0.0 if sd == 0 else _effect_in_sds(n, alpha, power, sided) * sd
+
+
+@lru_cache(maxsize=4096)
+def _effect_in_sds(n: int, alpha: float, power: float, sided: int) -> float:
+    """The MDE in units of the SD: it scales with the SD, so a screen of many metrics at one n solves it once."""
+    # The normal approximation is a lower bound; widen until the power is reached, then bisect.
     low = 0.0
     high = (sps.norm.ppf(1 - alpha / sided) + sps.norm.ppf(power)) / math.sqrt(n)
     while paired_power(high, n, 1.0, alpha, sided) < power:
@@ -65,4 +71,26 @@ def minimum_detectable_effect(n: int, sd: float, alpha: float = 0.05, power: flo
         low, high = (middle, high) if paired_power(middle, n, 1.0, alpha, sided) < power else (low, middle)
         if high - low < 1e-10:
             break
-    return float(high * sd)
+    return float(high)
+
+
+def difference_spread(a, b) -> float | None:
+    """The SD an MDE is computed from, for paired scores a[i], b[i]: of the differences, or when they do not vary
+    (an identical re-run) of the two sides' scores as if unpaired, sqrt(var_a + var_b), which bounds it from above
+    unless the sides are negatively correlated. None with fewer than 2 pairs or no spread at all (a metric constant
+    on both sides says nothing of how it varies)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size < 2:
+        return None
+    sd = float(np.std(a - b, ddof=1))
+    if sd > 0:
+        return sd
+    sd = math.sqrt(float(np.var(a, ddof=1) + np.var(b, ddof=1)))
+    return sd if sd > 0 else None
+
+
+def paired_mde(a, b, alpha: float = 0.05, power: float = POWER) -> float | None:
+    """The two-sided paired MDE of n = len(a) pairs at their observed spread (difference_spread); None when it
+    cannot be said."""
+    sd = difference_spread(a, b)
+    return None if sd is None else minimum_detectable_effect(len(a), sd, alpha, power)

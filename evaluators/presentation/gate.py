@@ -36,19 +36,18 @@ import pandas as pd
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import in_catalogue_order, lookup
 from evaluators.queries import OK as OK_STATUS
-from evaluators.queries.compare import (TIE_TOLERANCE, comparison_table, n_changed_references, paired_scores,
+from evaluators.queries.compare import (LARGE_MDE, TIE_TOLERANCE, comparison_table, n_changed_references, paired_scores,
                                         run_methods, run_metrics)
 from evaluators.queries.headline import HEADLINE
 from evaluators.queries.overview import REPLIES_DISAGREE
 from evaluators.queries.sides import SEPARATOR, Side
 from evaluators.maths.family import max_t
-from evaluators.maths.power import POWER, minimum_detectable_effect
+from evaluators.maths.power import POWER, paired_mde
 from evaluators.records.run_status import RunStatus
 from evaluators.store import Store
 
 ALPHA = 0.05
 UNSTABLE_SHOWN = 20  # unstable samples listed in the markdown report; the rest are counted
-LARGE_MDE = 0.1  # an MDE above this share of the metric's range (and above its tolerance or margin) is said
 BLIND_SHOWN = 3  # metrics named in the headline's "cannot detect"; the rest are counted
 
 # Verdicts of a gate row
@@ -244,20 +243,6 @@ def family_name(n: int) -> str:
     return f"Westfall-Young max-T over the {n} gated metric{'s' if n != 1 else ''}"
 
 
-def spread(part: pd.DataFrame) -> float | None:
-    """The SD the MDE is computed from: of the paired differences, or when they do not vary (an identical
-    re-run) of the two sides' scores as if unpaired, sqrt(var_a + var_b), which bounds it from above unless the
-    sides are negatively correlated. None with fewer than 2 pairs or no spread at all (a metric constant on both
-    sides says nothing of how it varies)."""
-    if len(part) < 2:
-        return None
-    sd = float(part["delta"].std(ddof=1))
-    if sd > 0:
-        return sd
-    sd = float(math.sqrt(part["value_a"].var(ddof=1) + part["value_b"].var(ddof=1)))
-    return sd if sd > 0 else None
-
-
 def gate_rows(table: pd.DataFrame, differences: pd.DataFrame, pairs: Sequence[tuple[str, str]],
               metrics: Sequence[str], tolerances: Mapping[str, float], alpha: float,
               margins: Mapping[str, float] | None = None) -> pd.DataFrame:
@@ -275,8 +260,7 @@ def gate_rows(table: pd.DataFrame, differences: pd.DataFrame, pairs: Sequence[tu
             r = found.get((method, baseline, metric), {})
             n = int(r.get("n") or 0)
             part = parts.get((method, baseline, metric))
-            sd = spread(part) if n and part is not None else None
-            mde = None if sd is None else minimum_detectable_effect(n, sd, alpha)
+            mde = paired_mde(part["value_a"], part["value_b"], alpha) if n and part is not None else None
             bar = max(tolerances.get(metric, 0.0), margins.get(metric, 0.0), LARGE_MDE * lookup(metric).range.width)
             rows.append({"method": method, "baseline_method": baseline, "metric": metric, "n": n,
                          "mean_candidate": r.get("mean_a"), "mean_baseline": r.get("mean_b"), "delta": r.get("delta"),

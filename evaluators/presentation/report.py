@@ -1,6 +1,7 @@
 """The report file: one self-contained HTML page of a run, for people who will not open the app.
 
-What was evaluated; Overview's headline; the comparison by question type; the verdicts and answer classes per
+What was evaluated; Overview's headline; each method against the baseline on the headline metrics, with the minimum
+detectable effect; the comparison by question type; the verdicts and answer classes per
 method; the questions where the methods differ most, each side's answer with its claims highlighted and the chunks
 they cite; how the scores are computed. Every number comes from a screen's own view (overview, compare, claims,
 evaluate): this module lays their tables out and computes none. Uploaded text is escaped (highlight.esc, and
@@ -100,7 +101,8 @@ class _Report:
             body.append(_section("scores", "Scores", self.no_scores()))
         else:
             pairs = self.pairs()
-            body += [self.headline(), self.by_type(pairs), self.distributions(), self.disagreements(pairs),
+            body += [self.headline(), self.differences(pairs), self.by_type(pairs), self.distributions(),
+                     self.disagreements(pairs),
                      self.how_computed(pairs)]
         head = [plotly.offline.get_plotlyjs()] if self.scripts else []
         head.append(UNFOLD)
@@ -211,7 +213,36 @@ class _Report:
         return (f"Scored by {self.judge.label}{model}. Its agreement with people has not been measured here: the "
                 "offline judge's figures do not carry over (python -m evaluators judge calibrate measures it).")
 
-    # -- 3. by question type ----------------------------------------------------------------------------
+    # -- 3. the differences and what this golden set can detect ----------------------------------------
+
+    def differences(self, pairs) -> str:
+        if not pairs:
+            return _section("differences", "Differences and power", _p(self.why_no_comparison()))
+        parts = []
+        for method, base, _, tables in pairs:
+            rows = _pair_rows(tables, method)
+            rows = rows[rows["metric"].isin(HEADLINE)] if rows["metric"].isin(HEADLINE).any() else rows
+            parts.append(f"<h3>{hl.esc(method)} − {hl.esc(base)}</h3>")
+            if rows.empty:
+                parts.append(_p(f"No question is scored by both {method} and {base}."))
+                continue
+            shown = rows.rename(columns={c: "Δ" for c in rows.columns if c.startswith("Δ")})
+            parts.append(_table(shown[["metric", "Δ", "95% CI", "p (Holm)", "n", "MDE", "better"]]))
+            summary = tables["summary"]
+            blind = summary.loc[summary["method"] == method, "cannot detect"]
+            blind = {m: v for m, v in (blind.iloc[0] if len(blind) else {}).items() if m in set(rows["metric"])}
+            if blind:
+                parts.append(_p("Not significant is not \"no difference\": at these n, a difference smaller than the "
+                                "MDE may go unseen, on " + ", ".join(f"{m} ({v:.3g})" for m, v in blind.items())
+                                + ".", "warning"))
+        parts.append(_p("The headline metrics (Compare has every metric), in each metric's own scale. Δ = mean of A − B "
+                        "over the n questions both scored, its 95% interval, p (Holm) within the family of tests below; "
+                        "MDE: the minimum detectable effect, the smallest |Δ| the paired test finds with 80% power at "
+                        f"this n and p < {compare.ALPHA}, from the observed spread. " + tests_caption(secondary=False),
+                        "note"))
+        return _section("differences", "Differences and power", "".join(parts))
+
+    # -- 4. by question type ----------------------------------------------------------------------------
 
     def pairs(self) -> list[tuple[str, str, str | None, dict]]:
         """(method, baseline, metric, compare.view's tables) for each other method against the baseline, its
@@ -254,7 +285,7 @@ class _Report:
     def why_no_comparison(self) -> str:
         return f"Only one method ({self.label(self.sides[0])}): there is nothing to compare it with."
 
-    # -- 4. verdicts and answer classes -----------------------------------------------------------------
+    # -- 5. verdicts and answer classes -----------------------------------------------------------------
 
     def distributions(self) -> str:
         views = {self.run_id: self.overview}  # another run's method: that run's Overview
@@ -275,7 +306,7 @@ class _Report:
                 parts.append(_p(f"Not scored in this run ({metric})."))
         return _section("distributions", "Verdicts and answer classes", "".join(parts))
 
-    # -- 5. where the methods differ most ---------------------------------------------------------------
+    # -- 6. where the methods differ most ---------------------------------------------------------------
 
     def disagreements(self, pairs) -> str:
         if not pairs:
@@ -330,7 +361,7 @@ class _Report:
                 + f'<details class="chunks"><summary>Retrieved chunks ({len(mine["chunks"])})</summary>'
                 + f'{hl.chunk_cards(hl.cards(mine["chunks"]), column=column)}</details></div>')
 
-    # -- 6. how the scores are computed -----------------------------------------------------------------
+    # -- 7. how the scores are computed -----------------------------------------------------------------
 
     def how_computed(self, pairs) -> str:
         metrics = dict.fromkeys([*self.overview["headline"]["metric"], *(m for _, _, m, _ in pairs if m)])

@@ -21,6 +21,7 @@ from evaluators.metrics.registry import SCALES, in_catalogue_order, lookup
 from evaluators.queries import ALL_TYPES, OK, OWN, VIEWS, difference_in_view, in_view, one_of, question_types
 from evaluators.queries.hypotheses import family_of, whole_families
 from evaluators.queries.sides import SEPARATOR, Side, side
+from evaluators.maths.power import paired_mde
 from evaluators.maths.stats import holm, paired_comparison
 from evaluators.store import Store
 
@@ -29,6 +30,9 @@ PREFERRED = ("local_search", "basic_search")
 # Scores computed by float arithmetic may differ in the last bits: those are ties, not wins.
 TIE_TOLERANCE = 1e-9
 ALPHA = 0.05
+# An MDE above this share of a metric's range is "large": a difference that size or smaller may go unseen (the gate
+# says so in its verdict, Compare beside its summary).
+LARGE_MDE = 0.1
 ORDERS = ("question", "gap", "sample")
 NO_TYPE = "(no type)"  # how a question without a type is named on screen
 SCATTER_POINTS = 3000  # a reproducible sample above this: a browser draws ~3,000 SVG points smoothly
@@ -257,7 +261,7 @@ COMPARISON_COLUMNS = [
     "method", "baseline", "metric", "family", "scale", "higher_is_better", "n", "mean_a", "mean_b",
     "delta", "ci_low", "ci_high", "p_value", "p_holm", "significant", "wins", "ties", "losses", "better",
     "test", "ci_method", "mean_a_norm", "mean_b_norm", "delta_norm", "ci_low_norm", "ci_high_norm", "tests_family",
-    "family_tests",
+    "family_tests", "mde", "mde_norm",
 ]
 
 
@@ -277,7 +281,9 @@ def comparison_table(store: Store, run_id: str, baseline: str | Side, methods: l
     primary family, every other metric the secondary one), computed over the whole family whichever `metrics`
     are asked, so a row's p_holm is the same on every screen; `tests_family` names the row's family and
     `family_tests` how many tests its correction counted; wins / ties / losses count questions better for A /
-    equal / better for B (None when the metric has no direction). Own-scale numbers, plus their `_norm` twins in
+    equal / better for B (None when the metric has no direction); mde the minimum detectable effect of these pairs
+    (evaluators.maths.power.paired_mde: the paired t-test's at ALPHA two-sided and 80% power from their observed
+    spread; None below 2 pairs or with no spread). Own-scale numbers, plus their `_norm` twins in
     [0, 1] units for ranking across scales. Rows: significant (p_holm < 0.05) first, then by
     |delta_norm|, largest first; metrics with no pair at all are left out. max_bootstrap_n: the interval is
     bootstrapped up to this many pairs, a t-interval above (stats.paired_comparison; History lowers it, as it
@@ -351,6 +357,7 @@ def _compare_metric(method: str, baseline: str, metric: str, a: np.ndarray, b: n
     # sorting the pairs by value makes the interval the same on every rerun without sorting in SQL.
     order = np.lexsort((b, a))
     c = paired_comparison(a[order], b[order], tie_tolerance=TIE_TOLERANCE, max_bootstrap_n=max_bootstrap_n)
+    mde = paired_mde(a, b, ALPHA)
     m = lookup(metric)
     sign = m.direction
     wins, losses = (c.wins, c.losses) if sign >= 0 else (c.losses, c.wins)
@@ -374,6 +381,7 @@ def _compare_metric(method: str, baseline: str, metric: str, a: np.ndarray, b: n
         "better": better, "test": c.test, "ci_method": c.ci_method,
         "mean_a_norm": norm(c.mean_a), "mean_b_norm": norm(c.mean_b), "delta_norm": norm_difference(c.mean_diff),
         "ci_low_norm": norm_difference(c.low), "ci_high_norm": norm_difference(c.high),
+        "mde": mde, "mde_norm": norm_difference(mde),
     }
 
 
@@ -543,14 +551,19 @@ def scale_text(scale: str) -> str:
 
 def _summary(table: pd.DataFrame, others: list[str], baseline: str, left_out: dict[str, int]) -> pd.DataFrame:
     """Per method: on how many metrics it is significantly better or worse than the baseline (Holm), and which;
-    how many questions were left out because their reference differs between the two golden sets."""
+    `cannot detect`: the metrics with a direction where it is neither, but whose MDE exceeds LARGE_MDE of the
+    metric's range (metric -> MDE, own scale): "not significant" there says little; how many questions were left
+    out because their reference differs between the two golden sets."""
     rows = []
     for method in others:
         part = table[table["method"] == method]
         better = part.loc[part["significant"] & (part["better"] == method), "metric"].tolist()
         worse = part.loc[part["significant"] & (part["better"] == baseline), "metric"].tolist()
+        blind = part[~part["significant"] & part["higher_is_better"].notna()
+                     & part["mde_norm"].astype(float).gt(LARGE_MDE)]
         rows.append({"method": method, "baseline": baseline, "metrics": len(part), "significantly better": len(better),
                      "significantly worse": len(worse), "better on": better, "worse on": worse,
+                     "cannot detect": {m: round(float(v), 6) for m, v in zip(blind["metric"], blind["mde"])},
                      "left out (reference differs)": left_out.get(method, 0)})
     return pd.DataFrame(rows)
 
@@ -570,6 +583,8 @@ def _metric_rows(table: pd.DataFrame, others: list[str], baseline: str, scale: s
                        difference_in_view(table["ci_high_norm"], table["ci_high"], scale))],
         "p (Holm)": table["p_holm"],
         "n": table["n"],
+        # the smallest |Δ| these n pairs find 80% of the time: a non-significant Δ below it is not "no difference"
+        "MDE": difference_in_view(table["mde_norm"], table["mde"], scale).round(3),
         f"{a_name} better": table["wins"],
         "ties": table["ties"],
         f"{baseline} better": table["losses"],

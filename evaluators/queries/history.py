@@ -25,7 +25,7 @@ TABLES = ("runs", "points", "steps")
 RUN_COLUMNS = ["position", "run_id", "name", "created_at", "judge", "judge_model", "status", "sample"]
 POINT_COLUMNS = ["method", "metric", "position", "run_id", "mean", "ci_low", "ci_high", "n", "n_total"]
 STEP_COLUMNS = ["method", "metric", "from_position", "to_position", "from_run", "to_run", "n", "delta", "ci_low",
-                "ci_high", "p", "p (Holm)", "significant", "change"]
+                "ci_high", "p", "p (Holm)", "significant", "change", "mde"]
 # Steps are many (runs x methods x metrics): bootstrap intervals up to 500 pairs, t-intervals above (a bootstrap
 # of 5,000 pairs costs ~0.4 s; History over 20 runs of 5,000 questions made ~230 of them).
 BOOTSTRAP_MAX = 500
@@ -133,7 +133,8 @@ def _steps(store: Store, run_id: str, chains: tuple[tuple[Side, ...], ...], posi
         delta=difference_in_view(steps["delta_norm"], steps["delta"], scale),
         ci_low=difference_in_view(steps["ci_low_norm"], steps["ci_low"], scale),
         ci_high=difference_in_view(steps["ci_high_norm"], steps["ci_high"], scale),
-        p=steps["p_value"], change=[CHANGES.get(d) for d in direction])
+        p=steps["p_value"], change=[CHANGES.get(d) for d in direction],
+        mde=difference_in_view(steps["mde_norm"], steps["mde"], scale))
     steps = steps.sort_values(["method", "metric", "from_position"], key=lambda c: c.map(order)
                               if c.name == "metric" else c, kind="stable")
     return steps[STEP_COLUMNS].reset_index(drop=True)

@@ -9,6 +9,7 @@ import pytest
 
 from evaluators.metrics import REGISTRY
 from evaluators.queries import compare, overview
+from evaluators.queries.headline import HEADLINE
 from evaluators.presentation.report import report_html
 from evaluators.store import close_store, open_store
 from tests.helpers.hostile import A_LINK, HOSTILE_METHOD, IMG, JS_LINK
@@ -17,7 +18,7 @@ from tests.helpers.cli import cli
 from tests.helpers.headline_run import headline_run
 from tests.helpers.shared_db import held_elsewhere
 
-SECTIONS = ["evaluated", "headline", "by-type", "distributions", "questions", "how"]
+SECTIONS = ["evaluated", "headline", "differences", "by-type", "distributions", "questions", "how"]
 BLOCKS = {"p", "li", "td", "th", "h1", "h2", "h3", "h4", "dt", "dd", "pre", "div", "mark"}
 VOID = {"meta", "br", "img", "link", "input", "hr"}
 
@@ -116,6 +117,14 @@ def test_the_demo_report_holds_every_section_with_the_views_content(demo):
     assert facts["Baseline"] == "local_search"  # the headline's leader: each other method is compared with it
     assert all(t in facts["Question types"] for t in overview.question_types(store, run_id))
     assert "Run date" in facts and facts["RAGScope"]
+    # the differences on the headline metrics as Compare gives them, each with its minimum detectable effect
+    assert page.texts("h3", section="differences") == ["basic_search − local_search"]
+    pair = compare.view(store, run_id, methods=["basic_search", "local_search"], baseline="local_search")["metrics"]
+    pair = pair[pair["metric"].isin(HEADLINE)]
+    cells = page.texts("td", section="differences")
+    assert page.texts("th", section="differences") == ["metric", "Δ", "95% CI", "p (Holm)", "n", "MDE", "better"]
+    assert cells[::7] == list(pair["metric"]) and len(pair) > 3
+    assert cells[5::7] == [f"{v:.3f}".rstrip("0").rstrip(".") for v in pair["MDE"]]
     # the comparison: the heatmap of the pair, the five largest gaps on the first headline metric, as Compare lists them
     assert page.texts("h3", section="by-type") == ["basic_search − local_search"]
     gaps = compare.view(store, run_id, methods=["basic_search", "local_search"], baseline="local_search",
@@ -179,7 +188,7 @@ def test_a_run_with_one_method_says_there_is_nothing_to_compare(tmp_path):
     store, run_id = headline_run(tmp_path, methods=("m1",))
     text = report_html(store, run_id)
     page = Page(text)
-    for section in ("by-type", "questions"):
+    for section in ("differences", "by-type", "questions"):
         assert page.sections[section].endswith("Only one method (m1): there is nothing to compare it with.")
     assert "Only one method (m1)" in page.texts("p", "lead")[0]
     assert _graphs(text) == 3  # the headline and the two distributions

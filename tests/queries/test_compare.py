@@ -8,7 +8,8 @@ from scipy import stats as sps
 
 from evaluators.queries import compare as q
 from evaluators.queries.sides import Side, side
-from tests.helpers.compare_runs import EDITED, holm_of, runs, small  # noqa: F401 (runs, small: fixtures)
+from evaluators.store import close_store, open_store
+from tests.helpers.compare_runs import EDITED, holm_of, runs, small, write_run  # noqa: F401 (runs, small: fixtures)
 
 
 def test_methods_metrics_and_the_default_pair(small):
@@ -242,7 +243,7 @@ def test_the_view_opens_on_the_default_pair_with_the_screens_tables(small):
     stats = q.comparison_table(store, run_id, "m2", ["m1"]).set_index("metric")
     shown = tables["metrics"].set_index("metric")
     assert list(shown.index) == list(stats.index)  # significant first, then by gap
-    assert list(shown.columns) == ["Δ m1 − m2", "95% CI", "p (Holm)", "n", "m1 better", "ties", "m2 better",
+    assert list(shown.columns) == ["Δ m1 − m2", "95% CI", "p (Holm)", "n", "MDE", "m1 better", "ties", "m2 better",
                                    "m1 mean", "m2 mean", "scale", "p", "better", "family", "tests family"]
     rouge = shown.loc["rouge_l"]
     assert rouge["Δ m1 − m2"] == round(stats.loc["rouge_l", "delta"], 3) and rouge["n"] == 5
@@ -345,7 +346,7 @@ def test_demo_metric_table_against_an_independent_computation(demo_read):
     tables = q.view(store, run_id)
     shown = tables["metrics"].set_index("metric")
     delta = f"Δ {A} − {B}"
-    assert list(shown.columns[:5]) == [delta, "95% CI", "p (Holm)", "n", f"{A} better"]
+    assert list(shown.columns[:6]) == [delta, "95% CI", "p (Holm)", "n", "MDE", f"{A} better"]
     expected = demo_pairs(store, "rouge_l")
     a, b = expected["a"].to_numpy(), expected["b"].to_numpy()
     row = shown.loc["rouge_l"]
@@ -431,3 +432,56 @@ def test_demo_three_methods_each_against_the_baseline_and_one_method_alone(demo)
     alone = add_run(store, {A: A})
     with pytest.raises(ValueError, match="at least two methods"):
         q.view(store, alone)
+
+
+def test_each_row_states_its_minimum_detectable_effect(small):
+    """MDE: the paired t-test's at alpha 0.05 two-sided and 80% power, from the SD of the n differences; recomputed
+    here with scipy's noncentral t (the power at the MDE is 80%, a hair less is below)."""
+    store, run_id = small
+    table = q.comparison_table(store, run_id, "m2", ["m1"]).set_index("metric")
+    pairs = q.paired_scores(store, run_id, "m1", "m2", metrics=["rouge_l"])
+    d = (pairs["value_a"] - pairs["value_b"]).to_numpy()
+    n, sd, mde = len(d), d.std(ddof=1), table.loc["rouge_l", "mde"]
+
+    def power(effect):
+        t = sps.t.ppf(0.975, n - 1)
+        nc = effect / sd * np.sqrt(n)
+        return sps.nct.sf(t, n - 1, nc) + sps.nct.cdf(-t, n - 1, nc)
+
+    assert power(mde) == pytest.approx(0.8, abs=1e-6) and power(mde * 0.99) < 0.8
+    # judge_overall: 1-5 scale, so its norm twin is the MDE over the range's width 4
+    assert table.loc["judge_overall", "mde_norm"] == pytest.approx(table.loc["judge_overall", "mde"] / 4)
+    shown = q.view(store, run_id)["metrics"].set_index("metric")
+    assert shown.loc["rouge_l", "MDE"] == round(mde, 3)
+
+
+def test_the_summary_names_what_a_small_golden_set_cannot_detect(small):
+    """6 questions: every directed metric that is not significant has an MDE far above a tenth of its range."""
+    store, run_id = small
+    table = q.comparison_table(store, run_id, "m2", ["m1"]).set_index("metric")
+    summary = q.view(store, run_id)["summary"].iloc[0]
+    expected = table[~table["significant"] & table["higher_is_better"].notna()
+                     & (table["mde_norm"] > q.LARGE_MDE)]["mde"].round(6).to_dict()
+    assert summary["cannot detect"] == expected and expected
+    assert "dont_know" not in summary["cannot detect"]  # no direction: nothing to detect
+
+
+def test_the_mde_shrinks_as_the_golden_set_grows(tmp_path):
+    """The same spread of differences at 20 and at 200 questions: the MDE falls by about sqrt(10) (a little more, as
+    the t distribution's tails thin with n), and at 200 a tenth of the range is within reach."""
+    rng = np.random.default_rng(3)
+    mdes = {}
+    for n in (20, 200):
+        a = rng.uniform(0, 1, n).round(3)
+        b = np.clip(a - rng.normal(0, 0.3, n), 0, 1).round(3)
+        store = open_store(path := tmp_path / f"n{n}.duckdb")
+        try:
+            run_id = write_run(store, tmp_path, f"n{n}", {"rouge_l": {"m1": a.tolist(), "m2": b.tolist()}})
+            row = q.comparison_table(store, run_id, "m2", ["m1"]).iloc[0]
+            mdes[n] = (row["mde"], np.std(a - b, ddof=1))
+        finally:
+            close_store(path)
+    (mde_20, sd_20), (mde_200, sd_200) = mdes[20], mdes[200]
+    ratio = (mde_20 / sd_20) / (mde_200 / sd_200)
+    assert np.sqrt(10) < ratio < 1.15 * np.sqrt(10)
+    assert mde_200 < 0.1 < mde_20

@@ -6,6 +6,8 @@ import pandas as pd
 import pytest
 
 from evaluators.queries import history as h
+from evaluators.queries.compare import comparison_table
+from evaluators.queries.sides import Side
 from evaluators.queries.screens import SCREENS
 from tests.helpers.compare_runs import VALUES, holm_of
 from tests.helpers.history_runs import N, runs  # noqa: F401 (runs: a fixture)
@@ -49,6 +51,11 @@ def test_steps_pair_each_methods_consecutive_runs(runs):
     assert pd.isna(by.loc["dont_know", "change"])  # no direction
     assert steps["p (Holm)"].to_numpy() == pytest.approx(holm_of(steps["p"].to_numpy()))
     assert not steps["significant"].any()
+    # Power: the step's MDE is the paired t-test's at 80% from the SD of its 5 differences (t quantile at 4 df)
+    d = np.array([0.4, 0.0, -0.1, 0.3, 0.4])
+    step = comparison_table(store, second, Side(first, "m1"), [Side(second, "m1")], metrics=["rouge_l"])
+    assert rouge["mde"] == pytest.approx(step["mde"].item())
+    assert rouge["mde"] > 2.776 * d.std(ddof=1) / np.sqrt(5)  # above the half-width of the 95% t-interval
 
 
 def test_a_step_is_significant_after_holm_over_every_step_shown(runs):

@@ -80,3 +80,34 @@ def average_precision(j: Judged, k: int | None = None) -> float:
             found += 1
             total += found / rank
     return total / len(j.relevant)
+
+
+# --------------------------------------------------------------------------- chunks without ids
+
+MATCH_SHARE = 0.8  # of the shorter text's distinct words found in the other
+MATCH_MIN_WORDS = 5  # distinct words the shorter text needs: a 2-word chunk matches too much
+MATCH_RULE = (f"a chunk matches a reference context when at least {MATCH_SHARE:.0%} of the distinct words of the "
+              f"shorter of the two (lowercase [a-z0-9]+ runs, at least {MATCH_MIN_WORDS}) occur in the other; each "
+              "chunk counts for the reference context it shares the most with (ties: the first), and only the first "
+              "chunk to match a reference context is relevant, as trec_eval counts a document once")
+
+
+def overlap(chunk: frozenset[str], reference: frozenset[str]) -> float:
+    """The share of the shorter word set found in the other (0 when the shorter has too few words)."""
+    shorter = min(len(chunk), len(reference))
+    return len(chunk & reference) / shorter if shorter >= MATCH_MIN_WORDS else 0.0
+
+
+def matched_by_text(chunks: Sequence[frozenset[str]], references: Sequence[frozenset[str]]
+                    ) -> tuple[tuple[str, ...], dict[str, float]]:
+    """Ids for chunks that carry none, read from the reference contexts (`MATCH_RULE`): a chunk that matches reference
+    context j is document `ref-j`, every other chunk its own `chunk-i`; every reference context is relevant (grade 1).
+    The words of each text are given as sets (`maths.text.tokens`)."""
+    ranked, claimed = [], set()
+    for i, words in enumerate(chunks, 1):
+        shares = [overlap(words, ref) for ref in references]
+        best = max(range(len(shares)), key=shares.__getitem__, default=None)
+        doc = f"ref-{best + 1}" if best is not None and shares[best] >= MATCH_SHARE else None
+        ranked.append(doc if doc is not None and doc not in claimed else f"chunk-{i}")
+        claimed.add(doc)
+    return tuple(ranked), {f"ref-{j}": 1.0 for j in range(1, len(references) + 1)}

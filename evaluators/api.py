@@ -120,9 +120,9 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
     its cells not judged yet left to do (resume: `lifecycle.resume(store, run_id, max_cost=...)`, then
     `engine.execute_run`). sample: judge a random sample of that many questions, stratified by question type, drawn
     with `seed` (default: a random one; the run's config records both: `result.run["config"]`); every method is
-    judged on the same questions. k: the rank metrics' cut-offs (id_recall@k, ...; default 1, 3, 5, 10 up to the
-    longest retrieved list, where the golden set names relevant documents). qrels: a qrels file (BEIR TSV or TREC)
-    naming each question's relevant documents (read_inputs).
+    judged on the same questions. k: the rank metrics' cut-offs (id_recall@k, ...; default those of 1, 3, 5, 10
+    shorter than the longest retrieved list, where the golden set names relevant documents). qrels: a qrels file
+    (BEIR TSV or TREC) naming each question's relevant documents (read_inputs).
     Bad input raises LoadError listing every problem (nothing is stored); bad options ValueError or KeyError, listing
     every problem too.
     """

@@ -104,8 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics", help="comma-separated metric ids (default: all; see `metrics`); a rank metric at "
                                        "a cut-off is id@k, e.g. id_recall@5")
     run.add_argument("--k", type=_cutoffs, metavar="K,K,...",
-                     help="the rank metrics' cut-offs, e.g. 1,3,5,10 (id_recall@5, ...; default: 1,3,5,10 up to the "
-                          "longest retrieved list, where the golden set names relevant documents)")
+                     help="the rank metrics' cut-offs, e.g. 1,3,5,10 (id_recall@5, ...; default: those of 1,3,5,10 "
+                          "shorter than the longest retrieved list, where the golden set names relevant documents)")
     run.add_argument("--qrels", metavar="FILE",
                      help="the documents that answer each question: BEIR's qrels TSV (header query-id, corpus-id, "
                           "score) or TREC's (qid 0 docid rel); its query ids are the golden set's question ids, its "

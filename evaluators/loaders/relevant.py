@@ -106,8 +106,8 @@ def retrieval_problems(outputs: Sequence, golden) -> list[Problem]:
         if judged and not matched:
             example = next(doc for g in grades.values() for doc in g)
             rank_ids = all(c.chunk_id == str(r) for o in ds.outputs for r, c in enumerate(o.contexts, 1))
-            hint = (" Its chunks carry no ids (each chunk's id is its rank): give them ids ({\"id\": ..., \"text\": ...}"
-                    " or a retrieved_context_ids column)" if rank_ids else
+            hint = (" Its chunks carry no ids (each chunk's id is its rank): give them ids "
+                    "({\"id\": ..., \"text\": ...} or a retrieved_context_ids column)" if rank_ids else
                     f" Its chunk ids look like {', '.join(map(repr, seen_ids))}; the golden set's like {example!r}")
             problems.append(Problem(ds.source, None, field, (
                 f"none of the retrieved chunk ids of its {judged} answer(s) to questions with relevant documents is "

@@ -10,7 +10,8 @@ Which retrieved documents are relevant:
 An empty retrieved list retrieves nothing: every rank metric is 0 there.
 
 Each metric is also computed at cut-offs, `id_recall@5` (`registry.find`); a run's cut-offs are chosen when it
-starts (`run --k`, `evaluate(k=...)`, default 1, 3, 5, 10 up to the longest retrieved list: `cutoff_ids`).
+starts (`run --k`, `evaluate(k=...)`; default those of 1, 3, 5, 10 shorter than the longest retrieved list:
+`cutoff_ids`).
 Stored as scores rows (store.py) like every metric; the Diagnosis screen reads `id_recall`.
 """
 from __future__ import annotations
@@ -62,7 +63,8 @@ def _scored(samples: Sequence[Sample], measure: Callable[[rk.Judged, int | None]
         where = f" (rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))})" if ranks else ""
         scope = f"in the first {k}" if k is not None else f"in {len(top)} retrieved"
         out.append(Result(measure(j, k), OK, f"{len(ranks)} of {len(j.relevant)} relevant documents {scope}{where}",
-                          counts={"relevant": len(j.relevant), "retrieved": len(top), "relevant_retrieved": len(ranks)}))
+                          counts={"relevant": len(j.relevant), "retrieved": len(top),
+                                  "relevant_retrieved": len(ranks)}))
     return out
 
 
@@ -92,13 +94,14 @@ RANK_METRICS = tuple(m.id for m in REGISTRY.values() if m.cutoffs)
 
 def cutoff_ids(metric_ids: Iterable[str], k: Sequence[int] | None, samples: Sequence[Sample]) -> list[str]:
     """The ids of `metric_ids` with, for each rank metric among them, its cut-offs `id@k` for every k in `k`; None:
-    the default cut-offs (1, 3, 5, 10) up to the longest retrieved list of `samples` (a cut-off past every list
-    repeats the whole-list value), none where no question names a relevant document (they could only say so)."""
+    the default cut-offs (1, 3, 5, 10) shorter than the longest retrieved list of `samples` (a cut-off at or past
+    every list's length repeats the whole-list value), none where no question names a relevant document (they could
+    only say so)."""
     ids = list(metric_ids)
     if k is None:
         ranked = [s for s in samples if s.golden.relevant_ids or s.golden.reference_contexts]
         longest = max((len(s.output.contexts) for s in ranked), default=0)
-        k = [c for c in DEFAULT_CUTOFFS if c <= longest]
+        k = [c for c in DEFAULT_CUTOFFS if c < longest]
     return ids + [f"{m}@{c}" for m in ids if REGISTRY.get(m) is not None and REGISTRY[m].cutoffs for c in k]
 
 
@@ -108,5 +111,6 @@ def cutoff_problem(k: Sequence[int] | None) -> str | None:
         return None
     bad = [c for c in k if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= 9999]
     if bad or not k:
-        return (f"cut-offs must be whole ranks from 1 to 9999, like 1,3,5,10; got {', '.join(map(repr, bad)) or 'none'}")
+        return ("cut-offs must be whole ranks from 1 to 9999, like 1,3,5,10; got "
+                f"{', '.join(map(repr, bad)) or 'none'}")
     return None

@@ -75,7 +75,8 @@ def test_retrieved_ids_must_be_one_per_chunk(tmp_path):
 
 
 def _outputs(tmp_path, contexts_by_question: dict) -> object:
-    rows = [{"question_id": q, "method": "basic", "answer": "x", "contexts": c} for q, c in contexts_by_question.items()]
+    rows = [{"question_id": q, "method": "basic", "answer": "x", "contexts": c}
+            for q, c in contexts_by_question.items()]
     return load(_jsonl(tmp_path / "out.jsonl", rows), role="outputs")
 
 

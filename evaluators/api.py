@@ -38,15 +38,18 @@ Source = Any  # a path, a DataFrame, a list of dicts (records) or a loaders.Data
 
 
 def read_inputs(golden: Source, outputs: Source | Sequence | Mapping | None = None, *, context_sep: str | None = None,
-                encoding: str = "utf-8") -> Inputs:
+                encoding: str = "utf-8", qrels: str | Path | None = None) -> Inputs:
     """Read and cross-check every input, gathering all problems (LoadError) before anything is written.
 
     outputs: None when the golden file holds the answers too; one source; a list of sources (each may be a
     (method, source) pair, naming the method of a source without a method column); or {method: source}.
+    qrels: a qrels file (BEIR TSV or TREC) whose relevant documents replace the golden set's relevant_ids.
     """
     problems, gold, answers = [], None, []
     try:
         gold = _read(golden, "golden" if outputs is not None else "auto", None, context_sep, encoding)
+        if qrels is not None:
+            gold = loaders.with_qrels(gold, qrels)
         if outputs is None and not gold.outputs:
             raise ValueError(f"{gold.source} holds no answers: give the outputs too (the CLI's --outputs PATH)")
     except LoadError as exc:
@@ -105,7 +108,8 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
              metrics: Sequence[str] | None = None, judge: Judge | None = None, db: str | Path | None = None,
              name: str | None = None, on_progress: engine.MetricProgress | None = None,
              context_sep: str | None = None, encoding: str = "utf-8", max_cost: float | None = None,
-             sample: int | None = None, seed: int | None = None) -> Evaluation:
+             sample: int | None = None, seed: int | None = None, k: Sequence[int] | None = None,
+             qrels: str | Path | None = None) -> Evaluation:
     """Score every (question, method) pair of `outputs` against `golden` and store the run in `db`.
 
     golden, outputs: see `read_inputs`. metrics: ids (default all; `python -m evaluators metrics`). judge:
@@ -116,14 +120,16 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
     its cells not judged yet left to do (resume: `lifecycle.resume(store, run_id, max_cost=...)`, then
     `engine.execute_run`). sample: judge a random sample of that many questions, stratified by question type, drawn
     with `seed` (default: a random one; the run's config records both: `result.run["config"]`); every method is
-    judged on the same questions.
+    judged on the same questions. k: the rank metrics' cut-offs (id_recall@k, ...; default those of 1, 3, 5, 10
+    shorter than the longest retrieved list, where the golden set names relevant documents). qrels: a qrels file
+    (BEIR TSV or TREC) naming each question's relevant documents (read_inputs).
     Bad input raises LoadError listing every problem (nothing is stored); bad options ValueError or KeyError, listing
     every problem too.
     """
     spec = RunSpec(judge or OfflineJudge(), metrics=metrics, name=name, context_sep=context_sep, max_cost=max_cost,
-                   sample=sample, seed=seed)
+                   sample=sample, seed=seed, k=k)
     refuse(spec.problems())  # before any file is read
-    prepared = prepare(read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding), spec)
+    prepared = prepare(read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding, qrels=qrels), spec)
     refuse(prepared.problems)  # before a database is opened
     store = open_store(db if db is not None else temporary_db())
     run_id = start(store, prepared)

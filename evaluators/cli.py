@@ -26,7 +26,7 @@ from evaluators.runs.estimate import Estimate
 from evaluators.presentation.gate import (ALPHA, gate, junit_xml, markdown_report, parse_deltas, parse_tolerances,
                                          text_report)
 from evaluators.records.judgments import JudgeRefused
-from evaluators.metrics import REGISTRY, resolve
+from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import INPUTS, SCALES
 from evaluators.queries.calibrations import latest_calibration
 from evaluators.queries.evaluate import seconds_text
@@ -101,7 +101,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--base-url", help="OpenAI-compatible base URL (openai judge; default $OPENAI_BASE_URL); "
                                         "the key comes from OPENAI_API_KEY and is never stored")
     _azure_arguments(run)
-    run.add_argument("--metrics", help="comma-separated metric ids (default: all; see `metrics`)")
+    run.add_argument("--metrics", help="comma-separated metric ids (default: all; see `metrics`); a rank metric at "
+                                       "a cut-off is id@k, e.g. id_recall@5")
+    run.add_argument("--k", type=_cutoffs, metavar="K,K,...",
+                     help="the rank metrics' cut-offs, e.g. 1,3,5,10 (id_recall@5, ...; default: those of 1,3,5,10 "
+                          "shorter than the longest retrieved list, where the golden set names relevant documents)")
+    run.add_argument("--qrels", metavar="FILE",
+                     help="the documents that answer each question: BEIR's qrels TSV (header query-id, corpus-id, "
+                          "score) or TREC's (qid 0 docid rel); its query ids are the golden set's question ids, its "
+                          "corpus ids the retrieved chunks' ids. Replaces the golden set's relevant_ids")
     run.add_argument("--name", help="a name for the run")
     run.add_argument("--concurrency", type=int, default=8, help="judge calls in flight at once (default: 8)")
     run.add_argument("--repeats", type=int, default=1, metavar="N",
@@ -429,7 +437,7 @@ def cmd_run(args) -> int:
         judge = _judge(args)
         spec = lifecycle.RunSpec(judge, metrics=_comma_list(args.metrics) if args.metrics is not None else None,
                                  name=args.name, context_sep=args.context_sep, max_cost=args.max_cost,
-                                 sample=args.sample, seed=args.seed)
+                                 sample=args.sample, seed=args.seed, k=args.k)
         # the numbers as given, whichever judge (the offline one ignores them, but a --concurrency 0 is a mistake
         # all the same); the judge's model and key, unless only estimating
         given = lifecycle.number_problems(dict(concurrency=args.concurrency, repeats=args.repeats,
@@ -439,7 +447,8 @@ def cmd_run(args) -> int:
         if problems := list(dict.fromkeys(needs + spec.problems() + given)):  # before any file is read
             return _refuse(problems, judge)
         outputs = [_split_outputs_arg(arg) for arg in args.outputs]
-        inputs = api.read_inputs(args.golden, outputs or None, context_sep=args.context_sep, encoding=args.encoding)
+        inputs = api.read_inputs(args.golden, outputs or None, context_sep=args.context_sep, encoding=args.encoding,
+                                 qrels=args.qrels)
         prepared = lifecycle.prepare(inputs, spec)
         _print_plan(prepared, args)
         if prepared.problems:  # before anything is stored
@@ -489,7 +498,7 @@ def _print_plan(prepared: lifecycle.Prepared, args) -> None:
     elif drawn is not None:
         print(f"{sampling.note(prepared.sample)}, stratified by question type; the same --seed draws it again, and "
               f"`run --resume RUN_ID --sample N` grows it", file=sys.stderr)
-    print(f"{len(prepared.samples)} samples x {len(resolve(prepared.spec.metrics))} metrics", file=sys.stderr)
+    print(f"{len(prepared.samples)} samples x {len(prepared.metric_ids)} metrics", file=sys.stderr)
     for method, qids in prepared.missing.items():
         print(f"  note: {method} has no answer for {len(qids)} golden question(s), e.g. {qids[0]}", file=sys.stderr)
     if judge.makes_calls and prepared.samples:
@@ -723,6 +732,11 @@ def _add_option(parser: argparse.ArgumentParser, param: inspect.Parameter, doc: 
 
 def _comma_list(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def _cutoffs(text: str) -> list:
+    """--k's ranks as numbers; an item that is no whole number stays text, for RunSpec to name it."""
+    return [int(item) if item.isdigit() else item for item in _comma_list(text)]
 
 
 def cmd_view(args) -> int:

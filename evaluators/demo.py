@@ -34,6 +34,7 @@ _CHECKOUT = Path(__file__).resolve().parent.parent / "data" / "demo"
 DEMO_DIR = _CHECKOUT if _CHECKOUT.is_dir() else Path(__file__).resolve().parent / "demo_data"
 ARAGOG_DIR = DEMO_DIR / "aragog"
 CLAPNQ_FILE = DEMO_DIR / "clapnq" / "rag_model_performance.json"
+CLAPNQ_QRELS = DEMO_DIR / "clapnq_qrels.tsv"  # each answerable question's passage id (data/demo/build_clapnq_qrels.py)
 # The GraphRAG-Bench files: the tests upload them as a user would.
 DEMO_GOLDEN = DEMO_DIR / "novel_44557_golden.csv"
 DEMO_OUTPUTS = DEMO_DIR / "novel_44557_outputs.jsonl"
@@ -57,6 +58,7 @@ class Demo:
     golden: Source
     outputs: tuple[Source, ...]
     metrics: tuple[str, ...] | None = None  # None: every metric
+    qrels: Path | None = None  # a qrels file naming the golden set's relevant documents (loaders.with_qrels)
     after: Callable[[Store, str], None] | None = None  # once the run is finished (must be idempotent)
     legacy_names: tuple[str, ...] = ()  # earlier names of the same run: renamed, not computed again
 
@@ -109,10 +111,14 @@ CLAPNQ = Demo(
         "Real answers: GPT-3.5, Llama-2-13b-chat and Mistral-7b-instruct on 100 ClapNQ questions, each with one "
         "Wikipedia passage; 20 questions are UNANSWERABLE from their passage (the reference is then an "
         "abstention: DON'T KNOW is the right answer). Three people rated every answer for faithfulness, answer "
-        "relevance and fluency (1-4, with reasons). Source: IBM/InspectorRAGet's \"RAG Model Performance\" "
-        "example (Apache-2.0), from ClapNQ (Rosenthal et al. 2024, github.com/primeqa/clapnq)."),
+        "relevance and fluency (1-4, with reasons). The rank metrics (id_recall, id_ndcg, ...) read each answerable "
+        "question's passage id as its relevant document (ClapNQ's gold passage; data/demo/clapnq_qrels.tsv): every "
+        "model was given that passage, so retrieval is perfect there and any loss is the answer's. Source: "
+        "IBM/InspectorRAGet's \"RAG Model Performance\" example (Apache-2.0), from ClapNQ (Rosenthal et al. 2024, "
+        "github.com/primeqa/clapnq)."),
     golden=Source(CLAPNQ_FILE),
     outputs=(Source(CLAPNQ_FILE),),
+    qrels=CLAPNQ_QRELS,
     after=_import_clapnq_ratings,
 )
 GRAPHRAG = Demo(
@@ -152,7 +158,10 @@ DEMOS = (ARAGOG, CLAPNQ, GRAPHRAG, ARAGOG_HYDE)  # computed in this order; the f
 
 def _datasets(store: Store, demo: Demo) -> tuple[str, list[str]]:
     """The demo's golden and outputs dataset ids (stored on first use)."""
-    golden = store.save_dataset(read_source(demo.golden, "golden")).dataset_id
+    golden_set = read_source(demo.golden, "golden")
+    if demo.qrels is not None:
+        golden_set = loaders.with_qrels(golden_set, demo.qrels)
+    golden = store.save_dataset(golden_set).dataset_id
     outputs = [store.save_dataset(read_source(source, "outputs")).dataset_id for source in demo.outputs]
     return golden, outputs
 

@@ -141,3 +141,31 @@ def test_the_demo_command_names_the_demos_it_knows(capsys):
 
     assert main(["demo", "aragog", "bogus", "--db", ":memory:"]) == 2
     assert "unknown demo bogus; the demos are aragog, clapnq, graphrag, hyde" in capsys.readouterr().err
+
+
+def test_the_clapnq_demo_ranks_each_answerable_questions_passage():
+    """data/demo/clapnq_qrels.tsv is what its script writes from the ClapNQ file, and through it every answerable
+    question's passage is its relevant document: id_recall 1 where the passage was retrieved (every model was given
+    it), not applicable on the 20 unanswerable questions."""
+    import importlib.util
+
+    from evaluators.metrics.registry import find
+    from evaluators.records import NOT_APPLICABLE
+    from evaluators.runs import planning
+
+    spec = importlib.util.spec_from_file_location("build_clapnq_qrels", demo.DEMO_DIR / "build_clapnq_qrels.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert demo.CLAPNQ.qrels.read_text(encoding="utf-8") == script.qrels_text(json.loads(
+        demo.CLAPNQ_FILE.read_text(encoding="utf-8")))
+    golden = loaders.with_qrels(demo.read_source(demo.CLAPNQ.golden, "golden"), demo.CLAPNQ.qrels)
+    outputs = demo.read_source(demo.CLAPNQ.outputs[0], "outputs")
+    assert loaders.check_against_golden(outputs, golden) == []
+    named = {g.question_id: g for g in golden.golden if g.relevant_ids}
+    assert len(named) == 80 and {g.question_type for g in named.values()} == {"ANSWERABLE"}
+    samples = planning.plan(golden.golden, outputs.outputs).samples
+    results = find("id_recall").scored(samples)
+    by_type = {}
+    for s, r in zip(samples, results):
+        by_type.setdefault(s.golden.question_type, set()).add(r.value if r.value is not None else r.status)
+    assert by_type == {"ANSWERABLE": {1.0}, "UNANSWERABLE": {NOT_APPLICABLE}}

@@ -12,7 +12,7 @@ from evaluators import queries
 from evaluators.presentation import csv_export, report
 from evaluators.runs import sampling
 from evaluators.judges import agreement, prices
-from evaluators.metrics import REGISTRY
+from evaluators.metrics.registry import find
 from evaluators.records.run_status import RunStatus
 from evaluators.runs.runner import RunManager
 from evaluators.store import Store
@@ -144,7 +144,7 @@ def how_computed(metric_ids) -> None:
     """The "How scores are computed" panel: each metric's formula as implemented and its source seed."""
     with st.expander("How scores are computed"):
         for metric_id in metric_ids:
-            m = REGISTRY.get(metric_id)
+            m = find(metric_id)  # id_recall@5 too
             if m is None:
                 continue
             st.markdown(f"**`{m.id}`** · {m.family} · scale {m.scale} · seed {m.seed}")

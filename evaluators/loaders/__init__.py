@@ -14,6 +14,7 @@ The pipeline, one module a step:
 - jsontext.py  JSON text (a file, a line, a cell) -> values, refused past MAX_DEPTH levels or with a key twice
 - records.py   records -> GoldenItems and RagOutputs, question ids, repeats within a file
 - dataset.py   `load` (the pipeline) and `check_against_golden` (outputs across files)
+- relevant.py  a qrels file into the golden set (`with_qrels`), retrieved lists checked against its relevant ids
 - problems.py  the problems of one file, and the words messages use for values
 """
 from evaluators.loaders.cells import MAX_CELL_CHARS
@@ -22,7 +23,8 @@ from evaluators.loaders.dataset import ROLES, Dataset, check_against_golden, loa
 from evaluators.loaders.formats import FORMATS, Records, column_names, detect_format, read_records
 from evaluators.loaders.jsontext import MAX_DEPTH
 from evaluators.loaders.records import derive_question_id
+from evaluators.loaders.relevant import read_qrels, with_qrels
 
 __all__ = ["ALIASES", "FORMATS", "GOLDEN_FIELDS", "MAX_CELL_CHARS", "MAX_DEPTH", "OUTPUT_FIELDS", "ROLES", "Dataset",
            "Records", "check_against_golden", "column_names", "derive_question_id", "detect_format", "load",
-           "read_records"]
+           "read_qrels", "read_records", "with_qrels"]

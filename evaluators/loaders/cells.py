@@ -200,3 +200,75 @@ def checks(value: Any) -> tuple[dict, ...]:
     if errors:
         raise Bad("; ".join(errors))
     return tuple(value)
+
+
+# --------------------------------------------------------------------------- relevant documents
+
+_RELEVANT_HINT = 'a list of ids like ["doc1", "doc2"] or an object of grades like {"doc1": 2, "doc2": 1}'
+
+
+def relevant_ids(value: Any) -> tuple[tuple[str, float], ...]:
+    """The documents that answer a question: a list of ids (grade 1 each) or {id: grade} (graded relevance, a
+    number; > 0 is relevant, as in trec_eval), JSON text in a CSV cell. Missing or empty: none named."""
+    value = _json_cell(value, "relevant_ids")
+    if value is None:
+        return ()
+    if isinstance(value, dict):
+        pairs = [(_document_id(key, f"id {preview(str(key))}"), _grade(key, grade)) for key, grade in value.items()]
+    elif isinstance(value, (list, tuple)):
+        pairs = [(_document_id(item, f"item {n}"), 1.0) for n, item in enumerate(value, 1)]
+    else:
+        raise Bad(f"relevant_ids must be {_RELEVANT_HINT}, found {kind(value)}")
+    seen: set[str] = set()
+    for doc, _ in pairs:
+        if doc in seen:
+            raise Bad(f"relevant_ids names document '{doc}' twice; name each relevant document once")
+        seen.add(doc)
+    return tuple(pairs)
+
+
+def context_ids(value: Any) -> tuple[str, ...]:
+    """The retrieved chunks' ids in a column of their own (ragas: retrieved_context_ids), in rank order."""
+    value = _json_cell(value, "retrieved_context_ids")
+    if value is None:
+        return ()
+    if not isinstance(value, (list, tuple)):
+        raise Bad(f"retrieved_context_ids must be a list of ids, one per retrieved chunk, found {kind(value)}")
+    return tuple(_document_id(item, f"item {n}") for n, item in enumerate(value, 1))
+
+
+def _json_cell(value: Any, field: str) -> Any:
+    """A list or object cell as a value (JSON text in CSV); None when missing or blank."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, str):
+        stripped = _within_limit(value).strip()
+        if not stripped:
+            return None
+        if stripped[0] not in "[{":
+            raise Bad(f"{field} is a single text ({preview(stripped)}); write {_RELEVANT_HINT}" if
+                      field == "relevant_ids" else f"{field} is a single text ({preview(stripped)}); write a "
+                      'JSON list of ids like ["doc1", "doc2"], one per retrieved chunk')
+        try:
+            return jsontext.loads(stripped)
+        except jsontext.JsonRefused as refused:
+            raise Bad(f"{field}: {refused.message}") from None
+        except json.JSONDecodeError as err:
+            raise Bad(f"{field} is not valid JSON ({err.msg} at character {err.pos})") from None
+    return value
+
+
+def _document_id(value: Any, what: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise Bad(f"document {what} is {kind(value)}; a document id is a text or a whole number")
+    doc = str(value)
+    if not doc.strip():
+        raise Bad(f"document {what} is an empty id")
+    return doc
+
+
+def _grade(doc: Any, grade: Any) -> float:
+    if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade):
+        raise Bad(f"the grade of document '{doc}' is {kind(grade)}, not a number; give each relevant document a "
+                  "number (1 relevant, 2 or more highly relevant, 0 judged not relevant)")
+    return float(grade)

@@ -26,10 +26,15 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "question_type": ("question_type", "type", "category", "answerability"),
     "evidence": ("evidence",),
     "checks": ("checks",),
+    # The documents that answer a question (ragas: reference_context_ids), a list of ids or {id: grade}.
+    # RAGChecker carries ids only on the retrieved chunks (retrieved_context[].doc_id, read as chunk ids).
+    "relevant_ids": ("relevant_ids", "reference_context_ids", "relevant_doc_ids", "gold_doc_ids"),
+    # The retrieved chunks' ids in a column of their own, one per chunk in order (ragas: retrieved_context_ids).
+    "context_ids": ("retrieved_context_ids", "context_ids", "retrieved_ids"),
 }
 GOLDEN_FIELDS = ("question_id", "question", "reference", "question_type", "evidence",
-                 "reference_contexts", "checks")
-OUTPUT_FIELDS = ("question_id", "question", "method", "answer", "contexts")
+                 "reference_contexts", "checks", "relevant_ids")
+OUTPUT_FIELDS = ("question_id", "question", "method", "answer", "contexts", "context_ids")
 _DESCRIPTIONS = {
     "question_id": "the question id",
     "question": "the question text",

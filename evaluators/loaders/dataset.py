@@ -16,6 +16,7 @@ from evaluators.loaders import cells
 from evaluators.loaders.columns import GOLDEN_FIELDS, OUTPUT_FIELDS, id_field, plan_roles, resolve_columns
 from evaluators.loaders.formats import Source, gc_paused, parse
 from evaluators.loaders.problems import Problems
+from evaluators.loaders.relevant import retrieval_problems
 from evaluators.loaders.records import RecordReader, derive_question_id, duplicate_outputs
 from evaluators.records import GoldenItem, LoadError, Problem, RagOutput
 
@@ -105,15 +106,17 @@ def _content_hash(src: Source, options: dict) -> str:
 
 
 def check_against_golden(outputs: Dataset | Sequence[Dataset], golden: Dataset) -> list[Problem]:
-    """Outputs whose question is not in the golden set, and (question_id, method) pairs answered
-    twice, also across files (their scores would overwrite each other)."""
+    """Outputs whose question is not in the golden set, (question_id, method) pairs answered
+    twice, also across files (their scores would overwrite each other), and retrieved lists the
+    golden set's relevant ids cannot rank (`relevant.retrieval_problems`)."""
     if not golden.golden:
         return [Problem(golden.source, None, None,
                         "holds no golden items; choose the golden set file as the golden set")]
     known = {item.question_id for item in golden.golden}
     by_text = {derive_question_id(item.question): item.question_id for item in golden.golden}
     problems, first_seen = [], {}
-    for ds in [outputs] if isinstance(outputs, Dataset) else outputs:
+    outputs = [outputs] if isinstance(outputs, Dataset) else list(outputs)
+    for ds in outputs:
         rows = ds.output_rows or tuple(range(1, len(ds.outputs) + 1))
         field = id_field(ds.columns)
         for row, out in zip(rows, ds.outputs):
@@ -125,7 +128,7 @@ def check_against_golden(outputs: Dataset | Sequence[Dataset], golden: Dataset) 
                     f"question '{out.question_id}' already has an answer from method '{out.method}' in "
                     f"{first_seen[key][0]} (row {first_seen[key][1]}); give each file its own method name")))
             first_seen.setdefault(key, (ds.source, row))
-    return problems
+    return problems + retrieval_problems(outputs, golden)
 
 
 def _unknown_question_message(output: RagOutput, golden_source: str, by_text: dict) -> str:

@@ -100,14 +100,22 @@ class RecordReader:
             evidence=cells.none_if_blank(self.cell(row, record, "evidence")),
             reference_contexts=tuple(chunk.text for chunk in reference_contexts),
             checks=self.cell(row, record, "checks", cells.checks) or (),
+            relevant_ids=self.cell(row, record, "relevant_ids", cells.relevant_ids) or (),
         )
 
     def output(self, row: int, record: dict, question_id: str | None) -> RagOutput:
+        contexts = self.cell(row, record, "contexts", self.contexts) or ()
+        ids = self.cell(row, record, "context_ids", cells.context_ids) or ()
+        if ids and len(ids) != len(contexts):
+            self.problems.add(row, self.columns["context_ids"], f"{len(ids)} ids for {len(contexts)} retrieved "
+                              "chunks; give one id per chunk, in the order of the chunks")
+        elif ids:
+            contexts = tuple(Chunk(doc, chunk.text) for doc, chunk in zip(ids, contexts))
         return RagOutput(
             question_id=question_id,
             method=self.method(row, record),
             answer=self.cell(row, record, "answer") or "",  # an empty answer is a real failure
-            contexts=self.cell(row, record, "contexts", self.contexts) or (),
+            contexts=contexts,
         )
 
     def method(self, row: int, record: dict) -> str | None:

@@ -5,5 +5,6 @@ from evaluators.metrics import semantic  # noqa: F401
 from evaluators.metrics import claims  # noqa: F401
 from evaluators.metrics import rubric  # noqa: F401
 from evaluators.metrics import composite  # noqa: F401
+from evaluators.metrics import ranking  # noqa: F401
 
 __all__ = ["REGISTRY", "Metric", "metric", "resolve"]

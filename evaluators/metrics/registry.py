@@ -5,9 +5,12 @@ A metric is a function over a batch of samples returning one Result per sample, 
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from evaluators.records import Result, Sample, not_applicable
@@ -85,6 +88,10 @@ class Metric:
     labels: Mapping[str, float] = field(default_factory=dict)
     uses: tuple[str, ...] = ()
     why_absent: Mapping[str, str] = field(default_factory=dict)  # a needed input -> its own word for lacking it
+    # Whether it has cut-offs, `id@k` (the rank metrics: id_recall@5): `compute` then takes `k` (None: the whole
+    # list), and `find` makes the metric of each k from it (`at`).
+    cutoffs: bool = False
+    k: int | None = None  # the cut-off of a metric made by `at`
 
     @property
     def reads(self) -> tuple[str, ...]:
@@ -130,6 +137,13 @@ class Metric:
         """How a method's cells of this metric are summarised: the shares of its labels, or the mean."""
         return "label shares" if self.labels else "mean"
 
+    def at(self, k: int) -> Metric:
+        """This metric cut at rank k: id `id@k`, its compute given k."""
+        if not self.cutoffs or k < 1:
+            raise ValueError(f"{self.id} has no cut-off {k}")
+        return dataclasses.replace(self, id=f"{self.id}@{k}", compute=partial(self.compute, k=k), cutoffs=False, k=k,
+                                   formula=f"{self.formula} @{k}: only the first {k} retrieved documents count.")
+
     def norm(self, value: float | None) -> float | None:
         """The value projected onto [0, 1] for comparisons and correlations."""
         if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -152,9 +166,11 @@ def metric(
     uses: tuple[str, ...] = (),
     why_absent: Mapping[str, str] | None = None,
     labels: Mapping[str, float] | None = None,
+    cutoffs: bool = False,
 ) -> Callable[[Compute], Compute]:
     """Register `compute(samples, context) -> list[Result]` under `id`. `compute` is given only the samples
-    that have every input in `needs` (`Metric.scored` marks the others not_applicable)."""
+    that have every input in `needs` (`Metric.scored` marks the others not_applicable). cutoffs: it also has a metric
+    per cut-off k, id `id@k` (`find`), and `compute` takes `k=`."""
     if scale not in SCALES:
         raise ValueError(f"{id}: unknown scale {scale!r}")
     if (scale == "label") != bool(labels):
@@ -171,22 +187,44 @@ def metric(
         if id in REGISTRY:
             raise ValueError(f"metric {id!r} registered twice")
         REGISTRY[id] = Metric(id, family, scale, higher_is_better, tuple(needs), seed, formula, compute,
-                              dict(labels or {}), tuple(uses), dict(why_absent or {}))
+                              dict(labels or {}), tuple(uses), dict(why_absent or {}), cutoffs)
         return compute
 
     return register
 
 
+_CUT = re.compile(r"(?P<base>.+)@(?P<k>[1-9][0-9]{0,3})")
+
+
+def find(metric_id: str) -> Metric | None:
+    """The metric of this id: a registered one, or `base@k` of a registered metric with cut-offs (id_recall@5,
+    made when asked: any k from 1 to 9999); None for an id that names neither."""
+    found = REGISTRY.get(metric_id)
+    if found is None and (cut := _CUT.fullmatch(metric_id)):
+        base = REGISTRY.get(cut["base"])
+        found = base.at(int(cut["k"])) if base is not None and base.cutoffs else None
+    return found
+
+
 def lookup(metric_id: str) -> Metric:
     """The registered metric, or for an id no longer in the catalogue (a run stored by an older version)
     a plain 0-1 metric with no direction, so that its stored scores still show."""
-    return REGISTRY.get(metric_id) or Metric(metric_id, "other", "ratio", None, (), "", "", _not_registered)
+    return find(metric_id) or Metric(metric_id, "other", "ratio", None, (), "", "", _not_registered)
+
+
+def _catalogue_key(metric_id: str, order: dict[str, int]) -> tuple:
+    """Where an id sits: a metric's cut-offs right after it by k; ids in no catalogue last (alphabetically)."""
+    m = find(metric_id)
+    if m is None:
+        return (len(order), 0, metric_id)
+    return (order[m.id.rsplit("@", 1)[0] if m.k else m.id], m.k or 0, "")
 
 
 def in_catalogue_order(metric_ids) -> list[str]:
-    """The ids in catalogue order, ids no longer in the catalogue last (alphabetically)."""
-    found = set(metric_ids)
-    return [m for m in REGISTRY if m in found] + sorted(found - set(REGISTRY))
+    """The ids in catalogue order (cut-offs after their metric, by k), ids no longer in the catalogue last
+    (alphabetically)."""
+    order = {m: i for i, m in enumerate(REGISTRY)}
+    return sorted(set(metric_ids), key=lambda i: _catalogue_key(i, order))
 
 
 def label_metrics() -> dict[str, tuple[str, ...]]:
@@ -202,10 +240,11 @@ def resolve(ids: Sequence[str] | None = None) -> list[Metric]:
     """The metrics named by `ids` (all when None), in catalogue order; unknown ids are an error."""
     if ids is None:
         return list(REGISTRY.values())
-    unknown = [i for i in ids if i not in REGISTRY]
+    unknown = [i for i in ids if find(i) is None]
     if unknown:
+        cut = ", ".join(m.id for m in REGISTRY.values() if m.cutoffs)
         raise KeyError(
             f"unknown metric id(s): {', '.join(unknown)}. Known: {', '.join(REGISTRY)}"
+            + (f"; and at a cut-off k, id@k: {cut}" if cut else "")
         )
-    wanted = set(ids)
-    return [m for m in REGISTRY.values() if m.id in wanted]
+    return [find(i) for i in in_catalogue_order(ids)]

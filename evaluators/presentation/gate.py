@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from evaluators.metrics import REGISTRY
+from evaluators.metrics.registry import find
 from evaluators.metrics.registry import in_catalogue_order, lookup
 from evaluators.queries import OK as OK_STATUS
 from evaluators.queries.compare import (LARGE_MDE, TIE_TOLERANCE, comparison_table, n_changed_references, paired_scores,
@@ -142,7 +142,7 @@ def choose_metrics(requested: Sequence[str] | None, candidate_metrics: Iterable[
 
 
 def _known(metric_ids: Iterable[str]) -> None:
-    unknown = [m for m in metric_ids if m not in REGISTRY]
+    unknown = [m for m in metric_ids if find(m) is None]  # id_recall@5 too
     if unknown:
         raise ValueError(f"unknown metric id(s): {', '.join(unknown)} (see `python -m evaluators metrics`)")
 

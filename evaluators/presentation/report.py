@@ -26,7 +26,7 @@ from evaluators.presentation import figures
 from evaluators.runs import sampling
 from evaluators.presentation import highlight as hl
 from evaluators.judges import of_run
-from evaluators.metrics import REGISTRY
+from evaluators.metrics.registry import find
 from evaluators.queries import claims, compare, evaluate, golden_set, one_of, overview, question_types
 from evaluators.queries.headline import HEADLINE, leader
 from evaluators.queries.hypotheses import caption as tests_caption
@@ -365,7 +365,7 @@ class _Report:
 
     def how_computed(self, pairs) -> str:
         metrics = dict.fromkeys([*self.overview["headline"]["metric"], *(m for _, _, m, _ in pairs if m)])
-        shown = [REGISTRY[i] for i in metrics if i in REGISTRY]
+        shown = [m for m in map(find, metrics) if m is not None]  # id_recall@5 too
         parts = [_folded(f"Formulas of the {len(shown)} metrics in this report", "".join(
             f"<h3>{hl.esc(m.id)}</h3>" + _p(f"{m.family} · scale {m.scale} · seed {m.seed}", "note")
             + f"<pre>{hl.esc(m.formula)}</pre>" for m in shown))] if shown else []

@@ -43,6 +43,14 @@ class GoldenItem:
     evidence: str | None = None
     reference_contexts: tuple[str, ...] = ()
     checks: tuple[dict, ...] = ()
+    # The documents that answer it, each with its grade (> 0 relevant, as in trec_eval), in the order given: a list
+    # of ids has grade 1 each. Matched against the retrieved chunks' ids by the rank metrics (metrics/ranking.py).
+    relevant_ids: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def grades(self) -> dict[str, float]:
+        """Each named document's grade."""
+        return dict(self.relevant_ids)
 
 
 @dataclass(frozen=True)

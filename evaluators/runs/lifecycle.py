@@ -20,6 +20,7 @@ from evaluators import loaders
 from evaluators.judges import Judge, OfflineJudge
 from evaluators.judges.options import AMOUNTS, CHOICES, COUNTS, MAX_COST, check_choices, check_numbers
 from evaluators.metrics import resolve
+from evaluators.metrics.ranking import cutoff_ids, cutoff_problem
 from evaluators.records import GoldenItem, RagOutput, Sample
 from evaluators.runs import budget, planning, sampling
 from evaluators.runs.estimate import Estimate, estimate
@@ -79,11 +80,12 @@ class RunSpec:
     name: str | None = None  # None: "N samples, M metrics"
     description: str | None = None  # what the run shows (Overview says it)
     context_sep: str | None = None  # how its files' contexts were split, recorded
+    k: tuple[int, ...] | None = None  # the rank metrics' cut-offs (id_recall@k); None: metrics.ranking's default
 
     def __post_init__(self):
         if self.judge is None:
             object.__setattr__(self, "judge", OfflineJudge())
-        for name in ("metrics", "methods"):
+        for name in ("metrics", "methods", "k"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
@@ -105,6 +107,8 @@ class RunSpec:
                 resolve(self.metrics)
             except KeyError as exc:
                 found.append(Problem("metrics", exc.args[0], KeyError))
+        if (bad_k := cutoff_problem(self.k)) is not None:
+            found.append(Problem("k", bad_k))
         found += number_problems(self.config())
         found += [Problem(about, message) for about, message in self.judge.problems()]  # e.g. a mode it lacks
         for name, n, seed in (("sample", self.sample, None), ("seed", None, self.seed)):
@@ -166,6 +170,12 @@ class Prepared:
         return None if self.drawn is None or self.drawn.everything else self.drawn.config()
 
     @cached_property
+    def metric_ids(self) -> list[str]:
+        """The ids the run computes, in catalogue order: the spec's, and the rank metrics' cut-offs (`cutoff_ids`)."""
+        return [m.id for m in resolve(cutoff_ids([m.id for m in resolve(self.spec.metrics)], self.spec.k,
+                                                 self.samples))]
+
+    @cached_property
     def estimate(self) -> Estimate:
         """An LLM judge's calls, tokens and cost for these samples (empty for a judge that makes no call)."""
         return estimate(self.samples, self.spec.judge, resolve(self.spec.metrics))
@@ -207,7 +217,7 @@ def start(store: Store, prepared: Prepared) -> str:
     refused (`refuse`): nothing is stored."""
     refuse(prepared.problems)
     spec, inputs = prepared.spec, prepared.inputs
-    metrics = [m.id for m in resolve(spec.metrics)]  # catalogue order
+    metrics = prepared.metric_ids
     config = spec.config() | ({"sample": prepared.sample} if prepared.sample else {})
     with store.lease():  # the datasets and the new run: one unit of work
         golden_id = _stored(store, inputs.golden)

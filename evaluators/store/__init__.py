@@ -347,6 +347,11 @@ MIGRATIONS: list[str] = [
         token_f1_hi    DOUBLE
     );
     """,
+    # 15: the documents that answer each golden question, with their grades (> 0 relevant, as in trec_eval), for the
+    # rank metrics (metrics/ranking.py); NULL for every item stored before, which names none.
+    """
+    ALTER TABLE golden_items ADD COLUMN relevant_ids STRUCT(id VARCHAR, grade DOUBLE)[];
+    """,
 ]
 CALIBRATION_RESULT_COLUMNS = ("label", "label_text", "sets", "part", "metric", "statistic", "n", "n_failed", "value",
                               "lo", "hi", "offline_value", "offline_lo", "offline_hi", "token_f1_value", "token_f1_lo",
@@ -372,6 +377,7 @@ _RATINGS_SCHEMA = pa.schema([
     ("note", pa.string()), ("source", pa.string()), ("source_hash", pa.string()), ("created_at", pa.timestamp("us")),
 ])
 _CONTEXTS_TYPE = pa.list_(pa.struct([("chunk_id", pa.string()), ("text", pa.string())]))
+_RELEVANT_TYPE = pa.list_(pa.struct([("id", pa.string()), ("grade", pa.float64())]))
 _JUDGE_CALLS_SCHEMA = pa.schema([
     ("call_id", pa.string()), ("run_id", pa.string()), ("question_id", pa.string()), ("method", pa.string()),
     ("purpose", pa.string()), ("model", pa.string()), ("prompt_hash", pa.string()),
@@ -635,12 +641,13 @@ class Store:
 
     def golden_items(self, dataset_id: str) -> list[GoldenItem]:
         rows = self.cursor().execute(
-            "SELECT question_id, question, reference, question_type, evidence, reference_contexts, checks "
+            "SELECT question_id, question, reference, question_type, evidence, reference_contexts, checks, relevant_ids "
             "FROM golden_items WHERE dataset_id = ? ORDER BY question_id", [dataset_id]
         ).fetchall()
         return [
-            GoldenItem(qid, q, ref, qtype, ev, tuple(rc or ()), tuple(json.loads(ch)) if ch else ())
-            for qid, q, ref, qtype, ev, rc, ch in rows
+            GoldenItem(qid, q, ref, qtype, ev, tuple(rc or ()), tuple(json.loads(ch)) if ch else (),
+                       tuple((r["id"], r["grade"]) for r in rel or ()))
+            for qid, q, ref, qtype, ev, rc, ch, rel in rows
         ]
 
     def rag_outputs(self, dataset_ids: list[str]) -> list[RagOutput]:
@@ -955,6 +962,8 @@ def _golden_table(dataset_id: str, items) -> pa.Table:
         "evidence": [g.evidence for g in items],
         "reference_contexts": pa.array([list(g.reference_contexts) for g in items], pa.list_(pa.string())),
         "checks": [json.dumps(list(g.checks)) if g.checks else None for g in items],
+        "relevant_ids": pa.array([[{"id": d, "grade": v} for d, v in g.relevant_ids] or None for g in items],
+                                 _RELEVANT_TYPE),
     })
 
 

@@ -5,6 +5,7 @@ import pytest
 from evaluators import loaders
 from evaluators.runs import engine, lifecycle, planning
 from evaluators.metrics import REGISTRY
+from evaluators.metrics.ranking import RANK_METRICS
 from evaluators.store import close_store, open_store
 
 GOLDEN = [
@@ -184,7 +185,8 @@ def test_a_metric_that_needs_an_input_the_sample_lacks_is_not_applicable_and_one
     assert {mid: cells.loc[("q2", mid), "value"] for mid in ("faithfulness", "wp_recall", "context_recall")} == {
         "faithfulness": 1.0, "wp_recall": 1.0, "context_recall": 0.0}
     assert set(cells.xs("q2", level="question_id").query("status == 'not_applicable'").index) == {
-        *NEEDS_CONTEXT, "checks_pass_rate", "number_match", "judge_clarity"}  # no numbers; no offline clarity
+        *NEEDS_CONTEXT, "checks_pass_rate", "number_match", "judge_clarity",  # no numbers; no offline clarity
+        *RANK_METRICS}  # the question names no relevant document
 
 
 def test_the_engine_decides_inapplicable_before_the_judge_fails_it(monkeypatch):

@@ -337,3 +337,17 @@ def test_a_schema_9_file_gets_the_counts_its_answer_correctness_detail_held(db):
     counts = store.cursor().execute("SELECT question_id, metric, counts FROM scores ORDER BY ALL").fetchall()
     assert counts == [("q1", "answer_correctness_f1", {"TP": 2, "FP": 1, "FN": 0}),
                       ("q1", "rouge_l", None), ("q2", "answer_correctness_f1", None)]
+
+
+def test_a_schema_14_file_keeps_its_golden_items_and_reads_no_relevant_ids(db):
+    """Migration 15 adds golden_items.relevant_ids: an item stored before names none, and a new one keeps its ids
+    with their grades, in order."""
+    con = _file_of_schema(db, 14)
+    con.execute("INSERT INTO golden_items VALUES ('ds_old', 'q1', 'Who?', 'Ann.', NULL, NULL, ['ctx'], NULL)")
+    con.close()
+    store = open_store(db)
+    assert store.schema_version() == SCHEMA_VERSION
+    assert store.golden_items("ds_old") == [GoldenItem("q1", "Who?", "Ann.", reference_contexts=("ctx",))]
+    graded = GoldenItem("q2", "Where?", "Here.", relevant_ids=(("doc-9", 2.0), ("doc-1", 1.0), ("doc-4", 0.0)))
+    saved = store.save_dataset(FakeDataset("graded", golden=[graded]))
+    assert store.golden_items(saved.dataset_id) == [graded]

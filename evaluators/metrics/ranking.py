@@ -92,14 +92,16 @@ _rank_metric("id_map", "ratio", "average precision: the sum of the precision at 
 RANK_METRICS = tuple(m.id for m in REGISTRY.values() if m.cutoffs)
 
 
-def cutoff_ids(metric_ids: Iterable[str], k: Sequence[int] | None, samples: Sequence[Sample]) -> list[str]:
+def cutoff_ids(metric_ids: Iterable[str], k: Sequence[int] | None, samples: Sequence[Sample], *,
+               chosen: bool = True) -> list[str]:
     """The ids of `metric_ids` with, for each rank metric among them, its cut-offs `id@k` for every k in `k`; None:
     the default cut-offs (1, 3, 5, 10) shorter than the longest retrieved list of `samples` (a cut-off at or past
     every list's length repeats the whole-list value), none where no question names a relevant document (they could
-    only say so)."""
-    ids = list(metric_ids)
+    only say so). chosen=False (the default catalogue, not the user's choice): no rank metric at all where no question
+    names one, so a run without relevant documents has no column that can only read "not applicable"."""
+    ranked = [s for s in samples if s.golden.relevant_ids or s.golden.reference_contexts]
+    ids = [m for m in metric_ids if chosen or ranked or m not in RANK_METRICS]
     if k is None:
-        ranked = [s for s in samples if s.golden.relevant_ids or s.golden.reference_contexts]
         longest = max((len(s.output.contexts) for s in ranked), default=0)
         k = [c for c in DEFAULT_CUTOFFS if c < longest]
     return ids + [f"{m}@{c}" for m in ids if REGISTRY.get(m) is not None and REGISTRY[m].cutoffs for c in k]

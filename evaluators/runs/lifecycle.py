@@ -173,7 +173,7 @@ class Prepared:
     def metric_ids(self) -> list[str]:
         """The ids the run computes, in catalogue order: the spec's, and the rank metrics' cut-offs (`cutoff_ids`)."""
         return [m.id for m in resolve(cutoff_ids([m.id for m in resolve(self.spec.metrics)], self.spec.k,
-                                                 self.samples))]
+                                                 self.samples, chosen=self.spec.metrics is not None))]
 
     @cached_property
     def estimate(self) -> Estimate:

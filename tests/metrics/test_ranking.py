@@ -104,6 +104,11 @@ def test_default_cutoffs_go_up_to_the_longest_list_where_questions_name_relevant
                                                                    "id_recall@3"]
     assert cutoff_ids(["id_hit"], None, [_sample([Chunk("1", "x")] * 12)]) == ["id_hit"]  # nothing to rank
     assert cutoff_ids(["id_hit", "id_mrr@7"], [2, 20], [ranked]) == ["id_hit", "id_mrr@7", "id_hit@2", "id_hit@20"]
+    # The default catalogue (not the user's choice): no rank metric where no question names a relevant document
+    unranked = _sample([Chunk("1", "x")] * 12)
+    assert cutoff_ids(["rouge_l", "id_hit"], None, [unranked], chosen=False) == ["rouge_l"]
+    assert cutoff_ids(["rouge_l", "id_hit"], [2], [unranked], chosen=False) == ["rouge_l"]
+    assert cutoff_ids(["id_hit"], None, [ranked, unranked], chosen=False) == ["id_hit", "id_hit@1", "id_hit@3"]
 
 
 @pytest.mark.parametrize("k, words", [((0, 3), "0"), (("x",), "'x'"), ((), "none")])

@@ -62,7 +62,9 @@ _RAGCHECKER = (" Supported means the judge said supported: contradicted, not fou
 CLAIM_METRICS = [
     ("faithfulness", True, "000, 002, 003",
      "supported answer claims / answer claims, a claim being supported when any retrieved chunk "
-     "supports it; no claims -> 1.0 (seed 003); no context -> 1.0 with 'No context to verify.' (seed 000)." + _ON_ABSTENTION),
+     "supports it; no claims -> 1.0 (seed 003); no context -> 1.0 with 'No context to verify.' (seed 000). It is "
+     "RAGChecker's faithfulness (answer claims some chunk entails), except that RAGChecker gives 0 where there are "
+     "no claims or no chunks." + _ON_ABSTENTION),
     ("context_precision", True, "003",
      "relevant chunks / retrieved chunks, relevance judged per chunk against the question (seed 003); "
      "no context -> not applicable."),
@@ -70,7 +72,8 @@ CLAIM_METRICS = [
      "rank-aware: sum_k (precision@k x rel_k) / relevant chunks, e.g. relevances [0, 1, 0] -> 0.5 (seed 002)."),
     ("context_recall", True, "002, 003",
      "reference claims attributable to the retrieved chunks / reference claims; no reference claims -> 1.0, "
-     "no context -> 0.0 (seed 003)."),
+     "no context -> 0.0 (seed 003). It is RAGChecker's claim recall (its retriever metric: the same count, "
+     "registered once), except that RAGChecker gives 0 where there are no reference claims."),
     ("wp_precision", True, "000",
      "chunks used by the answer (supporting at least one answer claim) / retrieved chunks; no context -> "
      "not applicable (NaN in seed 000). x 1-5 by 1 + 4x."),

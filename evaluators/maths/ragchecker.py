@@ -84,7 +84,8 @@ def diagnose(answer_in_chunks: Sequence[Sequence[bool]], reference_in_chunks: Se
     recalled = [any(row) for row in reference]
     # RAGChecker keeps the two noise sets exclusive: a claim a relevant chunk entails counts there only.
     in_relevant = [any(e and r for e, r in zip(row, relevant)) for row in answer]
-    in_irrelevant = [any(e and not r for e, r in zip(row, relevant)) and not rel for row, rel in zip(answer, in_relevant)]
+    in_irrelevant = [any(e and not r for e, r in zip(row, relevant)) and not in_rel
+                     for row, in_rel in zip(answer, in_relevant)]
     faithful = [any(row) for row in answer]
     return Diagnosis(
         answer_claims=len(answer), reference_claims=len(reference),

@@ -3,8 +3,8 @@ judge), the claims family's metrics from it (the seeds' nine and RAGChecker's di
 `claims` and `chunk_verdicts` tables it is stored as.
 
 Every metric is arithmetic over that one matrix, so they are consistent with each other and cost no
-extra calls; the ratios are `formulas`' named functions (RAGChecker's: `maths.ragchecker`). The matrices of a batch are built once by the
-run context and shared by all of them. A verdict the judge did not give (None) makes the metrics that
+extra calls; the ratios are `formulas`' named functions (RAGChecker's: `maths.ragchecker`). The matrices of a
+batch are built once by the run context and shared by all of them. A verdict the judge did not give (None) makes the metrics that
 need it judge_error (or the matrix's `missing_status`), never a lower score.
 
 Where the rest is: the LLM judge's extraction and verification prompts in `judges/prompts.py`, the offline
@@ -274,7 +274,8 @@ def _diagnostics(m: ClaimMatrix) -> dict[str, Result]:
     out = {
         "context_utilization": _context_utilization(d),
         "noise_sensitivity_relevant": share(ragchecker.noise_sensitivity_relevant, d.incorrect_in_relevant,
-                                            "incorrect_in_relevant", "unsupported by the reference yet in a relevant chunk"),
+                                            "incorrect_in_relevant",
+                                            "unsupported by the reference yet in a relevant chunk"),
         "noise_sensitivity_irrelevant": share(ragchecker.noise_sensitivity_irrelevant, d.incorrect_in_irrelevant,
                                               "incorrect_in_irrelevant",
                                               "unsupported by the reference, in irrelevant chunks only"),
@@ -303,7 +304,8 @@ def _context_utilization(d: ragchecker.Diagnosis) -> Result:
         return not_applicable(f"none of the {d.reference_claims} reference claims is in the retrieved chunks: "
                               "nothing there to use (see context_recall)")
     return Result(ragchecker.context_utilization(d),
-                  detail=f"{d.recalled_covered}/{d.recalled} reference claims in the retrieved chunks stated by the answer",
+                  detail=f"{d.recalled_covered}/{d.recalled} reference claims in the retrieved chunks stated by "
+                         "the answer",
                   counts={"recalled_used": d.recalled_covered, "recalled": d.recalled})
 
 

@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from evaluators.demo import ARAGOG, CLAPNQ, DEMO_GOLDEN, DEMO_OUTPUTS
+from evaluators.metrics import REGISTRY
 from tests.helpers.browser import SHOTS, TIMEOUT_MS, settle, chromium, serving
 from tests.helpers.browser import open_page
 
@@ -181,7 +182,8 @@ def test_upload_the_demo_files_and_evaluate_them_with_the_offline_judge(page, se
     page.get_by_role("button", name="Start the run").click()
     # The run goes on in a background thread; the page polls and shows the new run, which can be
     # opened once it has finished (the offline judge's claims take a while).
-    finished = re.compile(r"e2e offline run\s+run-\S+ · judge offline · 206 samples x 34 metrics · finished")
+    finished = re.compile(
+        rf"e2e offline run\s+run-\S+ · judge offline · 206 samples x {len(REGISTRY)} metrics · finished")
     page.get_by_text(finished).wait_for(timeout=600_000)
     settle(page)
     expect(page.get_by_text(finished)).to_be_visible()

@@ -4,8 +4,8 @@ judge), the claims family's metrics from it (the seeds' nine and RAGChecker's di
 
 Every metric is arithmetic over that one matrix, so they are consistent with each other and cost no
 extra calls; the ratios are `formulas`' named functions (RAGChecker's: `maths.ragchecker`). The matrices of a
-batch are built once by the run context and shared by all of them. A verdict the judge did not give (None) makes the metrics that
-need it judge_error (or the matrix's `missing_status`), never a lower score.
+batch are built once by the run context and shared by all of them. A verdict the judge did not give (None) makes
+the metrics that need it judge_error (or the matrix's `missing_status`), never a lower score.
 
 Where the rest is: the LLM judge's extraction and verification prompts in `judges/prompts.py`, the offline
 judge in `judges/offline.py`; the tables in `store.py`; the Claims screen (`queries/claims.py`,
@@ -24,6 +24,10 @@ from evaluators.records.judgments import (CONTRADICTED, NOT_FOUND, SUPPORTED, UN
 from evaluators.metrics.registry import metric
 from evaluators.records import JUDGE_ERROR, Result, Sample, not_applicable
 
+# RAGChecker's diagnostics (Ru et al. 2024, section 3): each reads the reference's claims and the chunks both.
+DIAGNOSTICS = ("context_utilization", "noise_sensitivity_relevant", "noise_sensitivity_irrelevant",
+               "ragchecker_hallucination", "self_knowledge")
+
 # The claim metrics that have no value without retrieved chunks, and what their cells then say. The engine
 # marks such a cell (`Metric.scored`); `claim_metrics` says the same, as the rubric family reads it too.
 NO_CONTEXT = {
@@ -31,9 +35,7 @@ NO_CONTEXT = {
     "context_precision_ap": "no retrieved context",
     "wp_precision": "no retrieved context: precision is NaN (seed 000)",
     "hallucination_rate": "no retrieved context to check the answer against",
-    **dict.fromkeys(("context_utilization", "noise_sensitivity_relevant", "noise_sensitivity_irrelevant",
-                     "ragchecker_hallucination", "self_knowledge"),
-                    "no retrieved context: RAGChecker's diagnostics weigh the answer against its chunks"),
+    **dict.fromkeys(DIAGNOSTICS, "no retrieved context: RAGChecker's diagnostics weigh the answer against its chunks"),
 }
 
 # The claim metrics that score the answer's own claims. An answer that abstains (`abstains`: the DON'T KNOW check
@@ -257,7 +259,7 @@ _DIAGNOSTIC_READS = {
 def _diagnostics(m: ClaimMatrix) -> dict[str, Result]:
     """RAGChecker's diagnostics (`maths.ragchecker`) from the matrix, supported being entailed."""
     if not m.chunk_ids:
-        return {k: not_applicable(NO_CONTEXT[k]) for k in _DIAGNOSTIC_READS}
+        return {k: not_applicable(NO_CONTEXT[k]) for k in DIAGNOSTICS}
 
     def entailed(verdicts: Sequence[Verdict]) -> list[bool]:
         return [v == SUPPORTED for v in verdicts]
@@ -390,7 +392,7 @@ def _compute(metric_id: str):
 
 
 for _id, _higher, _seed, _formula in CLAIM_METRICS:
-    if _id in _DIAGNOSTIC_READS:  # RAGChecker's diagnostics: both the reference's claims and the chunks
+    if _id in DIAGNOSTICS:
         _inputs = dict(needs=("judge", "contexts", "reference"), why_absent={"contexts": NO_CONTEXT[_id]})
     elif _id in NO_CONTEXT:
         _inputs = dict(needs=("judge", "contexts"), uses=("reference",), why_absent={"contexts": NO_CONTEXT[_id]})

@@ -129,6 +129,13 @@ def test_no_reference_claim_in_the_chunks_leaves_context_utilization_not_applica
     assert utilization.status == NOT_APPLICABLE and "no reference claims" in utilization.detail
 
 
+def test_with_no_reference_claims_no_chunk_is_relevant_so_noise_is_all_irrelevant():
+    s = values(matrix(answer_vs_chunks=((SUPPORTED, NOT_FOUND),), answer_vs_reference=(NOT_FOUND,),
+                      reference_vs_chunks=(), reference_vs_answer=()))
+    assert (s["noise_sensitivity_relevant"], s["noise_sensitivity_irrelevant"]) == (0.0, 1.0)
+    assert s["context_utilization"] is None
+
+
 def test_an_answer_with_no_claims_has_nothing_wrong_and_a_refusal_is_not_applicable():
     empty = matrix(answer_vs_chunks=(), answer_vs_reference=(), reference_vs_answer=(NOT_FOUND,))
     answered, refused = claim_metrics(empty, "Yes."), claim_metrics(empty, "I don't know.")

@@ -230,4 +230,5 @@ else:
                 st.caption("Response")
                 st.code(call.response or "(no response)", language="json", wrap_lines=True)
 
-how_computed([*q.KEY_METRICS, "context_recall", "completeness", "hallucination_rate"])
+how_computed([*q.KEY_METRICS, "context_recall", "completeness", "hallucination_rate", "context_utilization",
+              "noise_sensitivity_relevant", "noise_sensitivity_irrelevant", "ragchecker_hallucination", "self_knowledge"])

@@ -1,10 +1,11 @@
 """Claim-level metrics: one claim matrix per sample (`evaluators.records.judgments.ClaimMatrix`, from the run's
-judge), nine metrics from it, and the rows of the `claims` and `chunk_verdicts` tables it is stored as.
+judge), the claims family's metrics from it (the seeds' nine and RAGChecker's diagnostics), and the rows of the
+`claims` and `chunk_verdicts` tables it is stored as.
 
 Every metric is arithmetic over that one matrix, so they are consistent with each other and cost no
-extra calls; the ratios are `formulas`' named functions. The matrices of a batch are built once by the
-run context and shared by all nine. A verdict the judge did not give (None) makes the metrics that
-need it judge_error (or the matrix's `missing_status`), never a lower score.
+extra calls; the ratios are `formulas`' named functions (RAGChecker's: `maths.ragchecker`). The matrices of a
+batch are built once by the run context and shared by all of them. A verdict the judge did not give (None) makes
+the metrics that need it judge_error (or the matrix's `missing_status`), never a lower score.
 
 Where the rest is: the LLM judge's extraction and verification prompts in `judges/prompts.py`, the offline
 judge in `judges/offline.py`; the tables in `store.py`; the Claims screen (`queries/claims.py`,
@@ -16,12 +17,16 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from evaluators.maths import formulas
+from evaluators.maths import formulas, ragchecker
 from evaluators.maths.abstention import abstains
 from evaluators.records.judgments import (CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN, VERDICTS, ClaimMatrix, JudgeFailure,
                                   Verdict, combine)
 from evaluators.metrics.registry import metric
 from evaluators.records import JUDGE_ERROR, Result, Sample, not_applicable
+
+# RAGChecker's diagnostics (Ru et al. 2024, section 3): each reads the reference's claims and the chunks both.
+DIAGNOSTICS = ("context_utilization", "noise_sensitivity_relevant", "noise_sensitivity_irrelevant",
+               "ragchecker_hallucination", "self_knowledge")
 
 # The claim metrics that have no value without retrieved chunks, and what their cells then say. The engine
 # marks such a cell (`Metric.scored`); `claim_metrics` says the same, as the rubric family reads it too.
@@ -30,6 +35,7 @@ NO_CONTEXT = {
     "context_precision_ap": "no retrieved context",
     "wp_precision": "no retrieved context: precision is NaN (seed 000)",
     "hallucination_rate": "no retrieved context to check the answer against",
+    **dict.fromkeys(DIAGNOSTICS, "no retrieved context: RAGChecker's diagnostics weigh the answer against its chunks"),
 }
 
 # The claim metrics that score the answer's own claims. An answer that abstains (`abstains`: the DON'T KNOW check
@@ -40,17 +46,27 @@ NO_CONTEXT = {
 # The metrics that compare the answer with the reference (answer_correctness_f1, completeness: seed 002's counts
 # give a refusal 0 when the reference has claims), or count the chunks it used (wp_precision: 0 used), keep their
 # seed's formula; the context metrics do not read the answer.
+# RAGChecker's shares of answer claims (noise sensitivity, hallucination, self-knowledge) are such metrics too: its 0
+# for an answer with no claims would make a refusal free of noise and hallucination.
 ABSTAINS = "the answer abstains"
-ANSWER_CLAIMS_ONLY = ("faithfulness", "hallucination_rate", "wp_recall")
+ANSWER_CLAIMS_ONLY = ("faithfulness", "hallucination_rate", "wp_recall", "noise_sensitivity_relevant",
+                      "noise_sensitivity_irrelevant", "ragchecker_hallucination", "self_knowledge")
 _ON_ABSTENTION = (" An answer that abstains (answer_class DON'T KNOW, checked first as seed 003 checks its "
                   "uncertainty phrases before judging; an empty answer too) -> not applicable: no claim of its own "
                   "to check, and the seeds do not score it.")
+
+# What every RAGChecker diagnostic shares (Ru et al. 2024, section 3; amazon-science/RAGChecker ragchecker/metrics.py).
+_RAGCHECKER = (" Supported means the judge said supported: contradicted, not found and unknown are not (RAGChecker "
+               "counts Entailment only). Needs the reference and retrieved chunks (not applicable without); a "
+               "missing verdict in any cell it reads -> judge_error.")
 
 # id, higher_is_better, seed, formula
 CLAIM_METRICS = [
     ("faithfulness", True, "000, 002, 003",
      "supported answer claims / answer claims, a claim being supported when any retrieved chunk "
-     "supports it; no claims -> 1.0 (seed 003); no context -> 1.0 with 'No context to verify.' (seed 000)." + _ON_ABSTENTION),
+     "supports it; no claims -> 1.0 (seed 003); no context -> 1.0 with 'No context to verify.' (seed 000). It is "
+     "RAGChecker's faithfulness (answer claims some chunk entails), except that RAGChecker gives 0 where there are "
+     "no claims or no chunks." + _ON_ABSTENTION),
     ("context_precision", True, "003",
      "relevant chunks / retrieved chunks, relevance judged per chunk against the question (seed 003); "
      "no context -> not applicable."),
@@ -58,7 +74,8 @@ CLAIM_METRICS = [
      "rank-aware: sum_k (precision@k x rel_k) / relevant chunks, e.g. relevances [0, 1, 0] -> 0.5 (seed 002)."),
     ("context_recall", True, "002, 003",
      "reference claims attributable to the retrieved chunks / reference claims; no reference claims -> 1.0, "
-     "no context -> 0.0 (seed 003)."),
+     "no context -> 0.0 (seed 003). It is RAGChecker's claim recall (its retriever metric: the same count, "
+     "registered once), except that RAGChecker gives 0 where there are no reference claims."),
     ("wp_precision", True, "000",
      "chunks used by the answer (supporting at least one answer claim) / retrieved chunks; no context -> "
      "not applicable (NaN in seed 000). x 1-5 by 1 + 4x."),
@@ -73,6 +90,31 @@ CLAIM_METRICS = [
     ("hallucination_rate", False, "000, 003",
      "answer claims the retrieved chunks contradict or do not contain / answer claims ('hallucinated facts', "
      "seed 000); a claim the judge could not decide counts neither way." + _ON_ABSTENTION),
+    # RAGChecker's diagnostics (evaluators/maths/ragchecker.py). Its claim recall is context_recall (the same count:
+    # reference claims some chunk supports / reference claims) and its faithfulness is faithfulness, so neither is
+    # registered twice; its hallucination reads the reference too, so it is not hallucination_rate.
+    ("context_utilization", True, "RAGChecker",
+     "reference claims both in the retrieved chunks and in the answer / reference claims in the retrieved chunks "
+     "(RAGChecker's context utilization: how much of the evidence it was given the answer used). No reference claim "
+     "in the chunks -> not applicable (RAGChecker: 0): nothing there to use." + _RAGCHECKER),
+    ("noise_sensitivity_relevant", False, "RAGChecker",
+     "answer claims the reference does not support but a relevant chunk does / answer claims (RAGChecker: the "
+     "answer repeats noise that sits beside the evidence). Relevant: the chunk supports at least one reference "
+     "claim (RAGChecker's sense, not context_precision's relevance to the question); no answer claims -> 0.0."
+     + _RAGCHECKER + _ON_ABSTENTION),
+    ("noise_sensitivity_irrelevant", False, "RAGChecker",
+     "answer claims the reference does not support, supported only by irrelevant chunks (none supporting a "
+     "reference claim) / answer claims; a claim a relevant chunk supports counts in noise_sensitivity_relevant "
+     "only, as in RAGChecker; no answer claims -> 0.0." + _RAGCHECKER + _ON_ABSTENTION),
+    ("ragchecker_hallucination", False, "RAGChecker",
+     "answer claims neither the retrieved chunks nor the reference support / answer claims (RAGChecker's "
+     "hallucination: made up, and wrong). Unlike hallucination_rate it reads the reference: a claim outside the "
+     "chunks that the reference supports is self_knowledge instead; no answer claims -> 0.0." + _RAGCHECKER
+     + _ON_ABSTENTION),
+    ("self_knowledge", None, "RAGChecker",
+     "answer claims the reference supports but no retrieved chunk does / answer claims (RAGChecker: correct from "
+     "the model's own knowledge). No better direction: RAGChecker leaves it to whether the answers should rest "
+     "on the chunks only; no answer claims -> 0.0." + _RAGCHECKER + _ON_ABSTENTION),
 ]
 
 
@@ -116,6 +158,7 @@ def _claim_metrics(m: ClaimMatrix | JudgeFailure) -> dict[str, Result]:
         "answer_correctness_f1": _answer_correctness(m),
     }
     out.update(_context_precision(m))
+    out.update(_diagnostics(m))
     if m.missing_status != JUDGE_ERROR or m.missing_reason:  # say why the verdicts are missing
         out = {k: _missing_because(r, m) if r.status == JUDGE_ERROR else r for k, r in out.items()}
     return out
@@ -202,6 +245,72 @@ def _context_precision(m: ClaimMatrix) -> dict[str, Result]:
     }
 
 
+# What each of RAGChecker's diagnostics reads of the matrix (its METRIC_REQUIREMENTS): a missing verdict there, and
+# only there, makes it judge_error.
+_DIAGNOSTIC_READS = {
+    "context_utilization": ("reference_vs_chunks", "reference_vs_answer"),
+    "noise_sensitivity_relevant": ("answer_vs_chunks", "reference_vs_chunks", "answer_vs_reference"),
+    "noise_sensitivity_irrelevant": ("answer_vs_chunks", "reference_vs_chunks", "answer_vs_reference"),
+    "ragchecker_hallucination": ("answer_vs_chunks", "answer_vs_reference"),
+    "self_knowledge": ("answer_vs_chunks", "answer_vs_reference"),
+}
+
+
+def _diagnostics(m: ClaimMatrix) -> dict[str, Result]:
+    """RAGChecker's diagnostics (`maths.ragchecker`) from the matrix, supported being entailed."""
+    if not m.chunk_ids:
+        return {k: not_applicable(NO_CONTEXT[k]) for k in DIAGNOSTICS}
+
+    def entailed(verdicts: Sequence[Verdict]) -> list[bool]:
+        return [v == SUPPORTED for v in verdicts]
+
+    d = ragchecker.diagnose([entailed(r) for r in m.answer_vs_chunks], [entailed(r) for r in m.reference_vs_chunks],
+                            entailed(m.answer_vs_reference), entailed(m.reference_vs_answer), len(m.chunk_ids))
+    n, relevant = d.answer_claims, f"{d.relevant_chunks} of {len(m.chunk_ids)} chunks relevant"
+
+    def share(formula, hits: int, name: str, what: str) -> Result:
+        detail = f"{hits}/{n} answer claims {what} ({relevant})" if n else "no claims in the answer"
+        return Result(formula(d), detail=detail, counts={name: hits, "answer_claims": n,
+                                                         "relevant_chunks": d.relevant_chunks})
+
+    out = {
+        "context_utilization": _context_utilization(d),
+        "noise_sensitivity_relevant": share(ragchecker.noise_sensitivity_relevant, d.incorrect_in_relevant,
+                                            "incorrect_in_relevant",
+                                            "unsupported by the reference yet in a relevant chunk"),
+        "noise_sensitivity_irrelevant": share(ragchecker.noise_sensitivity_irrelevant, d.incorrect_in_irrelevant,
+                                              "incorrect_in_irrelevant",
+                                              "unsupported by the reference, in irrelevant chunks only"),
+        "ragchecker_hallucination": share(ragchecker.hallucination, d.incorrect_unfaithful, "incorrect_unfaithful",
+                                          "in neither the chunks nor the reference"),
+        "self_knowledge": share(ragchecker.self_knowledge, d.correct_unfaithful, "correct_unfaithful",
+                                "in the reference but in no chunk"),
+    }
+    for metric_id, reads in _DIAGNOSTIC_READS.items():
+        cells = [v for name in reads for v in _cells(m, name)]
+        if None in cells:
+            out[metric_id] = _missing(f"verdicts it reads ({', '.join(reads)})", cells)
+    return out
+
+
+def _cells(m: ClaimMatrix, name: str) -> list[Verdict]:
+    """Every verdict of one part of the matrix: a grid (claims x chunks) or a row (claims vs the other side)."""
+    part = getattr(m, name)
+    return [v for row in part for v in row] if name.endswith("_chunks") else list(part)
+
+
+def _context_utilization(d: ragchecker.Diagnosis) -> Result:
+    if not d.reference_claims:
+        return not_applicable("no reference claims: nothing the chunks could hold to use")
+    if not d.recalled:
+        return not_applicable(f"none of the {d.reference_claims} reference claims is in the retrieved chunks: "
+                              "nothing there to use (see context_recall)")
+    return Result(ragchecker.context_utilization(d),
+                  detail=f"{d.recalled_covered}/{d.recalled} reference claims in the retrieved chunks stated by "
+                         "the answer",
+                  counts={"recalled_used": d.recalled_covered, "recalled": d.recalled})
+
+
 def _answer_correctness(m: ClaimMatrix) -> Result:
     """Seed 002: TP = answer claims the reference supports, FP = the other answer claims,
     FN = reference claims the answer does not cover; F1 = TP / (TP + 0.5 (FP + FN))."""
@@ -283,7 +392,9 @@ def _compute(metric_id: str):
 
 
 for _id, _higher, _seed, _formula in CLAIM_METRICS:
-    if _id in NO_CONTEXT:
+    if _id in DIAGNOSTICS:
+        _inputs = dict(needs=("judge", "contexts", "reference"), why_absent={"contexts": NO_CONTEXT[_id]})
+    elif _id in NO_CONTEXT:
         _inputs = dict(needs=("judge", "contexts"), uses=("reference",), why_absent={"contexts": NO_CONTEXT[_id]})
     else:
         _inputs = dict(needs=("judge",), uses=("reference", "contexts"))

@@ -196,8 +196,12 @@ def test_the_demo_batch_builds_a_valid_matrix_per_sample_with_ok_claim_metrics(d
     assert len(matrices) == 206 and all(isinstance(m, ClaimMatrix) for m in matrices)
     for s, m in zip(demo_samples, matrices):
         assert m.chunk_ids == tuple(c.chunk_id for c in s.output.contexts)
-        statuses = {metric: r.status for metric, r in claim_metrics(m).items()}
-        assert set(statuses.values()) == {OK}, (s.key, statuses)
+        scores = claim_metrics(m)
+        statuses = {metric: r.status for metric, r in scores.items()}
+        # context_utilization (RAGChecker's) has nothing to measure where no reference claim is in the chunks
+        nothing_retrieved = scores["context_recall"].value == 0
+        assert statuses == {k: "not_applicable" if k == "context_utilization" and nothing_retrieved else OK
+                            for k in statuses}, (s.key, statuses)
     # The demo answers are sentences copied out of their own chunks: nearly every claim is supported.
     verdicts = Counter(v for m in matrices for v in answer_claim_verdicts(m))
     print(f"answer claims vs chunks: {dict(verdicts)}")

@@ -1,41 +1,17 @@
 """The claim matrix -> metric arithmetic, checked against RAGChecker's published checking outputs
 and the seeds' worked examples."""
-import json
-
 import pytest
 
 from evaluators.maths import formulas
 from evaluators.records.judgments import CONTRADICTED, NOT_FOUND, SUPPORTED, UNKNOWN, ChunkRelevance, ClaimMatrix, combine
 from evaluators.metrics.claims import chunk_rows, claim_metrics, claim_rows, tp_fp_fn
 from evaluators.records import JUDGE_ERROR, NOT_APPLICABLE, OK
-from tests.helpers import SHARED_DATA
-
-NLI = {"Entailment": SUPPORTED, "Contradiction": CONTRADICTED, "Neutral": NOT_FOUND}
-
-
-def ragchecker_matrix(result: dict) -> ClaimMatrix:
-    """RAGChecker's per-claim entailments as a claim matrix. Its naming is by checked side:
-    answer2response[i] = does the ground truth entail response claim i; retrieved2response[i][j] =
-    does chunk j entail response claim i. A chunk is relevant when it entails a ground-truth claim
-    (RAGChecker's context precision)."""
-    chunks = result["retrieved_context"]
-    gt_by_chunk = list(zip(*result["retrieved2answer"])) if result["retrieved2answer"] else [()] * len(chunks)
-    return ClaimMatrix(
-        answer_claims=tuple(" ".join(c) for c in result["response_claims"]),
-        reference_claims=tuple(" ".join(c) for c in result["gt_answer_claims"]),
-        chunk_ids=tuple(c["doc_id"] for c in chunks),
-        answer_vs_chunks=tuple(tuple(NLI[v] for v in row) for row in result["retrieved2response"]),
-        reference_vs_chunks=tuple(tuple(NLI[v] for v in row) for row in result["retrieved2answer"]),
-        answer_vs_reference=tuple(NLI[v] for v in result["answer2response"]),
-        reference_vs_answer=tuple(NLI[v] for v in result["response2answer"]),
-        chunk_relevance=tuple(ChunkRelevance("Entailment" in col) for col in gt_by_chunk),
-    )
+from tests.helpers.ragchecker import ragchecker_matrix, ragchecker_outputs
 
 
 @pytest.fixture(scope="module")
 def ragchecker():
-    path = SHARED_DATA / "ragchecker_examples" / "checking_outputs.json"
-    return json.loads(path.read_text())["results"]
+    return ragchecker_outputs()["results"]
 
 
 @pytest.mark.parametrize("query", [0, 1])

@@ -22,8 +22,8 @@ CHUNKS = ["The tower was built by Alice in 1879.", "It is made of grey stone."]
 QUESTION = "Who built the tower?"
 ANSWER = "Alice built the tower. It was painted blue."  # one claim in the chunks, one not: faithfulness 0.5 offline
 REFUSALS = ["I don't know.", "The provided context does not mention who built the tower.", ""]
-CLAIM_METRICS = ["faithfulness", "hallucination_rate", "wp_recall", "wp_precision", "answer_correctness_f1",
-                 "completeness", "context_precision", "context_recall"]
+CLAIM_METRICS = [*ANSWER_CLAIMS_ONLY, "wp_precision", "answer_correctness_f1", "completeness", "context_precision",
+                 "context_recall"]
 
 
 def _no_claims() -> ClaimMatrix:
@@ -125,7 +125,7 @@ def test_llm_judge_a_refusal_it_extracts_no_claim_from_is_not_applicable_not_ful
     with start_server() as server:
         server.responder = _llm_responder
         run_id = build_run(db, tmp_path, golden=_golden(2), judge=OpenAIJudge("judge-model", server.base_url),
-                           metrics=["faithfulness", "hallucination_rate", "wp_recall", "completeness"],
+                           metrics=[*ANSWER_CLAIMS_ONLY, "completeness"],
                            outputs=_outputs("answers", 2, set()) + _outputs("refuses", 2, {0, 1}))
     for metric_id in ANSWER_CLAIMS_ONLY:
         cells = _cells(db, run_id, metric_id)

@@ -427,7 +427,7 @@ def test_demo_three_methods_each_against_the_baseline_and_one_method_alone(demo)
     assert set(shown["method"]) == {A, odd} and f"Δ vs {B}" in shown.columns
     by = shown.set_index(["method", "metric"])
     assert by.loc[(odd, "rouge_l"), f"Δ vs {B}"] == by.loc[(A, "rouge_l"), f"Δ vs {B}"]  # a copy of A
-    assert len(shown) == 2 * 32  # Holm over both comparisons
+    assert len(shown) == 2 * 37  # Holm over both comparisons (32 metrics compared, and RAGChecker's 5 diagnostics)
     assert tables["disagreements"].columns[0] == odd
     alone = add_run(store, {A: A})
     with pytest.raises(ValueError, match="at least two methods"):

@@ -159,6 +159,10 @@ def test_a_label_metric_stores_its_label_beside_its_number(store, run_id):
 NEEDS_CONTEXT = {"context_precision": "no retrieved context", "context_precision_ap": "no retrieved context",
                  "wp_precision": "no retrieved context: precision is NaN (seed 000)",
                  "hallucination_rate": "no retrieved context to check the answer against"}
+# RAGChecker's diagnostics need the reference too (both samples have one), and say the same of no chunks
+NEEDS_CONTEXT_AND_REFERENCE = dict.fromkeys(
+    ("context_utilization", "noise_sensitivity_relevant", "noise_sensitivity_irrelevant", "ragchecker_hallucination",
+     "self_knowledge"), "no retrieved context: RAGChecker's diagnostics weigh the answer against its chunks")
 
 
 def _no_context_run(judge=None):
@@ -181,6 +185,10 @@ def test_a_metric_that_needs_an_input_the_sample_lacks_is_not_applicable_and_one
         assert REGISTRY[mid].needs == ("judge", "contexts"), mid
         assert tuple(cells.loc[("q2", mid), ["status", "detail"]]) == ("not_applicable", why), mid
         assert cells.loc[("q1", mid), "status"] == "ok", mid
+    for mid, why in NEEDS_CONTEXT_AND_REFERENCE.items():
+        assert REGISTRY[mid].needs == ("judge", "contexts", "reference"), mid
+        assert tuple(cells.loc[("q2", mid), ["status", "detail"]]) == ("not_applicable", why), mid
+        assert cells.loc[("q1", mid), "status"] == "ok", mid
     for q in ("q1", "q2"):
         assert tuple(cells.loc[(q, "checks_pass_rate"), ["status", "detail"]]) == (
             "not_applicable", "no checks for this question")
@@ -188,7 +196,8 @@ def test_a_metric_that_needs_an_input_the_sample_lacks_is_not_applicable_and_one
     assert {mid: cells.loc[("q2", mid), "value"] for mid in ("faithfulness", "wp_recall", "context_recall")} == {
         "faithfulness": 1.0, "wp_recall": 1.0, "context_recall": 0.0}
     assert set(cells.xs("q2", level="question_id").query("status == 'not_applicable'").index) == {
-        *NEEDS_CONTEXT, "checks_pass_rate", "number_match", "judge_clarity"}  # no numbers; no offline clarity
+        *NEEDS_CONTEXT, *NEEDS_CONTEXT_AND_REFERENCE, "checks_pass_rate", "number_match",
+        "judge_clarity"}  # no numbers; no offline clarity
     # no question names a relevant document: the default catalogue leaves the rank metrics out
     assert not set(RANK_METRICS) & set(cells.index.get_level_values("metric"))
 
@@ -203,7 +212,7 @@ def test_the_engine_decides_inapplicable_before_the_judge_fails_it(monkeypatch):
     with start_server() as server:
         server.responder = lambda body: Reply.status(500)
         cells = _no_context_run(OpenAIJudge(model="gpt-4o-mini", base_url=server.base_url, max_attempts=1))
-    for mid, why in NEEDS_CONTEXT.items():
+    for mid, why in {**NEEDS_CONTEXT, **NEEDS_CONTEXT_AND_REFERENCE}.items():
         assert tuple(cells.loc[("q2", mid), ["status", "detail"]]) == ("not_applicable", why), mid
         assert cells.loc[("q1", mid), "status"] == "judge_error", mid
     assert cells.loc[("q2", "faithfulness"), "status"] == "judge_error"

@@ -13,7 +13,7 @@ import pandas as pd
 from evaluators.maths.stats import t_half_widths, wilson_interval
 from evaluators.queries import ALL_TYPES, one_of
 from evaluators.queries.attribution import ANSWER_METRICS, LABELS, RETRIEVAL_METRICS, Cell, attribute
-from evaluators.queries.compare import default_methods
+from evaluators.queries.sides import default_methods
 from evaluators.records import OK
 from evaluators.store import Store
 
@@ -53,25 +53,26 @@ def cells(store: Store, run_id: str) -> pd.DataFrame:
 
 def attribution(long: pd.DataFrame) -> pd.DataFrame:
     """One row per (question, method): its label, the cells that decided it and why (ATTRIBUTION_COLUMNS)."""
+    cells: dict[tuple[str, str], dict[str, Cell]] = {}
+    decided = long[long["metric"].isin(DECIDING)]
+    for q, m, metric, value, status, label in decided[["question_id", "method", "metric", "value", "status",
+                                                       "label"]].itertuples(index=False):
+        cells.setdefault((q, m), {})[metric] = Cell(status, None if pd.isna(value) else float(value),
+                                                    None if pd.isna(label) else str(label))
     rows = []
-    for (question_id, method), part in long.groupby(["question_id", "method"], sort=True):
-        decided = part[part["metric"].isin(DECIDING)]
-        found = attribute({m: Cell(s, None if pd.isna(v) else float(v), None if pd.isna(lab) else lab)
-                           for m, v, s, lab in decided[["metric", "value", "status", "label"]].itertuples(index=False)})
-        first = part.iloc[0]
-        rows.append({"question_id": question_id, "question_type": first["question_type"],
-                     "question": first["question"], "method": method, "label": found.label,
+    samples = long.drop_duplicates(["question_id", "method"])
+    for q, qtype, text, m in samples[["question_id", "question_type", "question", "method"]].itertuples(index=False):
+        mine = cells.get((q, m), {})
+        found = attribute(mine)
+        answer_class = mine.get("answer_class")
+        rows.append({"question_id": q, "question_type": qtype, "question": text, "method": m, "label": found.label,
                      "retrieval missed": found.retrieval.yes, "answer wrong": found.answer.yes,
                      "retrieval decided by": found.retrieval.metric, "retrieval value": found.retrieval.value,
                      "answer decided by": found.answer.metric, "answer value": found.answer.value,
-                     "answer label": _answer_label(decided), "reason": found.reason})
+                     "answer label": answer_class.label if answer_class and answer_class.status == OK else None,
+                     "reason": found.reason})
     frame = pd.DataFrame(rows, columns=ATTRIBUTION_COLUMNS)
     return frame.sort_values(["method", "question_id"]).reset_index(drop=True)
-
-
-def _answer_label(decided: pd.DataFrame) -> str | None:
-    label = decided.loc[(decided["metric"] == "answer_class") & (decided["status"] == OK), "label"]
-    return None if label.empty or pd.isna(label.iloc[0]) else str(label.iloc[0])
 
 
 def shares(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
@@ -140,7 +141,7 @@ def sentences(lost: pd.DataFrame, pair: list[str]) -> pd.DataFrame:
         counts = {r: int((mine["reason"] == r).sum()) for r in REASONS}
         rows.append({"loser": loser, "winner": winner, "lost": len(mine), **counts,
                      "sentence": sentence(loser, winner, counts)})
-    return pd.DataFrame(rows, columns=["loser", "winner", "lost", *REASONS, "sentence"])
+    return pd.DataFrame(rows, columns=SENTENCE_COLUMNS)
 
 
 def rank_by_type(long: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
@@ -156,6 +157,16 @@ def rank_by_type(long: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     half = t_half_widths(table["sd"], table["n_scored"], confidence)
     table["ci_low"], table["ci_high"] = (table["mean"] - half).clip(0, 1), (table["mean"] + half).clip(0, 1)
     return table.reset_index()[columns].round(4)
+
+
+SENTENCE_COLUMNS = ["loser", "winner", "lost", *REASONS, "sentence"]
+
+
+def pair_sentences(store: Store, run_id: str, pair: list[str]) -> pd.DataFrame:
+    """The `sentences` of the Diagnosis screen for two methods of the run (Compare and the report show them)."""
+    frame = attribution(cells(store, run_id))
+    return sentences(pd.concat([losses(frame, pair[1], pair[0]), losses(frame, pair[0], pair[1])],
+                               ignore_index=True), pair)
 
 
 def view(store: Store, run_id: str, *, methods: list[str] | None = None) -> dict[str, pd.DataFrame]:
@@ -185,8 +196,7 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None) -> dict
     return {
         "rules": rules(frame),
         "shares": shares(frame),
-        "sentences": sentences(lost, pair) if pair else pd.DataFrame(columns=["loser", "winner", "lost", *REASONS,
-                                                                             "sentence"]),
+        "sentences": sentences(lost, pair) if pair else pd.DataFrame(columns=SENTENCE_COLUMNS),
         "lost_questions": lost,
         "attribution": frame,
         "rank_by_type": rank_by_type(long),
@@ -203,3 +213,16 @@ def behind(tables: dict[str, pd.DataFrame], *, method: str, label: str | None = 
     frame = tables["lost_questions"]
     return frame[(frame["loser"] == method) & (frame["winner"] == winner) & (frame["reason"] == reason)
                  ].reset_index(drop=True)
+
+
+def rule_lines(rules: pd.DataFrame) -> list[str]:
+    """Which metric decided, per method, in words: "basic_search: retrieval by context_recall (103); the answer by
+    answer_class (103)"."""
+    lines = []
+    for method, part in rules.groupby("method", sort=True):
+        said = []
+        for question, words in (("retrieval", "retrieval"), ("answer", "the answer")):
+            mine = part[part["question"] == question].sort_values("n", ascending=False)
+            said.append(f"{words} by " + ", ".join(f"{m} ({n})" for m, n in zip(mine["metric"], mine["n"])))
+        lines.append(f"{method}: " + "; ".join(said))
+    return lines

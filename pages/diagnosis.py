@@ -8,13 +8,13 @@ import streamlit as st
 
 from evaluators.presentation.figures import plot_label as label
 from evaluators.queries import diagnosis as q
-from evaluators.queries.attribution import LABELS, RULE
+from evaluators.queries.attribution import BOTH, GENERATION, LABELS, OK_LABEL, RETRIEVAL, RULE, UNKNOWN
 from evaluators.queries.compare import default_methods, run_methods, selected_point, selected_row
 from ui.common import (current_run, downloads, how_computed, md_escape as md, open_question, plotly_config,
                        run_header, stop_without_scores, store)
 
-LABEL_COLOURS = {"ok": "#1a7f37", "retrieval miss": "#9a6700", "generation miss": "#cf222e", "both": "#8250df",
-                 "unknown": "#8c959f"}
+LABEL_COLOURS = {OK_LABEL: "#1a7f37", RETRIEVAL: "#9a6700", GENERATION: "#cf222e", BOTH: "#8250df",
+                 UNKNOWN: "#8c959f"}
 
 run = current_run()
 run_id = run["run_id"]

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from evaluators.records import OK
 
-OK_LABEL, RETRIEVAL, GENERATION, BOTH, UNKNOWN = "ok", "retrieval miss", "generation miss", "both", "unknown"
+OK_LABEL = OK  # the label of a sample where nothing went wrong reads as an ok cell does
+RETRIEVAL, GENERATION, BOTH, UNKNOWN = "retrieval miss", "generation miss", "both", "unknown"
 LABELS = (OK_LABEL, RETRIEVAL, GENERATION, BOTH, UNKNOWN)
 
 RETRIEVAL_METRICS = ("id_recall", "context_recall")  # in the order they decide

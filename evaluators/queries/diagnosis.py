@@ -159,6 +159,11 @@ def rank_by_type(long: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     return table.reset_index()[columns].round(4)
 
 
+def label_shares(store: Store, run_id: str) -> pd.DataFrame:
+    """The `shares` of the Diagnosis screen (the report shows them)."""
+    return shares(attribution(cells(store, run_id)))
+
+
 SENTENCE_COLUMNS = ["loser", "winner", "lost", *REASONS, "sentence"]
 
 

@@ -8,10 +8,7 @@ direction (dont_know) there are no wins or losses, only the difference.
 """
 from __future__ import annotations
 
-import functools
 import inspect
-import threading
-from collections import OrderedDict
 
 import numpy as np
 import pandas as pd
@@ -21,6 +18,7 @@ from evaluators.metrics.registry import SCALES, in_catalogue_order, lookup
 from evaluators.queries import ALL_TYPES, OK, OWN, VIEWS, difference_in_view, in_view, one_of, question_types
 from evaluators.queries import diagnosis
 from evaluators.queries.hypotheses import family_of, whole_families
+from evaluators.queries.remember import remembered
 from evaluators.queries.sides import SEPARATOR, Side, default_methods, side
 from evaluators.maths.stats import holm, paired_comparison
 from evaluators.store import Store
@@ -33,7 +31,6 @@ NO_TYPE = "(no type)"  # how a question without a type is named on screen
 SCATTER_POINTS = 3000  # a reproducible sample above this: a browser draws ~3,000 SVG points smoothly
 DISAGREEMENTS = 200
 CELL_QUESTIONS = 500
-REMEMBERED = 32  # results kept per remembered function
 MAX_BOOTSTRAP_N = inspect.signature(paired_comparison).parameters["max_bootstrap_n"].default  # stats' own rule
 
 
@@ -48,56 +45,6 @@ def run_metrics(store: Store, run_id: str) -> list[str]:
     """The metrics that have score cells in the run, in catalogue order (unknown ids last)."""
     rows = store.cursor().execute("SELECT DISTINCT metric FROM scores WHERE run_id = ?", [run_id]).fetchall()
     return in_catalogue_order(m for (m,) in rows)
-
-
-def scores_version(store: Store, run_id: str) -> tuple:
-    """Changes whenever the run's cells change (a resumed or retried run): a cache key for the pages."""
-    return tuple(store.cursor().execute(
-        "SELECT count(*), max(created_at) FROM scores WHERE run_id = ?", [run_id]).fetchall()[0])
-
-
-def remembered(compute):
-    """`compute(store, run_id, ...)` remembered per database file, run, the scores version of every run it reads
-    (the run in view and the runs of the Side arguments) and arguments (the latest REMEMBERED results): a screen's
-    statistics are computed once however often clicks rerun it, and again once a run's cells change (a resumed
-    run). Callers get a copy, free to change."""
-    results: OrderedDict = OrderedDict()
-    lock = threading.Lock()
-
-    @functools.wraps(compute)
-    def remember(store: Store, run_id: str, *args, **kwargs):
-        read = sorted({run_id, *_side_runs(args), *_side_runs(kwargs.values())})
-        versions = tuple(scores_version(store, r) for r in read)
-        key = (store.path, run_id, versions, _hashable(args), _hashable(sorted(kwargs.items())))
-        with lock:
-            found = results.get(key)
-            if found is not None:
-                results.move_to_end(key)
-        if found is None:
-            found = compute(store, run_id, *args, **kwargs)
-            with lock:
-                results[key] = found
-                while len(results) > REMEMBERED:
-                    results.popitem(last=False)
-        return tuple(f.copy() for f in found) if isinstance(found, tuple) else found.copy()
-
-    return remember
-
-
-def _hashable(values) -> tuple:
-    """Arguments as a key: lists (of metrics, of methods) as tuples."""
-    return tuple(_hashable(v) if isinstance(v, (list, tuple)) else v for v in values)
-
-
-def _side_runs(values) -> set[str]:
-    """The runs of the sides among arguments (in lists and tuples too, nested)."""
-    runs = set()
-    for v in values:
-        if isinstance(v, Side):
-            runs.add(v.run_id)
-        elif isinstance(v, (list, tuple)):
-            runs |= _side_runs(v)
-    return runs
 
 
 def run_ids(store: Store) -> list[str]:

@@ -13,6 +13,7 @@ import pandas as pd
 from evaluators.maths.stats import t_half_widths, wilson_interval
 from evaluators.queries import ALL_TYPES, one_of
 from evaluators.queries.attribution import ANSWER_METRICS, LABELS, RETRIEVAL_METRICS, Cell, attribute
+from evaluators.queries.remember import remembered
 from evaluators.queries.sides import default_methods
 from evaluators.records import OK
 from evaluators.store import Store
@@ -55,13 +56,14 @@ def attribution(long: pd.DataFrame) -> pd.DataFrame:
     """One row per (question, method): its label, the cells that decided it and why (ATTRIBUTION_COLUMNS)."""
     cells: dict[tuple[str, str], dict[str, Cell]] = {}
     decided = long[long["metric"].isin(DECIDING)]
-    for q, m, metric, value, status, label in decided[["question_id", "method", "metric", "value", "status",
-                                                       "label"]].itertuples(index=False):
-        cells.setdefault((q, m), {})[metric] = Cell(status, None if pd.isna(value) else float(value),
-                                                    None if pd.isna(label) else str(label))
+    # plain lists, not itertuples: iterating pandas' arrow strings row by row is most of the time at 50,000 samples
+    for q, m, metric, value, status, label in zip(*(_listed(decided[c]) for c in ("question_id", "method", "metric",
+                                                                                  "value", "status", "label"))):
+        cells.setdefault((q, m), {})[metric] = Cell(status, None if value is None else float(value), label)
     rows = []
     samples = long.drop_duplicates(["question_id", "method"])
-    for q, qtype, text, m in samples[["question_id", "question_type", "question", "method"]].itertuples(index=False):
+    for q, qtype, text, m in zip(*(_listed(samples[c]) for c in ("question_id", "question_type", "question",
+                                                                  "method"))):
         mine = cells.get((q, m), {})
         found = attribute(mine)
         answer_class = mine.get("answer_class")
@@ -73,6 +75,11 @@ def attribution(long: pd.DataFrame) -> pd.DataFrame:
                      "reason": found.reason})
     frame = pd.DataFrame(rows, columns=ATTRIBUTION_COLUMNS)
     return frame.sort_values(["method", "question_id"]).reset_index(drop=True)
+
+
+def _listed(column: pd.Series) -> list:
+    """A column's values as a list, missing ones (NaN, NA) as None."""
+    return column.astype(object).where(column.notna(), None).tolist()
 
 
 def shares(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
@@ -159,9 +166,16 @@ def rank_by_type(long: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     return table.reset_index()[columns].round(4)
 
 
+@remembered  # a few seconds at 50,000 samples: once per run and scores version, however often clicks rerun a screen
+def attributed(store: Store, run_id: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(`cells`, `attribution`) of the run."""
+    long = cells(store, run_id)
+    return long, attribution(long)
+
+
 def label_shares(store: Store, run_id: str) -> pd.DataFrame:
     """The `shares` of the Diagnosis screen (the report shows them)."""
-    return shares(attribution(cells(store, run_id)))
+    return shares(attributed(store, run_id)[1])
 
 
 SENTENCE_COLUMNS = ["loser", "winner", "lost", *REASONS, "sentence"]
@@ -169,7 +183,7 @@ SENTENCE_COLUMNS = ["loser", "winner", "lost", *REASONS, "sentence"]
 
 def pair_sentences(store: Store, run_id: str, pair: list[str]) -> pd.DataFrame:
     """The `sentences` of the Diagnosis screen for two methods of the run (Compare and the report show them)."""
-    frame = attribution(cells(store, run_id))
+    frame = attributed(store, run_id)[1]
     return sentences(pd.concat([losses(frame, pair[1], pair[0]), losses(frame, pair[0], pair[1])],
                                ignore_index=True), pair)
 
@@ -185,7 +199,7 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None) -> dict
 
     methods: the two methods the sentences compare (default: local_search, basic_search, else the first two)
     """
-    long = cells(store, run_id)
+    long, frame = attributed(store, run_id)
     known = sorted(long["method"].unique())
     if methods is None:
         methods = default_methods(known)[0]
@@ -194,7 +208,6 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None) -> dict
             raise ValueError(f"methods: name two different methods of the run, not {methods!r}")
         for m in methods:
             one_of(m, known, "method")
-    frame = attribution(long)
     pair = list(methods) if len(methods) == 2 else []
     lost = (pd.concat([losses(frame, pair[1], pair[0]), losses(frame, pair[0], pair[1])], ignore_index=True)
             if pair else pd.DataFrame(columns=LOST_COLUMNS))

@@ -51,6 +51,8 @@ st.caption("Each (question, method) is labelled by the cells below it: **ok** (e
            "failed, is not applicable or was not computed). The rule is in *How scores are computed* below.")
 for line in q.rule_lines(tables["rules"]):
     st.caption(md("Decided by " + line))
+for note in q.undecided_notes(tables["rules"]):
+    st.warning(md(note))
 
 # -- the pair, in sentences ---------------------------------------------------------------------------
 

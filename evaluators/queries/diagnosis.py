@@ -20,6 +20,7 @@ from evaluators.store import Store
 
 RANK_PREFIX = "id_"  # the rank metrics from document ids (id_recall, id_ndcg@10, ...), whoever registered them
 DECIDING = (*RETRIEVAL_METRICS, *ANSWER_METRICS)
+UNDECIDED_METRIC = "undecided"  # the `rules` row of samples no metric decided
 
 # Why a method lost a question the other answered: its retrieval missed the evidence the other found, or that
 # neither retrieved; it retrieved the evidence and its answer went wrong; its retrieval is undecided.
@@ -102,7 +103,7 @@ def rules(frame: pd.DataFrame) -> pd.DataFrame:
     parts = []
     for side in ("retrieval", "answer"):
         column = f"{side} decided by"
-        counted = frame.assign(metric=frame[column].fillna("undecided")).groupby(["method", "metric"]).size()
+        counted = frame.assign(metric=frame[column].fillna(UNDECIDED_METRIC)).groupby(["method", "metric"]).size()
         parts.append(counted.rename("n").reset_index().assign(question=side))
     return pd.concat(parts)[["method", "question", "metric", "n"]].reset_index(drop=True) if parts else pd.DataFrame(
         columns=["method", "question", "metric", "n"])
@@ -244,3 +245,19 @@ def rule_lines(rules: pd.DataFrame) -> list[str]:
             said.append(f"{words} by " + ", ".join(f"{m} ({n})" for m, n in zip(mine["metric"], mine["n"])))
         lines.append(f"{method}: " + "; ".join(said))
     return lines
+
+
+def undecided_notes(rules: pd.DataFrame) -> list[str]:
+    """What a method could not be diagnosed on at all: no question had an ok cell for retrieval (or the answer), so
+    every question of it is unknown; with what would decide it."""
+    notes = []
+    for method, part in rules.groupby("method", sort=True):
+        for question, metrics, how in (
+                ("retrieval", RETRIEVAL_METRICS, "give the golden set relevant_ids, or score context_recall "
+                                                 "(it needs the retrieved chunks)"),
+                ("answer", ANSWER_METRICS, "score answer_class (or answer_correctness_f1, completeness)")):
+            mine = part[part["question"] == question]
+            if len(mine) and set(mine["metric"]) == {UNDECIDED_METRIC}:
+                notes.append(f"{method}: no question has an ok cell of {', '.join(metrics)}, so its {question} is "
+                             f"undecided and every question is unknown; to diagnose it, {how}.")
+    return notes

@@ -7,6 +7,7 @@ from evaluators.queries import compare
 from evaluators.queries import diagnosis as q
 from evaluators.queries.attribution import RULE
 from evaluators.store import open_store
+from tests.helpers.headline_run import headline_run
 from tests.helpers.diagnosis_run import A, B, LOST, diagnosis_run
 from ui.common import md_escape
 from tests.helpers.screens import assert_page_is_inert, click, element, figure, page, points, rows, same
@@ -47,6 +48,14 @@ def test_a_bar_lists_the_questions_of_its_label(tmp_path, app_on):
     listed = element(at, "dataframe", f"diag_behind_label|{A}|unknown").value
     assert list(listed["question_id"]) == ["q4", "q6", "q7"]
     same(element(at, "dataframe", "diag_every").value, q.view(store, run_id)["attribution"])
+
+
+def test_one_method_without_a_retrieval_metric_is_said_not_diagnosed(tmp_path, app_on):
+    store, run_id = headline_run(tmp_path, methods=("m1",))
+    at = app_on(store.path, "pages/diagnosis.py", run_id)
+    assert [s.label for s in at.selectbox] == ["Run"] and not at.button  # no pair to choose, no sentence
+    notes = q.undecided_notes(q.view(store, run_id)["rules"])
+    assert [w.value for w in at.warning] == [md_escape(n) for n in notes] and len(notes) == 1
 
 
 def test_compare_shows_the_attribution_and_opens_diagnosis_on_its_pair_of_the_demo(app_at):

@@ -12,6 +12,7 @@ from evaluators.queries import diagnosis as d
 from evaluators.queries.attribution import LABELS
 from evaluators.queries.screens import SCREENS
 from evaluators.store import close_store
+from tests.helpers.headline_run import headline_run
 from tests.helpers.diagnosis_run import A, B, DESIGN, LOST, TYPES, diagnosis_run
 
 
@@ -110,3 +111,16 @@ def test_the_graphrag_demo_is_diagnosed_from_claims_alone(demo_read):
     lost = tables["lost_questions"]
     for row in tables["sentences"].itertuples():
         assert row.lost == ((lost["loser"] == row.loser) & (lost["winner"] == row.winner)).sum()
+
+
+def test_a_run_that_scored_no_retrieval_metric_says_so_and_what_would_decide_it(tmp_path):
+    store, run_id = headline_run(tmp_path, methods=("m1",))  # answer_class, no retrieval metric at all
+    try:
+        tables = d.view(store, run_id)
+        assert (tables["attribution"]["label"] == "unknown").all() and tables["sentences"].empty  # one method
+        notes = d.undecided_notes(tables["rules"])
+        assert notes == ["m1: no question has an ok cell of id_recall, context_recall, so its retrieval is undecided "
+                         "and every question is unknown; to diagnose it, give the golden set relevant_ids, or score "
+                         "context_recall (it needs the retrieved chunks)."]
+    finally:
+        close_store(store.path)

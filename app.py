@@ -19,6 +19,7 @@ PAGES = {
         st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
         st.Page("pages/history.py", title="History", icon=":material/timeline:"),
         st.Page("pages/claims.py", title="Claims", icon=":material/fact_check:"),
+        st.Page("pages/diagnosis.py", title="Diagnosis", icon=":material/stethoscope:"),
         st.Page("pages/correlations.py", title="Correlations", icon=":material/grid_on:"),
         st.Page("pages/error_analysis.py", title="Error analysis", icon=":material/troubleshoot:"),
     ],

@@ -221,6 +221,16 @@ elif st.session_state.get("cmp_table_applied") != (picked, tuple(shown.columns))
 if not one:
     st.selectbox("Details for", others, key="cmp_detail", format_func=lambda m: f"{m} vs {baseline}")
 pair_rows = shown[row_methods == method_a]
+if len(tables["attribution"]):  # the same attribution as Diagnosis, for the pair in detail
+    st.subheader(f"Where each one loses: {md(method_a)} vs {md(baseline)}")
+    for sentence in tables["attribution"]["sentence"]:
+        st.markdown("- " + md(sentence))
+    st.caption("Lost: this method's answer wrong where the other's is right; why: its retrieval missed the evidence, "
+               "or it retrieved it and the answer went wrong (How scores are computed on **Diagnosis**).")
+    if st.button("Open Diagnosis: the questions behind each number", key="cmp_diagnosis",
+                 icon=":material/stethoscope:"):
+        st.session_state["diag_pair"] = [method_a, baseline]  # Diagnosis opens on this pair
+        st.switch_page("pages/diagnosis.py")
 st.subheader(f"By question type: {md(method_a)} − {md(baseline)}")
 deltas = tables["heatmap"]
 if deltas.empty:

@@ -140,9 +140,12 @@ def plotly_config(filename: str) -> dict:
     return {"toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2}, "displaylogo": False}
 
 
-def how_computed(metric_ids) -> None:
-    """The "How scores are computed" panel: each metric's formula as implemented and its source seed."""
+def how_computed(metric_ids, intro: str | None = None) -> None:
+    """The "How scores are computed" panel: `intro` first (a screen's own rule, e.g. Diagnosis's attribution), then
+    each metric's formula as implemented and its source seed."""
     with st.expander("How scores are computed"):
+        if intro:
+            st.text(intro)  # shown as written
         for metric_id in metric_ids:
             m = find(metric_id)  # id_recall@5 too
             if m is None:

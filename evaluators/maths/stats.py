@@ -7,6 +7,8 @@ API at a glance
 ---------------
 mean_ci(values, confidence=0.95, *, n_boot=2000, seed=0, max_bootstrap_n=5000) -> MeanCI
     Mean of a metric with a confidence interval (Overview).
+wilson_interval(successes, n, confidence=0.95) -> (low, high)
+    Interval of a share (Diagnosis: each label's share per method).
 paired_comparison(a, b, *, tie_tolerance=0.0, confidence=0.95, n_boot=2000, seed=0,
                   max_bootstrap_n=5000) -> PairedComparison
     Method A vs method B on the same questions: mean difference a - b with its interval,
@@ -285,6 +287,20 @@ def t_half_widths(sd: np.ndarray, n: np.ndarray, confidence: float = 0.95) -> np
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(n > 1, sps.t.ppf(0.5 + confidence / 2, np.maximum(n - 1, 1)), np.nan)
         return t * np.asarray(sd, dtype=float) / np.sqrt(n)
+
+
+def wilson_interval(successes, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson's score interval of a share, successes / n (arrays of counts; written here, a few numpy lines): it
+    stays within [0, 1] and is not empty at 0 or n successes, where the normal interval collapses (Wilson 1927;
+    Brown, Cai and DasGupta 2001 recommend it for small n). (low, high); NaN where n is 0."""
+    k, n = np.asarray(successes, dtype=float), np.asarray(n, dtype=float)
+    z = sps.norm.ppf(0.5 + confidence / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        low, high = np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
+    return np.where(n > 0, low, np.nan), np.where(n > 0, high, np.nan)
 
 
 def mean_ci(

@@ -1,7 +1,7 @@
 """The report file: one self-contained HTML page of a run, for people who will not open the app.
 
 What was evaluated; Overview's headline; each method against the baseline on the headline metrics, with the minimum
-detectable effect; the comparison by question type; the verdicts and answer classes per
+detectable effect; the comparison by question type; where each method loses (retrieval or generation); the verdicts and answer classes per
 method; the questions where the methods differ most, each side's answer with its claims highlighted and the chunks
 they cite; how the scores are computed. Every number comes from a screen's own view (overview, compare, claims,
 evaluate): this module lays their tables out and computes none. Uploaded text is escaped (highlight.esc, and
@@ -27,7 +27,8 @@ from evaluators.runs import sampling
 from evaluators.presentation import highlight as hl
 from evaluators.judges import of_run
 from evaluators.metrics.registry import find
-from evaluators.queries import claims, compare, evaluate, golden_set, one_of, overview, question_types
+from evaluators.queries import claims, compare, diagnosis, evaluate, golden_set, one_of, overview, question_types
+from evaluators.queries.attribution import RULE
 from evaluators.queries.headline import HEADLINE, leader
 from evaluators.queries.hypotheses import caption as tests_caption
 from evaluators.queries.sides import Side
@@ -101,9 +102,8 @@ class _Report:
             body.append(_section("scores", "Scores", self.no_scores()))
         else:
             pairs = self.pairs()
-            body += [self.headline(), self.differences(pairs), self.by_type(pairs), self.distributions(),
-                     self.disagreements(pairs),
-                     self.how_computed(pairs)]
+            body += [self.headline(), self.differences(pairs), self.by_type(pairs), self.attribution(pairs),
+                     self.distributions(), self.disagreements(pairs), self.how_computed(pairs)]
         head = [plotly.offline.get_plotlyjs()] if self.scripts else []
         head.append(UNFOLD)
         scripts = [*head, *self.scripts]
@@ -284,6 +284,24 @@ class _Report:
 
     def why_no_comparison(self) -> str:
         return f"Only one method ({self.label(self.sides[0])}): there is nothing to compare it with."
+
+    # -- 4b. where each method loses: retrieval or generation (Diagnosis) -----------------------------------
+
+    def attribution(self, pairs) -> str:
+        shares = diagnosis.label_shares(self.store, self.run_id)
+        shown = {s.method for s in self.sides if s.run_id == self.run_id}
+        shares = shares[shares["method"].isin(shown)]
+        table = pd.DataFrame({
+            "method": shares["method"], "label": shares["label"], "n": shares["n"].astype(str) + " of "
+            + shares["of"].astype(str), "share": [f"{v:.0%}" for v in shares["share"].fillna(0)],
+            "95% CI": [f"[{lo:.0%}, {hi:.0%}]" if pd.notna(lo) else "" for lo, hi in zip(shares["ci_low"],
+                                                                                         shares["ci_high"])]})
+        parts = [_table(table)] if len(table) else []
+        sentences = [s for _, _, _, tables in pairs for s in tables["attribution"]["sentence"]]
+        if sentences:
+            parts.append('<ul class="losses">' + "".join(f"<li>{hl.esc(s)}</li>" for s in sentences) + "</ul>")
+        parts.append(_p(RULE + " The Diagnosis screen lists the questions behind each number.", "note"))
+        return _section("attribution", "Where each method loses: retrieval or generation", "".join(parts))
 
     # -- 5. verdicts and answer classes -----------------------------------------------------------------
 
@@ -473,7 +491,7 @@ dt { color: #57606a; } dd { margin: 0; }
 .note { color: #57606a; font-size: 0.9em; }
 .warning { background: #fff8c5; border-left: 4px solid #d4a72c; padding: 6px 10px; }
 .lead { font-weight: 600; }
-.findings li { margin: 2px 0; }
+.findings li, .losses li { margin: 2px 0; }
 table { border-collapse: collapse; font-size: 0.8em; margin: 8px 0; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
 thead th, table.headline tr:first-child th { background: #f6f8fa; }

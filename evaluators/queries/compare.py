@@ -8,10 +8,7 @@ direction (dont_know) there are no wins or losses, only the difference.
 """
 from __future__ import annotations
 
-import functools
 import inspect
-import threading
-from collections import OrderedDict
 
 import numpy as np
 import pandas as pd
@@ -19,14 +16,14 @@ import pandas as pd
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import SCALES, in_catalogue_order, lookup
 from evaluators.queries import ALL_TYPES, OK, OWN, VIEWS, difference_in_view, in_view, one_of, question_types
+from evaluators.queries import diagnosis
 from evaluators.queries.hypotheses import family_of, whole_families
-from evaluators.queries.sides import SEPARATOR, Side, side
 from evaluators.maths.power import paired_mde
+from evaluators.queries.remember import remembered
+from evaluators.queries.sides import SEPARATOR, Side, default_methods, side
 from evaluators.maths.stats import holm, paired_comparison
 from evaluators.store import Store
 
-# Default pair of the GraphRAG demo: the method under study first, the baseline second.
-PREFERRED = ("local_search", "basic_search")
 # Scores computed by float arithmetic may differ in the last bits: those are ties, not wins.
 TIE_TOLERANCE = 1e-9
 ALPHA = 0.05
@@ -38,7 +35,6 @@ NO_TYPE = "(no type)"  # how a question without a type is named on screen
 SCATTER_POINTS = 3000  # a reproducible sample above this: a browser draws ~3,000 SVG points smoothly
 DISAGREEMENTS = 200
 CELL_QUESTIONS = 500
-REMEMBERED = 32  # results kept per remembered function
 MAX_BOOTSTRAP_N = inspect.signature(paired_comparison).parameters["max_bootstrap_n"].default  # stats' own rule
 
 
@@ -55,56 +51,6 @@ def run_metrics(store: Store, run_id: str) -> list[str]:
     return in_catalogue_order(m for (m,) in rows)
 
 
-def scores_version(store: Store, run_id: str) -> tuple:
-    """Changes whenever the run's cells change (a resumed or retried run): a cache key for the pages."""
-    return tuple(store.cursor().execute(
-        "SELECT count(*), max(created_at) FROM scores WHERE run_id = ?", [run_id]).fetchall()[0])
-
-
-def remembered(compute):
-    """`compute(store, run_id, ...)` remembered per database file, run, the scores version of every run it reads
-    (the run in view and the runs of the Side arguments) and arguments (the latest REMEMBERED results): a screen's
-    statistics are computed once however often clicks rerun it, and again once a run's cells change (a resumed
-    run). Callers get a copy, free to change."""
-    results: OrderedDict = OrderedDict()
-    lock = threading.Lock()
-
-    @functools.wraps(compute)
-    def remember(store: Store, run_id: str, *args, **kwargs):
-        read = sorted({run_id, *_side_runs(args), *_side_runs(kwargs.values())})
-        versions = tuple(scores_version(store, r) for r in read)
-        key = (store.path, run_id, versions, _hashable(args), _hashable(sorted(kwargs.items())))
-        with lock:
-            found = results.get(key)
-            if found is not None:
-                results.move_to_end(key)
-        if found is None:
-            found = compute(store, run_id, *args, **kwargs)
-            with lock:
-                results[key] = found
-                while len(results) > REMEMBERED:
-                    results.popitem(last=False)
-        return tuple(f.copy() for f in found) if isinstance(found, tuple) else found.copy()
-
-    return remember
-
-
-def _hashable(values) -> tuple:
-    """Arguments as a key: lists (of metrics, of methods) as tuples."""
-    return tuple(_hashable(v) if isinstance(v, (list, tuple)) else v for v in values)
-
-
-def _side_runs(values) -> set[str]:
-    """The runs of the sides among arguments (in lists and tuples too, nested)."""
-    runs = set()
-    for v in values:
-        if isinstance(v, Side):
-            runs.add(v.run_id)
-        elif isinstance(v, (list, tuple)):
-            runs |= _side_runs(v)
-    return runs
-
-
 def run_ids(store: Store) -> list[str]:
     return [r for (r,) in store.cursor().execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
 
@@ -115,16 +61,6 @@ def sides(store: Store, run_id: str | None, texts) -> list[Side]:
     texts = list(texts)
     known = run_ids(store) if any(isinstance(t, str) and SEPARATOR in t for t in texts) else None
     return [side(t, run_id, known) for t in texts]
-
-
-def default_methods(methods: list[str]) -> tuple[list[str], str | None]:
-    """(methods to compare, baseline): local_search vs basic_search when present, else the first
-    two; the baseline is basic_search when chosen, else the last chosen method."""
-    chosen = [m for m in PREFERRED if m in methods]
-    chosen += [m for m in methods if m not in chosen][: max(0, 2 - len(chosen))]
-    if len(chosen) < 2:
-        return chosen, None
-    return chosen, chosen[-1]
 
 
 def comparable_runs(store: Store, run_id: str) -> pd.DataFrame:
@@ -418,7 +354,7 @@ def _type_deltas(store: Store, run_id: str, a: Side, b: Side, *, metrics: list[s
 # The Compare screen's tables
 
 TABLES = ("summary", "metrics", "left_out", "heatmap", "by_question_type", "cell_questions", "scatter",
-          "disagreements")
+          "disagreements", "attribution")
 LEFT_OUT = 500  # questions listed per method whose reference differs from the baseline's (all are counted)
 
 
@@ -433,8 +369,10 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
     shares the baseline's golden set), for the pair in detail `heatmap` (per question type and metric: n, the
     difference in the chosen scale, both means, and `advantage`, the colour: > 0 better for A, in norm units)
     and `by_question_type` (its export), `cell_questions` (a heatmap cell's questions by gap; empty without
-    one), `scatter` (the points per question: both scores in the chosen scale) and `disagreements` (the
-    largest gaps). Every table is empty when no question is scored `ok` by both methods.
+    one), `scatter` (the points per question: both scores in the chosen scale) `disagreements` (the
+    largest gaps) and `attribution` (Diagnosis's sentences for the pair in detail: the questions each one loses
+    that the other answers, by retrieval or generation; empty for a side of another run). Every table is empty
+    when no question is scored `ok` by both methods.
 
     A method is a method of the run in view or `RUN_ID:METHOD`, a method of another run on the same question ids
     (named so in the tables); question types, texts and the types offered come from the baseline's golden set.
@@ -491,7 +429,16 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
             store, run_id, *pair, scale, cell_type, cell_metric),
         "scatter": _scatter(store, run_id, *pair, scale, **per_question),
         "disagreements": _questions(store, run_id, *pair, scale, **per_question, order="gap", limit=DISAGREEMENTS),
+        "attribution": _attribution(store, run_id, [details_for, baseline]),
     }
+
+
+def _attribution(store: Store, run_id: str, pair: list[str]) -> pd.DataFrame:
+    """Diagnosis's sentences for the pair in detail (where each one loses: retrieval or generation), when both are
+    methods of the run in view (a side of another run has its own attribution there)."""
+    if any(SEPARATOR in m and side(m, run_id, run_ids(store)).run_id != run_id for m in pair):
+        return pd.DataFrame(columns=diagnosis.SENTENCE_COLUMNS)
+    return diagnosis.pair_sentences(store, run_id, pair)
 
 
 def _methods(store: Store, run_id: str, known: list[str], methods: list[str] | None,

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from evaluators.queries import OK, one_of
-from evaluators.queries.compare import family_metrics, remembered, run_methods, run_metrics
+from evaluators.queries.compare import family_metrics, run_methods, run_metrics
+from evaluators.queries.remember import remembered
 from evaluators.maths.stats import correlation_matrix
 from evaluators.store import Store
 

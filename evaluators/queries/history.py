@@ -14,7 +14,8 @@ import pandas as pd
 from evaluators.runs import sampling
 from evaluators.metrics.registry import in_catalogue_order
 from evaluators.queries import OWN, VIEWS, difference_in_view, one_of
-from evaluators.queries.compare import ALPHA, comparison_table, remembered
+from evaluators.queries.compare import ALPHA, comparison_table
+from evaluators.queries.remember import remembered
 from evaluators.queries.headline import HEADLINE
 from evaluators.queries.overview import in_scale, runs_metric_means
 from evaluators.queries.sides import Side
@@ -94,7 +95,7 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, metrics
 def _series(store: Store, run_id: str, chains: tuple[tuple[Side, ...], ...], positions: tuple[tuple[str, int], ...],
             metrics: list[str], scale: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(points, steps), remembered as a whole: a History screen makes one comparison per step, more than
-    compare.remembered keeps, and reads every run's means."""
+    remembered keeps, and reads every run's means."""
     position = dict(positions)
     methods = [chain[0].method for chain in chains if chain]
     return _points(store, position, methods, metrics, scale), _steps(store, run_id, chains, position, metrics, scale)

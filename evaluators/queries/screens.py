@@ -17,7 +17,8 @@ that method of another run, named so in the tables.
 """
 from __future__ import annotations
 
-from evaluators.queries import claims, compare, correlations, datasets, errors, evaluate, history, overview
+from evaluators.queries import (claims, compare, correlations, datasets, diagnosis, errors, evaluate, history,
+                                overview)
 
 SCREENS = {
     "overview": overview.view,
@@ -25,6 +26,7 @@ SCREENS = {
     "history": history.view,
     "correlations": correlations.view,
     "claims": claims.view,
+    "diagnosis": diagnosis.view,
     "error_analysis": errors.view,
     "evaluate": evaluate.view,
     "data": datasets.view,

@@ -10,6 +10,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 SEPARATOR = ":"
+# Default pair of the GraphRAG demo: the method under study first, the baseline second.
+PREFERRED = ("local_search", "basic_search")
 
 
 @dataclass(frozen=True)
@@ -35,3 +37,13 @@ def side(text: str | Side, run_id: str | None, runs: Collection[str] | None = No
     if run_id is None:
         raise ValueError(f"{text!r} names no run: write RUN_ID{SEPARATOR}METHOD")
     return Side(run_id, str(text))
+
+
+def default_methods(methods: list[str]) -> tuple[list[str], str | None]:
+    """(methods to compare, baseline): local_search vs basic_search when present, else the first
+    two; the baseline is basic_search when chosen, else the last chosen method."""
+    chosen = [m for m in PREFERRED if m in methods]
+    chosen += [m for m in methods if m not in chosen][: max(0, 2 - len(chosen))]
+    if len(chosen) < 2:
+        return chosen, None
+    return chosen, chosen[-1]

@@ -48,11 +48,12 @@ def headline_run(tmp_path, methods=("m1", "m2", "m3"), status="ok", metrics=("ju
     return store, run_id
 
 
-def unscored_run(db, n, methods, metrics, judge=("offline", None)):
-    """(store, run_id) of a run named after the file `db` (created) on n questions q0... and methods' answers, with
-    no score yet: the run's cells are the caller's to write."""
+def unscored_run(db, n, methods, metrics, judge=("offline", None), types=None):
+    """(store, run_id) of a run named after the file `db` (created) on n questions q0... (of question type types[i],
+    when given) and methods' answers, with no score yet: the run's cells are the caller's to write."""
     golden, outputs = db.parent / "golden.jsonl", db.parent / "outputs.jsonl"
-    golden.write_text("\n".join(json.dumps({"question_id": f"q{i}", "question": f"Question {i}?", "reference": "r"})
+    golden.write_text("\n".join(json.dumps({"question_id": f"q{i}", "question": f"Question {i}?", "reference": "r",
+                                             **({"question_type": types[i]} if types else {})})
                                 for i in range(n)))
     outputs.write_text("\n".join(json.dumps({"question_id": f"q{i}", "method": m, "answer": "a", "contexts": ["c"]})
                                  for i in range(n) for m in methods))

@@ -5,8 +5,11 @@ import base64
 import json
 from html.parser import HTMLParser
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
 
@@ -107,3 +110,28 @@ def values(array) -> list:
 
 def same(shown: pd.DataFrame, expected: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(shown.reset_index(drop=True), expected.reset_index(drop=True), check_dtype=False)
+
+
+# AppTest cannot click a plotly chart or a dataframe row: `click` sends the state the browser sends on such a click
+# (the selection JSON under the element's id) with the next run, so the page's own code reads the event.
+
+
+def click(at, target, selection: dict) -> None:
+    """Run the app with `selection` as the clicked chart's or table's event."""
+    states = at._tree.get_widget_states()
+    states.widgets.append(WidgetState(id=target.proto.id, string_value=json.dumps({"selection": selection})))
+    at._run(states)
+    assert not at.exception, at.exception
+
+
+def points(*customdata) -> dict:
+    return {"points": [{"curve_number": 0, "point_index": i, "customdata": list(c)} for i, c in enumerate(customdata)],
+            "point_indices": list(range(len(customdata))), "box": [], "lasso": []}
+
+
+def rows(*positions) -> dict:
+    return {"rows": list(positions), "columns": [], "cells": []}
+
+
+def page(at) -> str:
+    return Path(at._registered_pages[at._finished_page_script_hash]["script_path"]).name

@@ -1107,3 +1107,21 @@ def test_module_is_pure():
         "__future__", "math", "numbers", "collections", "dataclasses", "numpy", "pandas", "scipy",
     }
     assert set(st.__all__) <= set(dir(st))
+
+
+@pytest.mark.parametrize("k, n", [(0, 10), (3, 10), (10, 10), (1, 1), (49, 103), (500, 1000)])
+def test_wilson_interval_is_scipys(k, n):
+    from scipy.stats import binomtest
+
+    from evaluators.maths.stats import wilson_interval
+
+    expected = binomtest(k, n).proportion_ci(0.95, method="wilson")
+    low, high = wilson_interval([k], [n])
+    assert low[0] == pytest.approx(expected.low, abs=1e-12) and high[0] == pytest.approx(expected.high, abs=1e-12)
+
+
+def test_wilson_interval_of_nothing_is_nan():
+    from evaluators.maths.stats import wilson_interval
+
+    low, high = wilson_interval([0], [0])
+    assert np.isnan(low[0]) and np.isnan(high[0])

@@ -5,7 +5,6 @@ AppTest cannot click a plotly chart or a dataframe row. `click` sends the state 
 such a click (the selection JSON under the element's id) with the next run, so the page's own code
 reads the event and drills down, as in the browser."""
 import json
-from pathlib import Path
 
 import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetState
@@ -15,32 +14,11 @@ from evaluators.queries import hypotheses
 from evaluators.store import open_store
 from tests.helpers.compare_runs import runs, small  # noqa: F401  (fixtures)
 from ui.common import md_escape
-from tests.helpers.screens import element, figure, same, values
+from tests.helpers.screens import click, element, figure, page, points, rows, same, values
 
 pytestmark = pytest.mark.usefixtures("navigation_pages")
 
 A, B = "local_search", "basic_search"
-
-
-def click(at, target, selection: dict) -> None:
-    """Run the app with `selection` as the clicked chart's or table's event."""
-    states = at._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=target.proto.id, string_value=json.dumps({"selection": selection})))
-    at._run(states)
-    assert not at.exception, at.exception
-
-
-def points(*customdata) -> dict:
-    return {"points": [{"curve_number": 0, "point_index": i, "customdata": list(c)} for i, c in enumerate(customdata)],
-            "point_indices": list(range(len(customdata))), "box": [], "lasso": []}
-
-
-def rows(*positions) -> dict:
-    return {"rows": list(positions), "columns": [], "cells": []}
-
-
-def page(at) -> str:
-    return Path(at._registered_pages[at._finished_page_script_hash]["script_path"]).name
 
 
 def test_the_page_draws_the_views_tables_and_its_clicks_drill_down(app_at):

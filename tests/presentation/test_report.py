@@ -8,7 +8,7 @@ import plotly.offline
 import pytest
 
 from evaluators.metrics import REGISTRY
-from evaluators.queries import compare, overview
+from evaluators.queries import compare, diagnosis, overview
 from evaluators.queries.headline import HEADLINE
 from evaluators.presentation.report import report_html
 from evaluators.store import close_store, open_store
@@ -18,7 +18,7 @@ from tests.helpers.cli import cli
 from tests.helpers.headline_run import headline_run
 from tests.helpers.shared_db import held_elsewhere
 
-SECTIONS = ["evaluated", "headline", "differences", "by-type", "distributions", "questions", "how"]
+SECTIONS = ["evaluated", "headline", "differences", "by-type", "attribution", "distributions", "questions", "how"]
 BLOCKS = {"p", "li", "td", "th", "h1", "h2", "h3", "h4", "dt", "dd", "pre", "div", "mark"}
 VOID = {"meta", "br", "img", "link", "input", "hr"}
 
@@ -131,6 +131,11 @@ def test_the_demo_report_holds_every_section_with_the_views_content(demo):
                         metric="judge_overall")["disagreements"]
     gaps = gaps[gaps["Δ basic_search − local_search"] != 0].head(5)
     assert page.texts("h3", section="questions") == ["basic_search vs local_search on judge_overall"]
+    # where each one loses, as Compare and Diagnosis say it (issue 35)
+    attributed = compare.view(store, run_id, methods=["basic_search", "local_search"], baseline="local_search")
+    assert page.texts("li", section="attribution") == list(attributed["attribution"]["sentence"])
+    shares = diagnosis.view(store, run_id)["shares"]
+    assert page.texts("td", section="attribution")[2::5] == [f"{n} of {of}" for n, of in zip(shares["n"], shares["of"])]
     assert page.texts("h4", section="questions")[::3] == list(gaps["question"])  # each card: its question, 2 sides
     assert page.count("article", "question") == 5 and page.count("div", "side") == 10
     assert page.count("mark") > 0  # claims highlighted by verdict

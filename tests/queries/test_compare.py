@@ -7,6 +7,7 @@ import pytest
 from scipy import stats as sps
 
 from evaluators.queries import compare as q
+from evaluators.queries.remember import scores_version
 from evaluators.queries.sides import Side, side
 from evaluators.store import close_store, open_store
 from tests.helpers.compare_runs import EDITED, holm_of, runs, small, write_run  # noqa: F401 (runs, small: fixtures)
@@ -107,11 +108,11 @@ def test_type_deltas_aggregate_per_question_type(small):
 
 def test_the_version_changes_when_cells_are_written(small):
     store, run_id = small
-    before = q.scores_version(store, run_id)
+    before = scores_version(store, run_id)
     store.write_scores(pd.DataFrame([{"run_id": run_id, "question_id": "q0", "method": "m1", "metric": "exact_match",
                                       "value": 1.0, "norm": 1.0, "status": "ok", "judge": "deterministic",
                                       "detail": None}]))
-    assert q.scores_version(store, run_id) != before
+    assert scores_version(store, run_id) != before
 
 
 def test_selection_helpers_read_plotly_points_and_dataframe_rows():

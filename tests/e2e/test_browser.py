@@ -222,9 +222,9 @@ def test_error_analysis_shows_judge_vs_humans_on_the_clapnq_demo(page, server):
 THEMES = ("light", "dark")
 WIDTHS = (1400, 1920)
 SCREENS = (("Overview", ""), ("Compare", "compare"), ("History", "history"), ("Claims", "claims"),
-           ("Correlations", "correlations"), ("Error analysis", "error_analysis"), ("Data", "data"),
-           ("Evaluate", "evaluate"))
-RESULTS = {"", "compare", "history", "claims", "correlations", "error_analysis"}
+           ("Diagnosis", "diagnosis"), ("Correlations", "correlations"), ("Error analysis", "error_analysis"),
+           ("Data", "data"), ("Evaluate", "evaluate"))
+RESULTS = {"", "compare", "history", "claims", "diagnosis", "correlations", "error_analysis"}
 FIRST_COLUMNS = 3  # a table's first columns, always wholly in view (its name or question, then what it says of it)
 FITTING_COLUMNS = 8  # a result table this narrow shows every column when it has the page's width (>= 800 px)
 MIN_CONTRAST = 4.5  # WCAG 2 AA, normal text

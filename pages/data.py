@@ -9,6 +9,7 @@ hash). Uploaded text is shown only through st.dataframe / st.text, never as mark
 """
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -79,11 +80,23 @@ def read(raw: bytes, name: str, role: str, method: str | None, context_sep: str 
     return dataset, []
 
 
+def with_qrels(dataset: loaders.Dataset, upload) -> tuple[loaders.Dataset | None, list[Problem]]:
+    """The golden set with the relevant documents of an uploaded qrels file (loaders.with_qrels reads a file: the
+    upload is written under its own name in a folder of its own, so problems name it as the user does)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / Path(upload.name).name
+        path.write_bytes(upload.getvalue())
+        try:
+            return loaders.with_qrels(dataset, path), []
+        except LoadError as exc:
+            return None, list(exc.problems)
+
+
 def golden_preview(items) -> pd.DataFrame:
     return pd.DataFrame({
         "question_id": [g.question_id for g in items], "question": [g.question for g in items],
         "reference": [g.reference for g in items], "question_type": [g.question_type for g in items],
-        "checks": [len(g.checks) for g in items],
+        "checks": [len(g.checks) for g in items], "relevant documents": [len(g.relevant_ids) for g in items],
     })
 
 
@@ -134,6 +147,16 @@ def file_panel(slot: str, upload) -> tuple[loaders.Dataset | None, list[Problem]
         method = st.session_state.get(f"{key}-method")
         dataset, problems = cached_read(slot, upload, raw, role=role, method=method, context_sep=context_sep,
                                         encoding=encoding, column_map=column_map)
+
+        if dataset is not None and dataset.golden:
+            qrels = st.file_uploader(
+                "Relevant documents: a qrels file (optional)", type=["tsv", "txt", "qrels", "csv"], key=f"{key}-qrels",
+                help="Each question's relevant documents, by the ids its retrieved chunks carry: a BEIR qrels TSV "
+                     "(query-id, corpus-id, score, with that header) or a TREC qrels file (qid 0 docid relevance). "
+                     "They replace the golden file's relevant_ids; the rank metrics (id_recall, id_ndcg, ...) read "
+                     "them.")
+            if qrels is not None:
+                dataset, problems = with_qrels(dataset, qrels)
 
         holds = []
         if dataset is not None:

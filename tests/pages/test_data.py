@@ -331,3 +331,32 @@ def test_problem_messages_are_shown_whole_and_uploaded_text_in_them_stays_text(a
     (problems,) = _problems(at)
     message = problems.iloc[0]["message"]
     assert f"'{qid}'" in message and len(message) > 250  # the whole message, the id quoted in full
+
+
+def test_a_qrels_file_gives_a_golden_set_its_relevant_documents_and_a_bad_one_is_listed(app_at):
+    rows = [{"question_id": "g1", "question": "Who wrote Hamlet?", "reference": "Shakespeare."},
+            {"question_id": "g2", "question": "What is the capital of France?", "reference": "Paris."}]
+    golden = ("qrels_golden.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode())
+    at = _upload(app_at("pages/data.py"), golden)
+    qrels = at.file_uploader(key="data-qrels_golden.jsonl-qrels")
+    qrels.set_value([("my.qrels.tsv", b"query-id\tcorpus-id\tscore\ng1\tdoc-7\t2\ng1\tdoc-9\t1\n",
+                      "text/tab-separated-values")])
+    at.run()
+    assert not at.exception and not at.error
+    preview = next(d.value for d in at.dataframe if "reference" in d.value.columns).set_index("question_id")
+    assert preview["relevant documents"].to_dict() == {"g1": 2, "g2": 0}
+    at.button(key="data-save").click()
+    at.run()
+    assert any("1 new dataset stored" in s.value for s in at.success)
+    store = open_store(app_at.db)
+    dataset = store.cursor().execute("SELECT dataset_id FROM datasets WHERE name = 'qrels_golden.jsonl'").fetchone()[0]
+    items = {g.question_id: dict(g.relevant_ids) for g in store.golden_items(dataset)}
+    assert items == {"g1": {"doc-7": 2.0, "doc-9": 1.0}, "g2": {}}
+
+    # a query id the golden set does not hold: listed with the qrels file and its field, nothing stored
+    at.file_uploader(key="data-qrels_golden.jsonl-qrels").set_value(
+        [("bad.tsv", b"query-id\tcorpus-id\tscore\ng3\tdoc-1\t1\n", "text/tab-separated-values")])
+    at.run()
+    problems = _problems(at)[0]
+    assert problems["file"].tolist() == ["bad.tsv"] and problems["field"].tolist() == ["query-id"]
+    assert "'g3'" in problems["message"].iloc[0] and at.button(key="data-save").disabled

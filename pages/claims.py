@@ -10,7 +10,7 @@ from evaluators.judges import of_run
 from evaluators.queries import claims as q
 from evaluators.records import OK
 from evaluators.presentation import highlight as hl
-from ui.common import current_run, how_computed, run_line, store
+from ui.common import current_run, how_computed, md_escape as md, run_line, store
 
 run = current_run()
 run_id = run["run_id"]
@@ -32,7 +32,19 @@ search = st.text_input("Search questions and answers", key="claims-search",
                        help="Case-insensitive: the questions whose id or text, or one of whose answers, contains it. "
                             "Previous and Next step through the matching questions by id.",
                        on_change=lambda: st.session_state.update({"claims-new-search": True}))
-options, n_matches = q.question_options(store(), run_id, search, limit=q.OPTIONS_LIMIT)
+# A set another screen opened (Diagnosis: the questions behind a number), in this run only.
+subset = st.session_state.get("claims-only")
+if subset is not None and subset["run_id"] != run_id:  # opened for another run
+    del st.session_state["claims-only"]
+    subset = None
+only = subset["ids"] if subset else None
+if subset:
+    note, every = st.columns([8, 2], vertical_alignment="center")
+    note.info(f"{len(only)} question{'s' if len(only) != 1 else ''}: {md(subset['title'])}. Previous and Next step "
+              "through them.")
+    every.button("Every question", key="claims-every", width="stretch",
+                 on_click=lambda: st.session_state.pop("claims-only", None))
+options, n_matches = q.question_options(store(), run_id, search, limit=q.OPTIONS_LIMIT, only=only)
 if options.empty:
     if search.strip():
         st.warning("No question of this run matches the search. Clear it to see every question.")
@@ -57,7 +69,7 @@ pick, back, forward = st.columns([8, 1, 1], vertical_alignment="bottom")
 question_id = pick.selectbox(
     "Question", list(labels), key="claims-question", format_func=lambda i: f"{i} · {labels[i][:120]}",
     on_change=lambda: st.session_state.update(question_id=st.session_state["claims-question"]))
-previous, following = q.neighbours(store(), run_id, question_id, search)
+previous, following = q.neighbours(store(), run_id, question_id, search, only=only)
 back.button("Previous", disabled=previous is None, on_click=_go, args=(previous,), width="stretch")
 forward.button("Next", disabled=following is None, on_click=_go, args=(following,), width="stretch")
 if n_matches > len(options):

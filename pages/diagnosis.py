@@ -1,6 +1,6 @@
 """Diagnosis: why a method wins. Every (question, method) attributed to retrieval or generation, per method the share
 of each label with its 95% interval, for two methods the questions one loses that the other answers and why, the rank
-metrics by question type; each number lists its questions, each question one click from Claims."""
+metrics by question type; each number of the sentences opens its questions on Claims, a label's bar or row lists them."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
@@ -10,8 +10,8 @@ from evaluators.presentation.figures import plot_label as label
 from evaluators.queries import diagnosis as q
 from evaluators.queries.attribution import BOTH, GENERATION, LABELS, OK_LABEL, RETRIEVAL, RULE, UNKNOWN
 from evaluators.queries.compare import default_methods, run_methods, selected_point, selected_row
-from ui.common import (current_run, downloads, how_computed, md_escape as md, open_question, plotly_config,
-                       run_header, stop_without_scores, store)
+from ui.common import (current_run, downloads, how_computed, md_escape as md, open_question, open_questions,
+                       plotly_config, run_header, stop_without_scores, store)
 
 LABEL_COLOURS = {OK_LABEL: "#1a7f37", RETRIEVAL: "#9a6700", GENERATION: "#cf222e", BOTH: "#8250df",
                  UNKNOWN: "#8c959f"}
@@ -40,9 +40,9 @@ with st.spinner("Attributing every question..."):
     tables = q.view(store(), run_id, methods=pair if len(pair) == 2 else None)
 
 
-def pick(kind: str, *key) -> None:
-    """Callback of a number: list its questions below."""
-    st.session_state["diag_pick"] = (kind, *key)
+def pick(method: str, label: str) -> None:
+    """A bar or a row of the shares picked: list its questions below."""
+    st.session_state["diag_pick"] = (method, label)
 
 
 st.caption("Each (question, method) is labelled by the cells below it: **ok** (evidence retrieved, answer right), "
@@ -62,12 +62,14 @@ if len(tables["sentences"]):
         st.markdown("- " + md(row["sentence"]))
         counts = [(r, row[r]) for r in q.REASONS if row[r]]
         for column, (reason, n) in zip(st.columns(max(1, len(counts))), counts):
-            column.button(f"{n}: {reason}", key=f"diag_lost_{row['loser']}_{reason}", on_click=pick,
-                          args=("lost", row["loser"], row["winner"], reason), width="stretch",
-                          help=f"List these questions of {row['loser']}; click one to open it on Claims.")
+            if column.button(f"{n}: {reason}", key=f"diag_lost_{row['loser']}_{reason}", width="stretch",
+                             help=f"Open these questions on Claims, {row['loser']} beside {row['winner']}."):
+                lost = q.behind(tables, method=row["loser"], winner=row["winner"], reason=reason)
+                open_questions(lost["question_id"].tolist(), f"{row['loser']} loses to {row['winner']}, {reason}",
+                               run_id)
     st.caption("A question is lost when this method's answer is wrong and the other's right (both decided). Its "
                "reason: this method's retrieval missed the evidence (the other found it, or answered without it), "
-               "or it retrieved the evidence and its answer ignored it.")
+               "or it retrieved the evidence and its answer ignored it. Each number opens its questions on Claims.")
 
 # -- shares per method ----------------------------------------------------------------------------------
 
@@ -89,7 +91,7 @@ event = st.plotly_chart(figure, on_select="rerun", selection_mode="points", key=
 if (clicked := selected_point(event.get("selection", {}).get("points", []))) is not None:
     if st.session_state.get("diag_clicked") != clicked[:2]:  # a new click (a kept selection applies once)
         st.session_state["diag_clicked"] = clicked[:2]
-        pick("label", str(clicked[0]), str(clicked[1]))
+        pick(str(clicked[0]), str(clicked[1]))
 table_event = st.dataframe(shares, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                            key="diag_shares_table")
 st.caption("n of the method's questions, the share and its 95% Wilson interval. Click a bar or a row to list its "
@@ -99,19 +101,19 @@ if (row := selected_row(shares, table_event.get("selection", {}).get("rows", [])
     picked_label = shares["label"].iloc[position]
     if st.session_state.get("diag_row") != (row, picked_label):
         st.session_state["diag_row"] = (row, picked_label)
-        pick("label", row, picked_label)
+        pick(row, picked_label)
 
 # -- the questions behind a number ------------------------------------------------------------------------
 
 chosen = st.session_state.get("diag_pick")
-if chosen is not None and chosen[1] in methods:
-    if chosen[0] == "label":
-        behind = q.behind(tables, method=chosen[1], label=chosen[2])
-        title = f"{chosen[1]} · {chosen[2]}"
-    else:
-        behind = q.behind(tables, method=chosen[1], winner=chosen[2], reason=chosen[3])
-        title = f"{chosen[1]} loses to {chosen[2]} · {chosen[3]}"
-    st.subheader(f"Questions: {md(title)}")
+if chosen is not None and chosen[0] in methods:
+    behind = q.behind(tables, method=chosen[0], label=chosen[1])
+    title = f"{chosen[0]} · {chosen[1]}"
+    head, go_to = st.columns([8, 2], vertical_alignment="bottom")
+    head.subheader(f"Questions: {md(title)}")
+    if go_to.button("Open on Claims", key="diag_open_all", width="stretch", disabled=behind.empty,
+                    help="These questions on Claims, one after another (Previous, Next)."):
+        open_questions(behind["question_id"].drop_duplicates().tolist(), title, run_id)
     listed = st.dataframe(behind, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
                           key=f"diag_behind_{'|'.join(map(str, chosen))}")
     st.caption(f"{len(behind)} questions, each with the cells that decided its label. Click a row to open the "

@@ -76,6 +76,13 @@ def open_question(question_id: str, run_id: str | None = None) -> None:
     st.switch_page("pages/claims.py")
 
 
+def open_questions(question_ids: list[str], title: str, run_id: str) -> None:
+    """Drill down to a set of questions: the Claims screen lists only these (of run `run_id`), first one shown, with
+    `title` saying where they come from, until the user asks for every question."""
+    st.session_state["claims-only"] = {"ids": list(question_ids), "title": title, "run_id": run_id}
+    open_question(question_ids[0])
+
+
 def run_line(run: dict) -> str:
     """The run in view, as every screen names it: name, judge and, for a sampled run, "sample of N of M questions"
     (its means, CIs and n are the sample's)."""

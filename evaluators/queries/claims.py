@@ -36,26 +36,38 @@ _SEARCH = """($search = '' OR contains(lower(question_id), lower($search))
                                  WHERE r.run_id = $run_id AND contains(lower(o.answer), lower($search))))"""
 
 
-def question_options(store: Store, run_id: str, search: str = "", limit: int = OPTIONS_LIMIT) -> tuple[pd.DataFrame, int]:
+def _among(only: list[str] | None, params: dict) -> str:
+    """The condition keeping the questions of `only` (None: every question)."""
+    if only is None:
+        return "TRUE"
+    params["only"] = list(only)
+    return "list_contains($only, question_id)"
+
+
+def question_options(store: Store, run_id: str, search: str = "", limit: int = OPTIONS_LIMIT, *,
+                     only: list[str] | None = None) -> tuple[pd.DataFrame, int]:
     """The run's questions whose id or text, or an answer to which, contains `search` (case-insensitive), by id, at most
-    `limit` of them, and how many match in all."""
+    `limit` of them, and how many match in all; of the questions `only` when given (a set another screen opened)."""
+    params = {"run_id": run_id, "search": search.strip(), "limit": limit}
     frame = store.cursor().execute(
         f"""
         SELECT question_id, coalesce(question_type, '') AS question_type, question, count(*) OVER () AS n_matches
-        FROM ({_RUN_QUESTIONS}) WHERE {_SEARCH}
+        FROM ({_RUN_QUESTIONS}) WHERE {_SEARCH} AND {_among(only, params)}
         ORDER BY question_id LIMIT $limit
-        """, {"run_id": run_id, "search": search.strip(), "limit": limit}).df()
+        """, params).df()
     total = int(frame["n_matches"].iloc[0]) if len(frame) else 0
     return frame.drop(columns="n_matches"), total
 
 
-def neighbours(store: Store, run_id: str, question_id: str, search: str = "") -> tuple[str | None, str | None]:
-    """The questions just before and after `question_id` (by id) among those matching `search`."""
+def neighbours(store: Store, run_id: str, question_id: str, search: str = "", *,
+               only: list[str] | None = None) -> tuple[str | None, str | None]:
+    """The questions just before and after `question_id` (by id) among those matching `search` (of `only`)."""
+    params = {"run_id": run_id, "search": search.strip(), "qid": question_id}
     rows = store.cursor().execute(
         f"""
         SELECT max(question_id) FILTER (question_id < $qid), min(question_id) FILTER (question_id > $qid)
-        FROM ({_RUN_QUESTIONS}) WHERE {_SEARCH}
-        """, {"run_id": run_id, "search": search.strip(), "qid": question_id}).fetchall()
+        FROM ({_RUN_QUESTIONS}) WHERE {_SEARCH} AND {_among(only, params)}
+        """, params).fetchall()
     return rows[0] if rows else (None, None)
 
 

@@ -30,12 +30,16 @@ def test_the_sentences_numbers_list_their_questions_and_a_row_opens_claims(tmp_p
     same(element(at, "dataframe", "diag_shares_table").value, tables["shares"])
     assert any(RULE == t.value for t in at.text)  # How scores are computed states the rule
 
+    # a number of the sentences: its questions on Claims, in one click, and only those until asked for every one
     reason = "answer ignored retrieved evidence"
     at.button(key=f"diag_lost_{B}_{reason}").click().run()
-    listed = element(at, "dataframe", f"diag_behind_lost|{B}|{A}|{reason}").value
-    assert sorted(listed["question_id"]) == LOST[(B, A)][reason]
-    click(at, element(at, "dataframe", f"diag_behind_lost|{B}|{A}|{reason}"), rows(1))
-    assert page(at) == "claims.py" and at.session_state["question_id"] == listed["question_id"].iloc[1]
+    lost = LOST[(B, A)][reason]
+    assert page(at) == "claims.py" and at.session_state["question_id"] in lost
+    assert sorted(o.split(" · ")[0] for o in at.selectbox(key="claims-question").options) == lost
+    assert any(f"{len(lost)} questions: " + md_escape(f"{B} loses to {A}, {reason}") in i.value for i in at.info)
+    at.switch_page("pages/claims.py")  # AppTest's later runs start from the page it was given: stay on Claims
+    at.button(key="claims-every").click().run()
+    assert len(at.selectbox(key="claims-question").options) > len(lost) and "claims-only" not in at.session_state
 
 
 def test_a_bar_lists_the_questions_of_its_label(tmp_path, app_on):
@@ -45,9 +49,21 @@ def test_a_bar_lists_the_questions_of_its_label(tmp_path, app_on):
     unknown = next(b for b in bars if b["name"] == "unknown")
     point = next(c for c in unknown["customdata"] if c[0] == A)
     click(at, element(at, "plotly_chart", "diag_shares"), points(point))
-    listed = element(at, "dataframe", f"diag_behind_label|{A}|unknown").value
+    listed = element(at, "dataframe", f"diag_behind_{A}|unknown").value
     assert list(listed["question_id"]) == ["q4", "q6", "q7"]
     same(element(at, "dataframe", "diag_every").value, q.view(store, run_id)["attribution"])
+    click(at, element(at, "dataframe", f"diag_behind_{A}|unknown"), rows(1))  # a row: that question on Claims
+    assert page(at) == "claims.py" and at.session_state["question_id"] == "q6"
+
+
+def test_open_on_claims_steps_through_the_listed_questions_only(tmp_path, app_on):
+    store, run_id = diagnosis_run(tmp_path)
+    at = app_on(store.path, "pages/diagnosis.py", run_id)
+    unknown = next(b for b in figure(at, "diag_shares")["data"] if b["name"] == "unknown")
+    click(at, element(at, "plotly_chart", "diag_shares"), points(next(c for c in unknown["customdata"] if c[0] == A)))
+    at.button(key="diag_open_all").click().run()
+    assert page(at) == "claims.py" and at.session_state["question_id"] == "q4"
+    assert [o.split(" · ")[0] for o in at.selectbox(key="claims-question").options] == ["q4", "q6", "q7"]
 
 
 def test_one_method_without_a_retrieval_metric_is_said_not_diagnosed(tmp_path, app_on):

@@ -38,6 +38,13 @@ def test_question_options_search_and_neighbours(payload_db):
     assert q.neighbours(store, run_id, "q2") == ("q1", "q3")
     assert q.neighbours(store, run_id, "q1") == (None, "q2")
     assert q.neighbours(store, run_id, "q1", "door") == (None, "q3")
+    # a set another screen opened (Diagnosis): only its questions, searched and stepped through among themselves
+    only = ["q3", "q1", "q9"]  # q9: not a question of the run
+    options, total = q.question_options(store, run_id, only=only)
+    assert list(options["question_id"]) == ["q1", "q3"] and total == 2
+    assert q.question_options(store, run_id, "GREY STONE", only=["q3"])[1] == 0
+    assert q.neighbours(store, run_id, "q1", only=only) == (None, "q3")
+    assert q.neighbours(store, run_id, "q3", only=only) == ("q1", None)
 
 
 def test_question_and_answers(payload_db):

@@ -13,6 +13,10 @@ Labels: `ok` (evidence retrieved, answer right), `generation miss` (evidence ret
 or misused it), `both` (evidence not retrieved and answer wrong), `retrieval miss` (evidence not retrieved, the
 answer right all the same: from the model's own knowledge or a lucky guess). A sample where either question has no
 `ok` cell to answer it is `unknown`, with why, never `ok`.
+
+An unanswerable question (its reference abstains, as ClapNQ's "The passage does not contain the answer to this
+question."): there is no evidence to miss, and the right answer abstains: answer_class DON'T KNOW is right, CORRECT or
+WRONG is an answer where none was due (a generation miss); undecided without an ok answer_class.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ LABELS = (OK_LABEL, RETRIEVAL, GENERATION, BOTH, UNKNOWN)
 
 RETRIEVAL_METRICS = ("id_recall", "context_recall")  # in the order they decide
 ANSWER_METRICS = ("answer_class", "answer_correctness_f1", "completeness")
+DONT_KNOW = "DON'T KNOW"  # answer_class's label of an answer that abstains
 F1_BELOW = 0.5  # answer_correctness_f1 under this: wrong or incomplete
 COMPLETENESS_BELOW = 0.5  # completeness under this: fewer than half of the reference claims covered
 
@@ -37,7 +42,9 @@ RULE = (
     f"ok, when answer_correctness_f1 < {F1_BELOW}, else when completeness < {COMPLETENESS_BELOW}. Labels: ok "
     "(evidence retrieved, answer right), generation miss (evidence retrieved, answer wrong), both (evidence not "
     "retrieved, answer wrong), retrieval miss (evidence not retrieved, answer right all the same); unknown when "
-    "no cell of either list is scored ok (failed, not applicable or not computed), with why.")
+    "no cell of either list is scored ok (failed, not applicable or not computed), with why. An unanswerable "
+    "question (its reference abstains, e.g. \"The passage does not contain the answer\") has no evidence to miss, "
+    "and its right answer abstains: answer_class DON'T KNOW is ok, any other class a generation miss.")
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,11 @@ class Attribution:
     @property
     def reason(self) -> str:
         return f"retrieval: {self.retrieval.why}; answer: {self.answer.why}"
+
+
+UNANSWERABLE = "unanswerable"  # what decided the retrieval of an unanswerable question: nothing to retrieve
+NOTHING_TO_RETRIEVE = Decision(False, UNANSWERABLE, None, "unanswerable (the reference abstains): no evidence to "
+                               "retrieve")
 
 
 def _first_ok(cells: Mapping[str, Cell], metrics: tuple[str, ...]) -> tuple[str | None, Cell | None, str]:
@@ -103,9 +115,24 @@ def answer_wrong(cells: Mapping[str, Cell]) -> Decision:
                     f"{metric} = {cell.value:.3g} {'<' if wrong else '>='} {below}: {'wrong' if wrong else 'right'}")
 
 
-def attribute(cells: Mapping[str, Cell]) -> Attribution:
-    """The label of one (question, method) from its cells by metric id (any others are ignored)."""
-    retrieval, answer = retrieval_missed(cells), answer_wrong(cells)
+def answer_not_abstaining(cells: Mapping[str, Cell]) -> Decision:
+    """An unanswerable question's answer: wrong unless answer_class says it abstains (DON'T KNOW)."""
+    cell = cells.get("answer_class")
+    if cell is None or cell.status != OK or cell.label is None:
+        return Decision(None, None, None, "undecided (unanswerable, answer_class "
+                                          f"{'not scored' if cell is None else cell.status})")
+    wrong = cell.label != DONT_KNOW
+    return Decision(wrong, "answer_class", cell.value, f"answer_class {cell.label}: "
+                    + ("answers an unanswerable question" if wrong else "abstains, as it should"))
+
+
+def attribute(cells: Mapping[str, Cell], *, unanswerable: bool = False) -> Attribution:
+    """The label of one (question, method) from its cells by metric id (any others are ignored); `unanswerable`:
+    the question's reference abstains (module docstring)."""
+    if unanswerable:
+        retrieval, answer = NOTHING_TO_RETRIEVE, answer_not_abstaining(cells)
+    else:
+        retrieval, answer = retrieval_missed(cells), answer_wrong(cells)
     if retrieval.yes is None or answer.yes is None:
         label = UNKNOWN
     elif retrieval.yes:

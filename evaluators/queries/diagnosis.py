@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from evaluators.maths.abstention import abstains
 from evaluators.maths.stats import t_half_widths, wilson_interval
 from evaluators.queries import ALL_TYPES, one_of
-from evaluators.queries.attribution import ANSWER_METRICS, LABELS, RETRIEVAL_METRICS, Cell, attribute
+from evaluators.queries.attribution import ANSWER_METRICS, LABELS, RETRIEVAL_METRICS, UNANSWERABLE, Cell, attribute
 from evaluators.queries.remember import remembered
 from evaluators.queries.sides import default_methods
 from evaluators.records import OK
@@ -23,10 +24,12 @@ DECIDING = (*RETRIEVAL_METRICS, *ANSWER_METRICS)
 UNDECIDED_METRIC = "undecided"  # the `rules` row of samples no metric decided
 
 # Why a method lost a question the other answered: its retrieval missed the evidence the other found, or that
-# neither retrieved; it retrieved the evidence and its answer went wrong; its retrieval is undecided.
+# neither retrieved; it retrieved the evidence and its answer went wrong; it answered an unanswerable question the
+# other abstained on; its retrieval is undecided.
 MISSED_FOUND, MISSED_NEITHER, IGNORED, UNDECIDED = ("retrieval missed (other found it)", "retrieval missed (neither found it)",
                                                     "answer ignored retrieved evidence", "retrieval undecided")
-REASONS = (MISSED_FOUND, MISSED_NEITHER, IGNORED, UNDECIDED)
+ANSWERED = "answered the unanswerable"  # its answer claimed what the reference says is not there to find
+REASONS = (MISSED_FOUND, MISSED_NEITHER, IGNORED, ANSWERED, UNDECIDED)
 
 TABLES = ("rules", "shares", "sentences", "lost_questions", "attribution", "rank_by_type")
 ATTRIBUTION_COLUMNS = ["question_id", "question_type", "question", "method", "label", "retrieval missed",
@@ -45,7 +48,7 @@ def cells(store: Store, run_id: str) -> pd.DataFrame:
         wanted AS (SELECT question_id, method, metric, value, status, label FROM scores
                    WHERE run_id = $run AND (metric IN (SELECT unnest($deciding)) OR starts_with(metric, $rank)))
         SELECT s.question_id, coalesce(g.question_type, '') AS question_type, coalesce(g.question, '') AS question,
-               s.method, w.metric, w.value, w.status, w.label
+               coalesce(g.reference, '') AS reference, s.method, w.metric, w.value, w.status, w.label
         FROM samples s JOIN runs r ON r.run_id = $run
         LEFT JOIN golden_items g ON g.dataset_id = r.golden_dataset_id AND g.question_id = s.question_id
         LEFT JOIN wanted w ON w.question_id = s.question_id AND w.method = s.method
@@ -63,10 +66,10 @@ def attribution(long: pd.DataFrame) -> pd.DataFrame:
         cells.setdefault((q, m), {})[metric] = Cell(status, None if value is None else float(value), label)
     rows = []
     samples = long.drop_duplicates(["question_id", "method"])
-    for q, qtype, text, m in zip(*(_listed(samples[c]) for c in ("question_id", "question_type", "question",
-                                                                  "method"))):
+    for q, qtype, text, reference, m in zip(*(_listed(samples[c]) for c in ("question_id", "question_type", "question",
+                                                                             "reference", "method"))):
         mine = cells.get((q, m), {})
-        found = attribute(mine)
+        found = attribute(mine, unanswerable=bool(reference) and abstains(reference) is not None)
         answer_class = mine.get("answer_class")
         rows.append({"question_id": q, "question_type": qtype, "question": text, "method": m, "label": found.label,
                      "retrieval missed": found.retrieval.yes, "answer wrong": found.answer.yes,
@@ -115,9 +118,10 @@ def losses(frame: pd.DataFrame, loser: str, winner: str) -> pd.DataFrame:
                                                    suffixes=("_l", "_w"))
     # decided answers only: a question the loser got wrong and the winner right (its retrieval may be undecided)
     lost = pairs[(pairs["answer wrong_l"] == True) & (pairs["answer wrong_w"] == False)].copy()  # noqa: E712
-    lost["reason"] = [UNDECIDED if missed is None or pd.isna(missed) else IGNORED if not missed else
-                      MISSED_NEITHER if other_missed == True else MISSED_FOUND  # noqa: E712
-                      for missed, other_missed in zip(lost["retrieval missed_l"], lost["retrieval missed_w"])]
+    lost["reason"] = [ANSWERED if by == UNANSWERABLE else UNDECIDED if missed is None or pd.isna(missed) else
+                      IGNORED if not missed else MISSED_NEITHER if other_missed == True else MISSED_FOUND  # noqa: E712
+                      for missed, other_missed, by in zip(lost["retrieval missed_l"], lost["retrieval missed_w"],
+                                                          lost["retrieval decided by_l"])]
     out = pd.DataFrame({
         "loser": loser, "winner": winner, "reason": lost["reason"], "question_id": lost["question_id"],
         "question_type": lost["question_type_l"], "question": lost["question_l"], "loser label": lost["label_l"],
@@ -136,6 +140,7 @@ def sentence(loser: str, winner: str, counts: dict[str, int]) -> str:
     parts = {MISSED_FOUND: f"because its retrieval missed the evidence {winner} found",
              MISSED_NEITHER: f"because its retrieval missed the evidence ({winner} answered without retrieving it)",
              IGNORED: "because its answer ignored retrieved evidence",
+             ANSWERED: f"because it answered where the reference says there is no answer ({winner} abstained)",
              UNDECIDED: "where its retrieval is undecided (a cell failed or is not applicable)"}
     said = ", ".join(f"{counts[r]} {parts[r]}" for r in REASONS if counts.get(r))
     return f"{loser} loses {total} question{'s' if total != 1 else ''} that {winner} answers: {said}."

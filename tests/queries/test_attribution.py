@@ -57,3 +57,14 @@ def test_a_sample_without_an_ok_cell_is_unknown_with_why_never_ok(cells, says):
 def test_the_reason_names_the_deciding_cells():
     found = attribute({"id_recall": ok(0.0), "answer_class": WRONG})
     assert found.reason == "retrieval: id_recall = 0: evidence not retrieved; answer: answer_class WRONG: wrong"
+
+
+@pytest.mark.parametrize("answer, label, wrong", [
+    (DONT_KNOW, OK_LABEL, False),  # abstaining is the right answer to an unanswerable question
+    (WRONG, GENERATION, True), (RIGHT, GENERATION, True),  # an answer where the reference says there is none
+    (Cell("judge_error"), UNKNOWN, None)])
+def test_an_unanswerable_question_has_no_evidence_to_miss_and_its_right_answer_abstains(answer, label, wrong):
+    # whatever the retrieval cells say: the reference abstains, so there was nothing to retrieve
+    found = attribute({"id_recall": ok(0.0), "context_recall": ok(0.0), "answer_class": answer}, unanswerable=True)
+    assert (found.label, found.answer.yes, found.retrieval.yes) == (label, wrong, False)
+    assert found.retrieval.metric == "unanswerable" and "no evidence to retrieve" in found.reason

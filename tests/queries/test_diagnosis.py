@@ -4,6 +4,7 @@ labels, the sentences count the questions one method loses, and the rank metrics
 from collections import Counter
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
@@ -124,3 +125,22 @@ def test_a_run_that_scored_no_retrieval_metric_says_so_and_what_would_decide_it(
                          "context_recall (it needs the retrieved chunks)."]
     finally:
         close_store(store.path)
+
+
+def test_an_unanswerable_question_is_lost_by_the_method_that_answers_it():
+    """ClapNQ's unanswerable questions: the reference abstains; the method that abstains is right, the one that
+    answers loses the question, for that reason (not a retrieval miss, as context_recall = 0 would say)."""
+    reference = "The passage does not contain the answer to this question."
+    rows = [("u1", m, metric, value, "ok", label) for m, label in ((A, "DON'T KNOW"), (B, "WRONG"))
+            for metric, value, label in (("context_recall", 0.0, None), ("answer_class", 0.0, label))]
+    long = pd.DataFrame([{"question_id": q, "question_type": "UNANSWERABLE", "question": "?", "reference": reference,
+                          "method": m, "metric": metric, "value": v, "status": s, "label": lab}
+                         for q, m, metric, v, s, lab in rows])
+    frame = d.attribution(long).set_index("method")
+    assert frame.loc[A, "label"] == "ok" and frame.loc[B, "label"] == "generation miss"
+    assert frame.loc[B, "retrieval decided by"] == "unanswerable"
+    lost = d.losses(d.attribution(long), B, A)
+    assert lost["reason"].tolist() == [d.ANSWERED]
+    said = d.sentences(lost, [A, B])
+    assert f"{B} loses 1 question that {A} answers: 1 because it answered where the reference says there is no " \
+           f"answer ({A} abstained)." in said["sentence"].tolist()

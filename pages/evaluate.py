@@ -495,9 +495,14 @@ picks[2].button("Deterministic only", on_click=set_metrics,
                 key="eval-pick-lexical", help="No model at all: fast on any size.")
 metric_ids: list[str] = []
 cols = st.columns(2)
+ranked = qd.names_relevant(store(), golden_id)
 for i, family in enumerate(FAMILIES):
     members = [m for m in REGISTRY.values() if m.family == family]
     costs = sorted({cost(m, kind) for m in members})
+    if family == "ranking" and not ranked:  # they could only say "not applicable"
+        cols[i % 2].caption("Ranking (id_recall, id_ndcg, ...): this golden set names no relevant document "
+                            "(relevant_ids, a qrels file on **Data**, or reference_contexts).")
+        continue
     with cols[i % 2]:
         metric_ids += st.multiselect(f"{family.capitalize()} · {', '.join(costs)}", [m.id for m in members],
                                      key=f"eval-metrics-{family}")

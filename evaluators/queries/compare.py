@@ -252,6 +252,7 @@ def _comparison_table(store: Store, run_id: str, baseline: Side, methods: list[S
             return table.reset_index(drop=True)
     for col in ("wins", "ties", "losses"):
         table[col] = table[col].astype("Int64")
+    table[["mde", "mde_norm"]] = table[["mde", "mde_norm"]].astype(float)  # NaN where it cannot be said
     catalogue = {m: i for i, m in enumerate(REGISTRY)}
     table["_rank"] = table["metric"].map(catalogue).fillna(len(catalogue))
     table["_gap"] = table["delta_norm"].abs()

@@ -53,6 +53,15 @@ def golden_sets(store: Store) -> pd.DataFrame:
         "ORDER BY created_at DESC, name LIMIT ?", [MAX_ROWS]).df()
 
 
+def names_relevant(store: Store, golden_dataset_id: str) -> bool:
+    """Does the golden set name any question's relevant documents (relevant_ids, or reference_contexts to match
+    chunks to): without them the rank metrics could only say not applicable."""
+    return bool(store.cursor().execute(
+        "SELECT EXISTS (SELECT 1 FROM golden_items WHERE dataset_id = ? AND "
+        "(len(coalesce(relevant_ids, [])) > 0 OR len(coalesce(reference_contexts, [])) > 0))",
+        [golden_dataset_id]).fetchone()[0])
+
+
 def outputs_for_golden(store: Store, golden_dataset_id: str) -> pd.DataFrame:
     """Per outputs dataset and method: its answers and how many answer a question of the golden set
     (what a run would score), newest dataset first."""

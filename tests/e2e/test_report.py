@@ -248,7 +248,9 @@ def test_the_appendix_and_the_chunks_are_folded_and_open_when_needed(from_the_ap
         page = report.page
         page.set_viewport_size({"width": 1400, "height": 1000})
         folded = page.evaluate("() => document.documentElement.scrollHeight")
-        assert folded < 9_000  # 13,665 px before the appendix and the chunks were folded (bench/results/report.md)
+        # 13,665 px before the appendix and the chunks were folded (bench/results/report.md); 9,059 px with the
+        # sections "Differences and power" and "Where each method loses" (issues 34, 35)
+        assert folded < 10_000
         assert page.locator("details:not([open])").count() == page.locator("details").count() >= 12
         page.screenshot(path=str(SHOTS / "report-graphrag-1400.png"), full_page=True)  # as it opens
         link = page.locator("article.question a[href^='#rs-chunk-']").first

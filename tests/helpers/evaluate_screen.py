@@ -26,8 +26,10 @@ def metric_checkbox(at, label):
 
 
 def _pick_metrics(at, **by_family):
+    shown = {m.key for m in at.multiselect}  # the ranking family is offered only for golden sets with relevant ids
     for family in {m.family for m in REGISTRY.values()}:
-        at.multiselect(key=f"eval-metrics-{family}").set_value(by_family.get(family, []))
+        if f"eval-metrics-{family}" in shown:
+            at.multiselect(key=f"eval-metrics-{family}").set_value(by_family.get(family, []))
     at.run()
 
 

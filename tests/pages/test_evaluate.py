@@ -37,6 +37,9 @@ def test_the_screen_shows_the_choice_its_size_and_the_finished_demo_run(app_at):
     assert at.title[0].value == "Evaluate"
     assert at.selectbox(key="eval-golden").value == golden["dataset_id"].iloc[0]
     assert at.multiselect(key="eval-methods").value == ["basic_search", "local_search"]
+    # the demo's golden set names no relevant document: the rank metrics are not offered, and the screen says why
+    assert "eval-metrics-ranking" not in {m.key for m in at.multiselect}
+    assert any("this golden set names no relevant document" in c.value for c in at.caption)
     n_metrics = len(REGISTRY) - len(RANK_METRICS)  # every metric: the default catalogue, whose rank metrics need ids
     cells = f"{n_metrics} metrics = {206 * n_metrics:,} cells"
     assert f"206 samples (2 methods x up to 103 questions) x {cells}" in [c.value for c in at.caption]

@@ -38,3 +38,22 @@ def test_a_runs_cells_in_all_and_per_metric(demo):
     fresh = lifecycle.start_stored(store, golden, outputs, lifecycle.RunSpec(metrics=["exact_match"]))
     assert qe.view(store, fresh)["totals"].to_dict("records") == [
         {"Scored": 0, "Not applicable": 0, "Failed": 0, "Not computed yet": 206}]  # what a resume computes
+
+
+def test_a_golden_set_names_relevant_documents_by_ids_or_reference_contexts(tmp_path):
+    """Evaluate offers the rank metrics only for a golden set that names relevant documents (qd.names_relevant)."""
+    import json
+
+    from evaluators import loaders
+    from evaluators.store import close_store, open_store
+    rows = {"plain": {}, "ids": {"relevant_ids": ["d1"]}, "contexts": {"reference_contexts": ["Paris is the capital."]}}
+    store = open_store(path := tmp_path / "golden.duckdb")
+    try:
+        for name, extra in rows.items():
+            golden = tmp_path / f"{name}.jsonl"
+            golden.write_text(json.dumps({"question_id": "q1", "question": "Capital of France?", "reference": "Paris",
+                                          **extra}) + "\n")
+            dataset_id = store.save_dataset(loaders.load(golden, role="golden")).dataset_id
+            assert qd.names_relevant(store, dataset_id) == (name != "plain"), name
+    finally:
+        close_store(path)

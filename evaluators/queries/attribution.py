@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from evaluators.records import OK
+from evaluators.records.judgments import DONT_KNOW  # answer_class's label of an answer that abstains
 
 OK_LABEL = OK  # the label of a sample where nothing went wrong reads as an ok cell does
 RETRIEVAL, GENERATION, BOTH, UNKNOWN = "retrieval miss", "generation miss", "both", "unknown"
@@ -31,7 +32,6 @@ LABELS = (OK_LABEL, RETRIEVAL, GENERATION, BOTH, UNKNOWN)
 
 RETRIEVAL_METRICS = ("id_recall", "context_recall")  # in the order they decide
 ANSWER_METRICS = ("answer_class", "answer_correctness_f1", "completeness")
-DONT_KNOW = "DON'T KNOW"  # answer_class's label of an answer that abstains
 F1_BELOW = 0.5  # answer_correctness_f1 under this: wrong or incomplete
 COMPLETENESS_BELOW = 0.5  # completeness under this: fewer than half of the reference claims covered
 

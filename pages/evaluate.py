@@ -566,10 +566,9 @@ judge_calibration(judge, api_key)
 # -- cost and start ------------------------------------------------------------------------------
 st.subheader("Start")
 # The budget and the name are drawn below the estimate they depend on: their values from the session state
-# Every metric is the default catalogue, as a run without --metrics: rank metrics only where questions name relevant
-# documents, their cut-offs up to the longest list (lifecycle.Prepared.metric_ids).
-everything = bool(metric_ids) and set(metric_ids) == set(REGISTRY)
-spec = lifecycle.RunSpec(judge, metrics=None if everything else metric_ids, methods=methods, sample=sample, seed=seed,
+# The rank metrics are offered only where questions name relevant documents (above); their cut-offs are added up to
+# the longest list (lifecycle.Prepared.metric_ids).
+spec = lifecycle.RunSpec(judge, metrics=metric_ids, methods=methods, sample=sample, seed=seed,
                          max_cost=st.session_state.get("eval-max-cost") if kind.makes_calls else None,
                          name=(st.session_state.get("eval-name") or "").strip() or None)
 planned = prepared(store().path, golden_id, tuple(outputs_ids), spec)

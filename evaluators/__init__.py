@@ -12,6 +12,7 @@ threads.limit_blas()  # before numpy is imported (evaluators/threads.py)
 __version__ = "0.1.0"  # RAGScope's version, as the report file states it (no release was numbered before)
 
 _API = {"evaluate": "evaluators.api", "Evaluation": "evaluators.api", "read_inputs": "evaluators.api",
+        "Criterion": "evaluators.records.criteria",
         "OfflineJudge": "evaluators.judges", "OpenAIJudge": "evaluators.judges", "AzureJudge": "evaluators.judges"}
 __all__ = list(_API)
 

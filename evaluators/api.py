@@ -32,6 +32,7 @@ from evaluators.queries import compare, overview
 from evaluators.queries.sides import SEPARATOR
 from evaluators.runs.lifecycle import Inputs, RunSpec, prepare, refuse, start
 from evaluators.records import LoadError
+from evaluators.records.criteria import Criterion
 from evaluators.store import Store, open_store
 
 Source = Any  # a path, a DataFrame, a list of dicts (records) or a loaders.Dataset
@@ -109,7 +110,7 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
              name: str | None = None, on_progress: engine.MetricProgress | None = None,
              context_sep: str | None = None, encoding: str = "utf-8", max_cost: float | None = None,
              sample: int | None = None, seed: int | None = None, k: Sequence[int] | None = None,
-             qrels: str | Path | None = None) -> Evaluation:
+             qrels: str | Path | None = None, criteria: Sequence[Criterion] = ()) -> Evaluation:
     """Score every (question, method) pair of `outputs` against `golden` and store the run in `db`.
 
     golden, outputs: see `read_inputs`. metrics: ids (default all; `python -m evaluators metrics`). judge:
@@ -122,12 +123,14 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
     with `seed` (default: a random one; the run's config records both: `result.run["config"]`); every method is
     judged on the same questions. k: the rank metrics' cut-offs (id_recall@k, ...; default those of 1, 3, 5, 10
     shorter than the longest retrieved list, where the golden set names relevant documents). qrels: a qrels file
-    (BEIR TSV or TREC) naming each question's relevant documents (read_inputs).
+    (BEIR TSV or TREC) naming each question's relevant documents (read_inputs). criteria: the analyst's own
+    criteria (`Criterion(...)`), each a metric of the run besides `metrics`, scored by an LLM judge (not applicable
+    with the offline judge).
     Bad input raises LoadError listing every problem (nothing is stored); bad options ValueError or KeyError, listing
     every problem too.
     """
     spec = RunSpec(judge or OfflineJudge(), metrics=metrics, name=name, context_sep=context_sep, max_cost=max_cost,
-                   sample=sample, seed=seed, k=k)
+                   sample=sample, seed=seed, k=k, criteria=tuple(criteria))
     refuse(spec.problems())  # before any file is read
     prepared = prepare(read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding, qrels=qrels), spec)
     refuse(prepared.problems)  # before a database is opened

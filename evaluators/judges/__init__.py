@@ -18,12 +18,12 @@ from contextlib import contextmanager
 from evaluators.judges.offline_judge import OfflineJudge
 from evaluators.judges.openai_judge import OpenAIJudge
 from evaluators.judges.azure_judge import AzureJudge  # registered after the OpenAI judge it builds on
-from evaluators.judges.protocol import (CLAIMS, HOLISTIC, MAX_CHUNKS, PARTS, CallRecord, Estimate, Judge, Judged,
+from evaluators.judges.protocol import (CLAIMS, CRITERIA, HOLISTIC, MAX_CHUNKS, PARTS, CallRecord, Estimate, Judge, Judged,
                                         Lent, too_big)
 from evaluators.judges.registry import JUDGES, named, of_run, register
 from evaluators.records import Sample
 
-__all__ = ["AzureJudge", "CLAIMS", "HOLISTIC", "JUDGES", "MAX_CHUNKS", "CallRecord", "Estimate", "Judge", "Judged",
+__all__ = ["AzureJudge", "CLAIMS", "CRITERIA", "HOLISTIC", "JUDGES", "MAX_CHUNKS", "CallRecord", "Estimate", "Judge", "Judged",
            "Lent", "OfflineJudge", "OpenAIJudge", "judge_samples", "lent_api_key", "named", "of_run", "register",
            "too_big"]
 
@@ -44,11 +44,14 @@ def lent_api_key(run_id: str, api_key: str | None) -> Iterator[None]:
 
 
 def judge_samples(judge: Judge, samples: Sequence[Sample], parts: Collection[str] = (CLAIMS,), *, store=None,
-                  run_id: str | None = None, on_sample: Callable[[], None] | None = None, budget=None) -> list[Judged]:
-    """The `parts` (CLAIMS, HOLISTIC) of every sample, in order. `store`: the run's (a judge may keep its cache
+                  run_id: str | None = None, on_sample: Callable[[], None] | None = None, budget=None,
+                  criteria: Sequence = ()) -> list[Judged]:
+    """The `parts` (CLAIMS, HOLISTIC, CRITERIA: of `criteria`, the run's records.criteria.Criterion) of every
+    sample, in order. `store`: the run's (a judge may keep its cache
     there); `run_id` picks the key lent for that run, if any; `on_sample()` is called as each sample is judged (a
     judge that makes calls; the offline judge takes milliseconds); `budget` (evaluators.runs.budget.Budget) stops a
     judge's calls once reached."""
     if unknown := set(parts) - set(PARTS):
         raise ValueError(f"unknown judge part(s) {sorted(unknown)}")
-    return judge.judge(samples, frozenset(parts), Lent(store, run_id, _lent_keys.get(run_id), budget, on_sample))
+    return judge.judge(samples, frozenset(parts), Lent(store, run_id, _lent_keys.get(run_id), budget, on_sample,
+                                                       tuple(criteria)))

@@ -130,7 +130,7 @@ class OpenAIJudge(Judge):
                    batch=bool(config.get("batch")), reasoning_effort=config.get("reasoning_effort"),
                    server_params=config.get(openai_params.CONFIG_KEY))
 
-    def estimate(self, samples: Sequence[Sample], parts: Collection[str]) -> Estimate:
+    def estimate(self, samples: Sequence[Sample], parts: Collection[str], criteria: Sequence = ()) -> Estimate:
         return openai_estimate.estimate(self, samples, parts)
 
     def judge(self, samples: Sequence[Sample], parts: Collection[str], lent: Lent) -> list[Judged]:

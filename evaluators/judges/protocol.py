@@ -11,7 +11,8 @@ this protocol, never by asking which kind it is:
 * its estimate of a run's calls and tokens (`estimate`), its settings in the run's config and back (`config`,
   `of_config`), how the engine feeds it (`batch_size`, `min_batch_size`, `max_chars`);
 * `judge(samples, parts, lent)`: the parts (CLAIMS: the claim matrix and the questions generated from the answer;
-  HOLISTIC: the rubric ratings) of every sample, as `Judged` records, and the calls that took.
+  HOLISTIC: the rubric ratings; CRITERIA: the scores of the run's own criteria, `lent.criteria`) of every sample, as
+  `Judged` records, and the calls that took.
 """
 from __future__ import annotations
 
@@ -23,10 +24,11 @@ from typing import Any, ClassVar
 
 from evaluators.judges import prices
 from evaluators.records import Sample
-from evaluators.records.judgments import ClaimMatrix, Holistic, JudgeFailure
+from evaluators.records.criteria import Criterion
+from evaluators.records.judgments import ClaimMatrix, CriterionScore, Holistic, JudgeFailure
 
-CLAIMS, HOLISTIC = "claims", "holistic"  # the two parts a judge is asked for
-PARTS = (CLAIMS, HOLISTIC)
+CLAIMS, HOLISTIC, CRITERIA = "claims", "holistic", "criteria"  # the parts a judge is asked for
+PARTS = (CLAIMS, HOLISTIC, CRITERIA)
 DEFAULT_BATCH = 1000  # samples scored and committed together (engine.BATCH_SIZE)
 
 # What one sample may hold to be judged; beyond it, the engine stores its judged cells `skipped` with the reason
@@ -72,13 +74,16 @@ class Judged:
     generated_questions: tuple[str, ...] | JudgeFailure | None = None  # from the answer (answer relevance)
     holistic: Holistic | JudgeFailure | None = None
     calls: tuple[CallRecord, ...] = field(default=())
+    # the run's criteria (Lent.criteria): each one's score, or why it has none; a JudgeFailure for the whole call
+    criteria: Mapping[str, CriterionScore | JudgeFailure] | JudgeFailure | None = None
 
     def merged(self, other: Judged) -> Judged:
         """This output with the parts `other` adds, and both's calls."""
         return Judged(other.matrix if other.matrix is not None else self.matrix,
                       other.generated_questions if other.generated_questions is not None else self.generated_questions,
                       other.holistic if other.holistic is not None else self.holistic,
-                      self.calls + other.calls)
+                      self.calls + other.calls,
+                      other.criteria if other.criteria is not None else self.criteria)
 
 
 @dataclass
@@ -154,6 +159,7 @@ class Lent:
     api_key: str | None = None  # lent for this run (`judges.lent_api_key`); None: the environment's
     budget: Any = None  # evaluators.runs.budget.Budget: once reached, a judge that makes calls makes no more
     on_sample: Callable[[], None] | None = None  # to call as each sample is judged (progress within a batch)
+    criteria: tuple[Criterion, ...] = ()  # the run's own criteria (the CRITERIA part scores them)
 
 
 class Judge(abc.ABC):
@@ -178,6 +184,8 @@ class Judge(abc.ABC):
     # answer_relevance is the question-answer cosine)
     agreement_measured: ClassVar[bool] = False  # its agreement with people was measured (judges/agreement.json):
     # the panels and the report quote it (without: they say it was not measured)
+    judges_criteria: ClassVar[bool] = False  # scores an analyst's free-text criteria, the CRITERIA part (without:
+    # their cells are not_applicable, "needs an LLM judge": metrics/criteria.py)
 
     model: str | None = None  # what runs store as `judge_model`
     price: prices.Price | None = None  # of a judge that makes calls: what its tokens cost (None: unknown)
@@ -219,8 +227,10 @@ class Judge(abc.ABC):
         in the run's config after each batch, so a resume (`of_config`) need not find them out again."""
         return {}
 
-    def estimate(self, samples: Sequence[Sample], parts: Collection[str]) -> Estimate:
-        """Its calls and tokens for `parts` of `samples`, before a run; no calls by default."""
+    def estimate(self, samples: Sequence[Sample], parts: Collection[str],
+                 criteria: Sequence[Criterion] = ()) -> Estimate:
+        """Its calls and tokens for `parts` of `samples` (CRITERIA: for `criteria`), before a run; no calls by
+        default."""
         return Estimate(samples=len(samples))
 
     @abc.abstractmethod

@@ -92,6 +92,9 @@ class Metric:
     # list), and `find` makes the metric of each k from it (`at`).
     cutoffs: bool = False
     k: int | None = None  # the cut-off of a metric made by `at`
+    # A user's metric (USER): its kind ("criterion" or "plugin") and definition as stored with its runs, and its
+    # version (equal versions are the same metric: runs compare it only then); None for the catalogue's.
+    user: Mapping | None = None
 
     @property
     def reads(self) -> tuple[str, ...]:
@@ -151,7 +154,22 @@ class Metric:
         return float(self.range.norm(value))
 
 
-REGISTRY: dict[str, Metric] = {}
+REGISTRY: dict[str, Metric] = {}  # the catalogue: RAGScope's own metrics
+# Metrics a user defined: criteria (metrics/criteria.py) and plug-ins (metrics/plugins.py), by id. Shown like the
+# catalogue's wherever a metric is; a run names them (its `metrics`), none is in the default catalogue. A run
+# registers its own as it starts; a store registers those of its runs as they are read (metrics/user.py), so
+# the screens know a stored run's. The latest registration of an id wins (runs.lifecycle keeps an id's scale and
+# direction).
+USER: dict[str, Metric] = {}
+
+
+def register_user(m: Metric) -> Metric:
+    """Register a user's metric under its id (replacing an earlier definition of that id, a criterion's previous
+    version); ValueError when the id is the catalogue's."""
+    if m.id in REGISTRY or _CUT.fullmatch(m.id):
+        raise ValueError(f"{m.id!r} is the id of a built-in metric: give yours another id")
+    USER[m.id] = m
+    return m
 
 
 def metric(
@@ -203,7 +221,7 @@ def find(metric_id: str) -> Metric | None:
     if found is None and (cut := _CUT.fullmatch(metric_id)):
         base = REGISTRY.get(cut["base"])
         found = base.at(int(cut["k"])) if base is not None and base.cutoffs else None
-    return found
+    return found or USER.get(metric_id)
 
 
 def lookup(metric_id: str) -> Metric:
@@ -221,9 +239,9 @@ def _catalogue_key(metric_id: str, order: dict[str, int]) -> tuple:
 
 
 def in_catalogue_order(metric_ids) -> list[str]:
-    """The ids in catalogue order (cut-offs after their metric, by k), ids no longer in the catalogue last
-    (alphabetically)."""
-    order = {m: i for i, m in enumerate(REGISTRY)}
+    """The ids in catalogue order (cut-offs after their metric, by k), then the users' metrics (alphabetically), ids
+    no longer in the catalogue last (alphabetically)."""
+    order = {m: i for i, m in enumerate([*REGISTRY, *sorted(USER)])}
     return sorted(set(metric_ids), key=lambda i: _catalogue_key(i, order))
 
 

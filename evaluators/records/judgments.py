@@ -38,6 +38,19 @@ class JudgeFailure:
     error: str
 
 
+@dataclass(frozen=True)
+class CriterionScore:
+    """An LLM judge's score of one answer on one analyst criterion (records/criteria.py), in the criterion's scale.
+    `weighted`: the score is G-Eval's probability-weighted one (Liu et al. 2023: the sum of each level times the
+    probability the server gave its token), else the score the reply wrote; `replies`: each reply's score when the
+    judge was asked more than once (`score` is then their mean, or a pass/fail's majority)."""
+
+    score: float
+    reason: str = ""
+    weighted: bool = False
+    replies: tuple[float, ...] = ()
+
+
 class JudgeRefused(Exception):
     """The judge server refused the run's key or does not know its model (HTTP 401, 403, 404): no call
     can succeed, so the run stops at once with this message (the cause and what to do), its cells left to

@@ -22,9 +22,9 @@ import pandas as pd
 from evaluators import judges
 from evaluators.runs import budget, planning
 from evaluators.judges import CLAIMS, Judge, Judged, OfflineJudge, judge_samples, of_run
-from evaluators.runs.estimate import needed_parts
+from evaluators.runs.estimate import criteria_of, needed_parts
 from evaluators.records.judgments import ClaimMatrix, JudgeFailure, JudgeRefused
-from evaluators.metrics import Metric, resolve
+from evaluators.metrics import Metric, resolve, user
 from evaluators.metrics.claims import chunk_rows, claim_rows
 from evaluators.records import NOT_SENT, SKIPPED, Result, Sample
 from evaluators.records.run_status import RunStatus
@@ -56,6 +56,7 @@ class RunContext:
     parts: frozenset[str] = frozenset()  # the parts the run's metrics need: asked for together
     on_sample: Callable[[], None] | None = field(default=None, repr=False)  # a sample judged (LLM judge)
     budget: budget.Budget | None = field(default=None, repr=False)  # the run's: shared by every batch's requests
+    criteria: tuple = ()  # the run's own criteria (records.criteria.Criterion), scored by the CRITERIA part
     _judged: dict[tuple[str, str], Judged] = field(default_factory=dict, repr=False)
     _asked: set[tuple[tuple[str, str], str]] = field(default_factory=set, repr=False)
     _shared: dict[str, dict[tuple[str, str], Any]] = field(default_factory=dict, repr=False)
@@ -68,7 +69,7 @@ class RunContext:
         if todo:
             parts = sorted({part} | self.parts)
             new = judge_samples(self.judge, todo, parts, store=self.store, run_id=self.run_id,
-                                on_sample=self.on_sample, budget=self.budget)
+                                on_sample=self.on_sample, budget=self.budget, criteria=self.criteria)
             for s, j in zip(todo, new):
                 self._judged[s.key] = self._judged[s.key].merged(j) if s.key in self._judged else j
                 self._asked.update((s.key, p) for p in parts)
@@ -116,6 +117,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
         run = store.run(run_id)
         if run is None:
             raise KeyError(f"no run {run_id!r} in {store.path}")
+        user.remember(store, run_id)  # its criteria and plug-ins' metrics, as it stored them
         metrics = resolve(list(run["metrics"]))
         judge = of_run(run)
         samples = planning.of_stored_run(store, run) if samples is None else list(samples)
@@ -124,7 +126,7 @@ def execute_run(store: Store, run_id: str, *, batch_size: int | None = None, pro
         finished = store.finished_cells(run_id)
     size = batch_size or judge.min_batch_size
     context = RunContext(run_id, judge, store=store, parts=frozenset(needed_parts(metrics)), on_sample=on_sample,
-                         budget=spend)
+                         budget=spend, criteria=criteria_of(metrics))
     todo = [(s, [m for m in metrics if (*s.key, m.id) not in finished]) for s in samples]
     todo = [(s, ms) for s, ms in todo if ms]
     total = len(samples) * len(metrics)

@@ -19,9 +19,12 @@ from functools import cached_property
 from evaluators import loaders
 from evaluators.judges import Judge, OfflineJudge
 from evaluators.judges.options import AMOUNTS, CHOICES, COUNTS, MAX_COST, check_choices, check_numbers
-from evaluators.metrics import resolve
+from evaluators.metrics import criteria as criteria_metrics
+from evaluators.metrics import resolve, user
 from evaluators.metrics.ranking import cutoff_ids, cutoff_problem
+from evaluators.metrics.registry import REGISTRY, Metric, find
 from evaluators.records import GoldenItem, RagOutput, Sample
+from evaluators.records.criteria import MAX_CRITERIA, Criterion, duplicates
 from evaluators.runs import budget, planning, sampling
 from evaluators.runs.estimate import Estimate, estimate
 from evaluators.store import Store
@@ -81,11 +84,12 @@ class RunSpec:
     description: str | None = None  # what the run shows (Overview says it)
     context_sep: str | None = None  # how its files' contexts were split, recorded
     k: tuple[int, ...] | None = None  # the rank metrics' cut-offs (id_recall@k); None: metrics.ranking's default
+    criteria: tuple[Criterion, ...] = ()  # the analyst's own criteria: each a metric of the run, besides `metrics`
 
     def __post_init__(self):
         if self.judge is None:
             object.__setattr__(self, "judge", OfflineJudge())
-        for name in ("metrics", "methods", "k"):
+        for name in ("metrics", "methods", "k", "criteria"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
@@ -98,13 +102,13 @@ class RunSpec:
     def problems(self) -> list[Problem]:
         """Every setting no run can use, all at once: an empty or unknown metric list, a judge number, the
         sample's size or seed."""
-        found = []
-        if self.metrics is not None and not self.metrics:  # it would finish having computed nothing
+        found = self.criteria_problems()
+        if self.metrics is not None and not self.metrics and not self.criteria:  # it would compute nothing
             found.append(Problem("metrics", "no metric chosen: name at least one metric id (see `python -m "
                                             "evaluators metrics`), or none for all"))
         else:
             try:
-                resolve(self.metrics)
+                self.catalogue_metrics()
             except KeyError as exc:
                 found.append(Problem("metrics", exc.args[0], KeyError))
         if (bad_k := cutoff_problem(self.k)) is not None:
@@ -117,6 +121,28 @@ class RunSpec:
             except ValueError as exc:
                 found.append(Problem(name, str(exc)))
         return found
+
+
+    def criteria_problems(self) -> list[Problem]:
+        """Criteria no run can take: an id given twice or a built-in metric's, more than MAX_CRITERIA."""
+        found = [Problem("criteria", f"criterion {i!r} is given twice: each criterion needs its own id")
+                 for i in duplicates(self.criteria)]
+        found += [Problem("criteria", f"criterion {c.id!r}: {c.id!r} is the id of a built-in metric: give yours "
+                                      "another id") for c in self.criteria if c.id in REGISTRY or (
+                      find(c.id) is not None and find(c.id).user is None)]
+        if len(self.criteria) > MAX_CRITERIA:
+            found.append(Problem("criteria", f"{len(self.criteria):,} criteria, over the limit of {MAX_CRITERIA} per "
+                                             "run (all go in one judge call per sample)"))
+        return found
+
+    def catalogue_metrics(self) -> list[Metric]:
+        """The metrics of `metrics` but the criteria (every metric of the catalogue when None); KeyError for an
+        unknown id."""
+        own = {c.id for c in self.criteria}
+        return resolve(None if self.metrics is None else [m for m in self.metrics if m not in own])
+
+    def criteria_metrics(self) -> list[Metric]:
+        return [criteria_metrics.metric_of(c) for c in self.criteria]
 
 
 def judge_problems(judge: Judge, api_key: str | None = None) -> list[Problem]:
@@ -172,13 +198,15 @@ class Prepared:
     @cached_property
     def metric_ids(self) -> list[str]:
         """The ids the run computes, in catalogue order: the spec's, and the rank metrics' cut-offs (`cutoff_ids`)."""
-        return [m.id for m in resolve(cutoff_ids([m.id for m in resolve(self.spec.metrics)], self.spec.k,
-                                                 self.samples, chosen=self.spec.metrics is not None))]
+        chosen = [m.id for m in self.spec.catalogue_metrics()]
+        catalogue = [m.id for m in resolve(cutoff_ids(chosen, self.spec.k, self.samples,
+                                                      chosen=self.spec.metrics is not None))] if chosen else []
+        return catalogue + [c.id for c in self.spec.criteria]
 
     @cached_property
     def estimate(self) -> Estimate:
         """An LLM judge's calls, tokens and cost for these samples (empty for a judge that makes no call)."""
-        return estimate(self.samples, self.spec.judge, resolve(self.spec.metrics))
+        return estimate(self.samples, self.spec.judge, self.spec.catalogue_metrics() + self.spec.criteria_metrics())
 
     @cached_property
     def problems(self) -> tuple[Problem, ...]:
@@ -219,14 +247,38 @@ def start(store: Store, prepared: Prepared) -> str:
     spec, inputs = prepared.spec, prepared.inputs
     metrics = prepared.metric_ids
     config = spec.config() | ({"sample": prepared.sample} if prepared.sample else {})
+    own = spec.criteria_metrics()
     with store.lease():  # the datasets and the new run: one unit of work
+        refuse(changed_meaning(store, own))
         golden_id = _stored(store, inputs.golden)
         outputs_ids = list(dict.fromkeys(_stored(store, o) for o in inputs.outputs))
-        return store.create_run(
+        run_id = store.create_run(
             name=spec.name or f"{len(prepared.samples)} samples, {len(metrics)} metrics",
             golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids, judge=spec.judge.name,
             judge_model=spec.judge.model, metrics=metrics, config=config, n_samples=len(prepared.samples),
+            user_metrics=user.stored_form(own),
         )
+        user.remember(store, run_id)
+        return run_id
+
+
+def changed_meaning(store: Store, metrics: Sequence[Metric]) -> list[Problem]:
+    """The users' metrics whose id the store's runs used with another scale or direction: their scores could not be
+    told apart from the earlier ones' (a changed text is a new version of the same metric; a changed scale is a
+    new metric, with an id of its own)."""
+    stored = {r["metric"]: r for r in store.user_metrics()}  # the newest run's definition of each id
+    found = []
+    for m in metrics:
+        if (old := stored.get(m.id)) is None:
+            continue
+        was = old["definition"]
+        scale = (was.get("scale"), was.get("higher_is_better", True))
+        now = (m.user["definition"].get("scale"), m.user["definition"].get("higher_is_better", True))
+        if scale != now:
+            found.append(Problem("criteria", f"{m.id!r} was stored by run {old['run_id']} on scale {scale[0]} "
+                                             f"(higher is better: {scale[1]}); now {now[0]} ({now[1]}). A changed "
+                                             "scale or direction is a new metric: give it a new id"))
+    return found
 
 
 def start_stored(store: Store, golden_id: str, outputs_ids: Sequence[str], spec: RunSpec) -> str:

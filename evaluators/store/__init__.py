@@ -352,6 +352,19 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE golden_items ADD COLUMN relevant_ids STRUCT(id VARCHAR, grade DOUBLE)[];
     """,
+    # 16: the metrics a user defined for a run (an analyst's criterion, a Python plug-in's metric), as the run used
+    # them: kind, version (a criterion's text hash, a plug-in file's) and the definition (JSON), so its screens show
+    # them as it was and runs compare a metric only at equal versions (metrics/user.py).
+    """
+    CREATE TABLE user_metrics (
+        run_id     VARCHAR NOT NULL,
+        metric     VARCHAR NOT NULL,
+        kind       VARCHAR NOT NULL,
+        version    VARCHAR NOT NULL,
+        definition JSON NOT NULL,
+        PRIMARY KEY (run_id, metric)
+    );
+    """,
 ]
 CALIBRATION_RESULT_COLUMNS = ("label", "label_text", "sets", "part", "metric", "statistic", "n", "n_failed", "value",
                               "lo", "hi", "offline_value", "offline_lo", "offline_hi", "token_f1_value", "token_f1_lo",
@@ -664,16 +677,34 @@ class Store:
 
     @_writes
     def create_run(self, *, name: str, golden_dataset_id: str, outputs_dataset_ids: list[str], judge: str,
-                   judge_model: str | None, metrics: list[str], config: dict, n_samples: int) -> str:
+                   judge_model: str | None, metrics: list[str], config: dict, n_samples: int,
+                   user_metrics: Sequence[dict] = ()) -> str:
+        """A new run, with the definitions of the users' metrics it computes (`user_metrics`: dicts of metric, kind,
+        version, definition), together; its id."""
         # 4 random bytes: sessions may start runs in the same second (1 in 65,536 clashed with 2)
         run_id = f"run-{_now():%Y%m%d-%H%M%S}-{secrets.token_hex(4)}"
-        self.cursor().execute(
-            "INSERT INTO runs (run_id, name, created_at, golden_dataset_id, outputs_dataset_ids, judge, judge_model, "
-            "metrics, config, status, n_samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [run_id, name, _now(), golden_dataset_id, outputs_dataset_ids, judge, judge_model, metrics,
-             json.dumps(config), RunStatus.RUNNING.value, n_samples],
-        )
+        with self._transaction() as cur:
+            cur.execute(
+                "INSERT INTO runs (run_id, name, created_at, golden_dataset_id, outputs_dataset_ids, judge, judge_model, "
+                "metrics, config, status, n_samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run_id, name, _now(), golden_dataset_id, outputs_dataset_ids, judge, judge_model, metrics,
+                 json.dumps(config), RunStatus.RUNNING.value, n_samples],
+            )
+            if user_metrics:
+                cur.executemany("INSERT INTO user_metrics VALUES (?, ?, ?, ?, ?)",
+                                [[run_id, u["metric"], u["kind"], u["version"], json.dumps(u["definition"])]
+                                 for u in user_metrics])
         return run_id
+
+    def user_metrics(self, run_id: str | None = None) -> list[dict]:
+        """The users' metrics of run `run_id` (of every run when None, oldest run first): dicts of run_id, metric,
+        kind, version and definition (parsed)."""
+        rows = self.cursor().execute(
+            "SELECT u.run_id, u.metric, u.kind, u.version, u.definition FROM user_metrics u JOIN runs r USING (run_id) "
+            "WHERE $run IS NULL OR u.run_id = $run ORDER BY r.created_at, u.run_id, u.metric", {"run": run_id}
+        ).fetchall()
+        return [{"run_id": r, "metric": m, "kind": k, "version": v, "definition": json.loads(d)}
+                for r, m, k, v, d in rows]
 
     @_writes
     def save_calibration(self, *, judge: str, judge_model: str | None, judge_config: dict, n_items: int, seed: int,

@@ -32,6 +32,7 @@ class Chunk:
 
     chunk_id: str
     text: str
+    score: float | None = None  # the retriever's score, where the source gives one (a trace's retriever span)
 
 
 @dataclass(frozen=True)
@@ -54,11 +55,23 @@ class GoldenItem:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """What the RAG system itself spent on one answer, from its trace or a file's columns; None where not said."""
+
+    latency_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True)
 class RagOutput:
     question_id: str
     method: str
     answer: str
     contexts: tuple[Chunk, ...] = ()
+    usage: Usage | None = None  # None: the source says nothing of latency, tokens or cost
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from evaluators.judges.options import AMOUNTS, CHOICES, COUNTS, MAX_COST, check_
 from evaluators.metrics import criteria as criteria_metrics
 from evaluators.metrics import resolve, user
 from evaluators.metrics.ranking import cutoff_ids, cutoff_problem
-from evaluators.metrics.registry import REGISTRY, Metric, find
+from evaluators.metrics.registry import REGISTRY, Metric
 from evaluators.records import GoldenItem, RagOutput, Sample
 from evaluators.records.criteria import MAX_CRITERIA, Criterion, duplicates
 from evaluators.runs import budget, planning, sampling
@@ -128,8 +128,7 @@ class RunSpec:
         found = [Problem("criteria", f"criterion {i!r} is given twice: each criterion needs its own id")
                  for i in duplicates(self.criteria)]
         found += [Problem("criteria", f"criterion {c.id!r}: {c.id!r} is the id of a built-in metric: give yours "
-                                      "another id") for c in self.criteria if c.id in REGISTRY or (
-                      find(c.id) is not None and find(c.id).user is None)]
+                                      "another id") for c in self.criteria if c.id in REGISTRY]
         if len(self.criteria) > MAX_CRITERIA:
             found.append(Problem("criteria", f"{len(self.criteria):,} criteria, over the limit of {MAX_CRITERIA} per "
                                              "run (all go in one judge call per sample)"))

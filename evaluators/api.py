@@ -32,7 +32,7 @@ from evaluators.queries import compare, overview
 from evaluators.queries.sides import SEPARATOR
 from evaluators.metrics import REGISTRY
 from evaluators.runs.lifecycle import Inputs, RunSpec, prepare, refuse, start
-from evaluators.records import LoadError
+from evaluators.records import LoadError, Problem
 from evaluators.records.criteria import Criterion
 from evaluators.store import Store, open_store
 
@@ -49,17 +49,25 @@ def read_criteria(source: str | Path | bytes, name: str | None = None) -> tuple[
 def criteria_of(given: Criteria) -> tuple[Criterion, ...]:
     """Criteria given as files and `Criterion`s, in order; LoadError with every file's problems at once."""
     items = [given] if isinstance(given, (str, Path, Criterion)) else list(given)
-    found, problems = [], []
+    found, problems, where = [], [], {}  # where: id -> (file, row) of its first definition
     for item in items:
         if isinstance(item, Criterion):
             found.append(item)
-        elif isinstance(item, (str, Path)):
-            try:
-                found += read_criteria(item)
-            except LoadError as exc:
-                problems += exc.problems
-        else:
+            continue
+        if not isinstance(item, (str, Path)):
             raise TypeError(f"a criterion is a Criterion(...) or a criteria file's path, not {type(item).__name__}")
+        try:
+            read = read_criteria(item)
+        except LoadError as exc:
+            problems += exc.problems
+            continue
+        file = Path(item).name
+        for row, c in enumerate(read, 1):
+            if c.id in where:  # within a file read_criteria says it; across files, here
+                problems.append(Problem(file, row, "id", f"criterion {c.id!r} is given twice: also in "
+                                                         f"{where[c.id][0]} (criterion {where[c.id][1]})"))
+            where.setdefault(c.id, (file, row))
+        found += read
     if problems:
         raise LoadError(problems)
     return tuple(found)

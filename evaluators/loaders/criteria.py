@@ -126,12 +126,18 @@ def _check_one(row: int, item, problems: Problems, builtin: Collection[str]) -> 
     if not isinstance(item, Mapping):
         problems.add(row, None, f"criterion {row} is {kind(item)}, not an object with id, criterion and scale")
         return
-    label = _label(row, item)
-    for field, message in check(item):
-        problems.add(row, field, f"{label}: {message}")
+    for field, message in criterion_problems(item, builtin, _label(row, item)):
+        problems.add(row, field, message)
+
+
+def criterion_problems(item: Mapping, builtin: Collection[str], label: str) -> list[tuple[str, str]]:
+    """What is wrong with one criterion given as data (records.criteria.check, and an id of `builtin`), as (field,
+    message naming it by `label`): a file's or a form's."""
+    found = [(field, f"{label}: {message}") for field, message in check(item)]
     if isinstance(item.get("id"), str) and item["id"] in builtin:
-        problems.add(row, "id", f"{label}: {item['id']!r} is the id of a built-in metric (python -m evaluators "
-                                "metrics): give yours another id")
+        found.append(("id", f"{label}: {item['id']!r} is the id of a built-in metric (python -m evaluators "
+                            "metrics): give yours another id"))
+    return found
 
 
 def _check_ids(items: list, problems: Problems) -> None:

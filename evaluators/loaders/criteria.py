@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from evaluators.loaders.jsontext import JsonRefused, loads
-from evaluators.loaders.problems import Problems, kind, names
+from evaluators.loaders.problems import Problems, kind, names, preview
 from evaluators.records.criteria import MAX_CRITERIA, Criterion, check
 
 MAX_BYTES = 1_000_000  # 25 criteria of 4,000 characters with their levels and examples fit ten times over
@@ -80,8 +80,31 @@ def _parse(text: str, fmt: str | None, problems: Problems):
     problems.stop(None, None, f"the criteria file is {what}: {'; '.join(tried)}")
 
 
+class _YamlLoader(yaml.SafeLoader):
+    """YAML's safe loader refusing what a criteria file never needs and would hide: a key twice in one mapping (the
+    last would win, silently, as JSON's loader refuses too) and aliases (`*name`: a few lines can expand to
+    gigabytes)."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "an alias (*name): write the value out instead",
+                                              self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"key {key!r} appears twice in one mapping; "
+                                                        "YAML would keep only the last value, silently",
+                                                        key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def _yaml(text: str):
-    return yaml.safe_load(text)
+    return yaml.load(text, Loader=_YamlLoader)  # noqa: S506 (a SafeLoader)
 
 
 PARSERS = {"JSON": loads, "TOML": tomllib.loads, "YAML": _yaml}
@@ -119,7 +142,7 @@ def _items(data, problems: Problems) -> list:
 
 def _label(row: int, item) -> str:
     cid = item.get("id") if isinstance(item, Mapping) else None
-    return f"criterion {cid!r}" if isinstance(cid, str) and cid.strip() else f"criterion {row} (no id)"
+    return f"criterion {preview(cid)}" if isinstance(cid, str) and cid.strip() else f"criterion {row} (no id)"
 
 
 def _check_one(row: int, item, problems: Problems, builtin: Collection[str]) -> None:

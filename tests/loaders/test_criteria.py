@@ -92,6 +92,9 @@ def test_a_thousand_criteria_are_one_message(tmp_path):
     ("c.json", '{"criteria": [{"id": "a",', "not valid JSON: line 1"),
     ("c.toml", "[[criteria]\nid = 1", "not valid TOML"),
     ("c.yaml", "criteria:\n  - id: [a\n", "not valid YAML: line"),
+    ("c.yaml", "criteria:\n  - id: a\n    id: b\n", "line 3, column 5: key 'id' appears twice"),
+    ("c.yaml", "x: &a [1]\ncriteria: *a\n", "an alias (*name)"),
+    ("c.toml", "[[criteria]]\nid = 'a'\nid = 'b'\n", "not valid TOML"),
     ("c.txt", "{not: [valid", "neither JSON, TOML nor YAML"),
     ("c.json", '{"criteria": [], "criteria": []}', "appears twice"),
     ("c.json", "", "empty"),
@@ -115,6 +118,12 @@ def test_not_utf8_and_too_big(tmp_path):
     big.write_text(" " * (loader.MAX_BYTES + 1))
     assert "over the limit of 1,000,000" in _problems(big)[0].message
     assert "cannot read" in _problems(tmp_path / "missing.json")[0].message
+
+
+def test_a_long_id_is_named_by_its_beginning(tmp_path):
+    problems = _problems(criteria_file(tmp_path / "c.json", [CRITERIA[1], _one(id="x" * 50_000, scale="1-10")]))
+    scale = next(p for p in problems if p.field == "scale")
+    assert len(scale.message) < 200 and scale.message.startswith("criterion 'xxx")
 
 
 def test_the_catalogue_ids_are_the_callers_to_give():

@@ -57,6 +57,7 @@ examples:
       --outputs data/demo/novel_44557_outputs.jsonl
   python -m evaluators run --golden ragchecker.json          # golden and answers in one file
   python -m evaluators run --golden gold.csv --outputs local_search=local.jsonl --outputs basic_search=basic.csv
+  python -m evaluators run --golden gold.csv --outputs out.jsonl --criteria criteria.yaml   # your own criteria
   python -m evaluators export RUN_ID --out scores.parquet
   python -m evaluators view compare RUN_ID --scale percent --json   # a screen's tables, as the app shows them
   python -m evaluators view history RUN_ID                          # headline metrics over the golden set's runs

@@ -48,7 +48,7 @@ def read_criteria(source: str | Path | bytes, name: str | None = None) -> tuple[
 
 def criteria_of(given: Criteria) -> tuple[Criterion, ...]:
     """Criteria given as files and `Criterion`s, in order; LoadError with every file's problems at once."""
-    items = [given] if isinstance(given, (str, Path, Criterion)) else list(given)
+    items = [given] if isinstance(given, (str, Path, Criterion)) else list(given or ())
     found, problems, where = [], [], {}  # where: id -> (file, row) of its first definition
     for item in items:
         if isinstance(item, Criterion):
@@ -145,7 +145,7 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
              name: str | None = None, on_progress: engine.MetricProgress | None = None,
              context_sep: str | None = None, encoding: str = "utf-8", max_cost: float | None = None,
              sample: int | None = None, seed: int | None = None, k: Sequence[int] | None = None,
-             qrels: str | Path | None = None, criteria: Criteria = ()) -> Evaluation:
+             qrels: str | Path | None = None, criteria: Criteria | None = ()) -> Evaluation:
     """Score every (question, method) pair of `outputs` against `golden` and store the run in `db`.
 
     golden, outputs: see `read_inputs`. metrics: ids (default all; `python -m evaluators metrics`). judge:

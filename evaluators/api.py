@@ -30,12 +30,47 @@ from evaluators.presentation.gate import ALPHA, GateResult, gate
 from evaluators.judges import Judge, OfflineJudge
 from evaluators.queries import compare, overview
 from evaluators.queries.sides import SEPARATOR
+from evaluators.metrics import REGISTRY
 from evaluators.runs.lifecycle import Inputs, RunSpec, prepare, refuse, start
-from evaluators.records import LoadError
+from evaluators.records import LoadError, Problem
 from evaluators.records.criteria import Criterion
 from evaluators.store import Store, open_store
 
 Source = Any  # a path, a DataFrame, a list of dicts (records) or a loaders.Dataset
+Criteria = str | Path | Criterion | Sequence  # a criteria file, a Criterion, or a list of either
+
+
+def read_criteria(source: str | Path | bytes, name: str | None = None) -> tuple[Criterion, ...]:
+    """The criteria of a criteria file (JSON, TOML or YAML; a path, or an upload's bytes named `name`): LoadError
+    naming the file, criterion and field of every problem, an id of the catalogue's among them."""
+    return loaders.read_criteria(source, name, builtin=REGISTRY)
+
+
+def criteria_of(given: Criteria) -> tuple[Criterion, ...]:
+    """Criteria given as files and `Criterion`s, in order; LoadError with every file's problems at once."""
+    items = [given] if isinstance(given, (str, Path, Criterion)) else list(given or ())
+    found, problems, where = [], [], {}  # where: id -> (file, row) of its first definition
+    for item in items:
+        if isinstance(item, Criterion):
+            found.append(item)
+            continue
+        if not isinstance(item, (str, Path)):
+            raise TypeError(f"a criterion is a Criterion(...) or a criteria file's path, not {type(item).__name__}")
+        try:
+            read = read_criteria(item)
+        except LoadError as exc:
+            problems += exc.problems
+            continue
+        file = Path(item).name
+        for row, c in enumerate(read, 1):
+            if c.id in where:  # within a file read_criteria says it; across files, here
+                problems.append(Problem(file, row, "id", f"criterion {c.id!r} is given twice: also in "
+                                                         f"{where[c.id][0]} (criterion {where[c.id][1]})"))
+            where.setdefault(c.id, (file, row))
+        found += read
+    if problems:
+        raise LoadError(problems)
+    return tuple(found)
 
 
 def read_inputs(golden: Source, outputs: Source | Sequence | Mapping | None = None, *, context_sep: str | None = None,
@@ -110,7 +145,7 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
              name: str | None = None, on_progress: engine.MetricProgress | None = None,
              context_sep: str | None = None, encoding: str = "utf-8", max_cost: float | None = None,
              sample: int | None = None, seed: int | None = None, k: Sequence[int] | None = None,
-             qrels: str | Path | None = None, criteria: Sequence[Criterion] = ()) -> Evaluation:
+             qrels: str | Path | None = None, criteria: Criteria | None = ()) -> Evaluation:
     """Score every (question, method) pair of `outputs` against `golden` and store the run in `db`.
 
     golden, outputs: see `read_inputs`. metrics: ids (default all; `python -m evaluators metrics`). judge:
@@ -124,13 +159,13 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
     judged on the same questions. k: the rank metrics' cut-offs (id_recall@k, ...; default those of 1, 3, 5, 10
     shorter than the longest retrieved list, where the golden set names relevant documents). qrels: a qrels file
     (BEIR TSV or TREC) naming each question's relevant documents (read_inputs). criteria: the analyst's own
-    criteria (`Criterion(...)`), each a metric of the run besides `metrics`, scored by an LLM judge (not applicable
-    with the offline judge).
+    criteria (`Criterion(...)`s, or the path of a criteria file: `read_criteria`), each a metric of the run besides
+    `metrics`, scored by an LLM judge (not applicable with the offline judge).
     Bad input raises LoadError listing every problem (nothing is stored); bad options ValueError or KeyError, listing
     every problem too.
     """
     spec = RunSpec(judge or OfflineJudge(), metrics=metrics, name=name, context_sep=context_sep, max_cost=max_cost,
-                   sample=sample, seed=seed, k=k, criteria=tuple(criteria))
+                   sample=sample, seed=seed, k=k, criteria=criteria_of(criteria))
     refuse(spec.problems())  # before any file is read
     prepared = prepare(read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding, qrels=qrels), spec)
     refuse(prepared.problems)  # before a database is opened

@@ -27,6 +27,8 @@ from evaluators.presentation.gate import (ALPHA, gate, junit_xml, markdown_repor
                                          text_report)
 from evaluators.records.judgments import JudgeRefused
 from evaluators.metrics import REGISTRY
+from evaluators.metrics.criteria import NEEDS_LLM
+from evaluators.metrics.criteria import metric_of as criteria_metric
 from evaluators.metrics.registry import INPUTS, SCALES
 from evaluators.queries.calibrations import latest_calibration
 from evaluators.queries.evaluate import seconds_text
@@ -55,6 +57,7 @@ examples:
       --outputs data/demo/novel_44557_outputs.jsonl
   python -m evaluators run --golden ragchecker.json          # golden and answers in one file
   python -m evaluators run --golden gold.csv --outputs local_search=local.jsonl --outputs basic_search=basic.csv
+  python -m evaluators run --golden gold.csv --outputs out.jsonl --criteria criteria.yaml   # your own criteria
   python -m evaluators export RUN_ID --out scores.parquet
   python -m evaluators view compare RUN_ID --scale percent --json   # a screen's tables, as the app shows them
   python -m evaluators view history RUN_ID                          # headline metrics over the golden set's runs
@@ -110,6 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the documents that answer each question: BEIR's qrels TSV (header query-id, corpus-id, "
                           "score) or TREC's (qid 0 docid rel); its query ids are the golden set's question ids, its "
                           "corpus ids the retrieved chunks' ids. Replaces the golden set's relevant_ids")
+    run.add_argument("--criteria", metavar="FILE", action="append", default=[],
+                     help="your own criteria, each a metric of the run: a JSON, TOML or YAML file ({\"criteria\": "
+                          "[{\"id\": ..., \"criterion\": ..., \"scale\": \"1-5\"|\"pass/fail\"|\"0-1\", "
+                          "\"inputs\": [...]}]}, README \"Your own criteria\"); repeat for several files. An LLM "
+                          "judge scores them; the offline judge marks them not applicable")
     run.add_argument("--name", help="a name for the run")
     run.add_argument("--concurrency", type=int, default=8, help="judge calls in flight at once (default: 8)")
     run.add_argument("--repeats", type=int, default=1, metavar="N",
@@ -166,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     metrics = sub.add_parser("metrics", help="list the metric catalogue with scale and source seed")
     metrics.add_argument("--json", action="store_true", help="machine-readable output")
+    metrics.add_argument("--criteria", metavar="FILE", action="append", default=[],
+                         help="list the criteria of this file (JSON, TOML or YAML) too, after the catalogue; repeat "
+                              "for several files")
 
     demo = with_db(sub.add_parser("demo", help="evaluate the demo runs with the offline judge (each timed)",
                                   description="Evaluate the demo runs (data/demo/README.md) with the offline judge, "
@@ -420,6 +431,9 @@ def cmd_run(args) -> int:
         if args.reasoning_effort is not None:
             return _fail("--reasoning-effort applies to a new run (a run keeps the reasoning effort it was started "
                          "with)", EXIT_BAD_INPUT)
+        if args.criteria:
+            return _fail("--criteria applies to a new run (a run keeps the criteria it was started with)",
+                         EXIT_BAD_INPUT)
         if not Path(args.db).exists():  # a run to continue is in a database: never create an empty one for it
             return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB) to find run {run_id} in", EXIT_BAD_INPUT)
         store = _open_store(args.db)
@@ -435,9 +449,10 @@ def cmd_run(args) -> int:
         if not args.golden:
             return _fail("--golden is required (or --resume / --retry-failed RUN_ID)", EXIT_BAD_INPUT)
         judge = _judge(args)
+        criteria = api.criteria_of(args.criteria)  # a bad file: LoadError, exit 2, before any other file is read
         spec = lifecycle.RunSpec(judge, metrics=_comma_list(args.metrics) if args.metrics is not None else None,
                                  name=args.name, context_sep=args.context_sep, max_cost=args.max_cost,
-                                 sample=args.sample, seed=args.seed, k=args.k)
+                                 sample=args.sample, seed=args.seed, k=args.k, criteria=criteria)
         # the numbers as given, whichever judge (the offline one ignores them, but a --concurrency 0 is a mistake
         # all the same); the judge's model and key, unless only estimating
         given = lifecycle.number_problems(dict(concurrency=args.concurrency, repeats=args.repeats,
@@ -499,6 +514,10 @@ def _print_plan(prepared: lifecycle.Prepared, args) -> None:
         print(f"{sampling.note(prepared.sample)}, stratified by question type; the same --seed draws it again, and "
               f"`run --resume RUN_ID --sample N` grows it", file=sys.stderr)
     print(f"{len(prepared.samples)} samples x {len(prepared.metric_ids)} metrics", file=sys.stderr)
+    if own := prepared.spec.criteria:
+        print(f"{len(own)} criteria of yours ({', '.join(c.id for c in own)}): " + (
+            "the judge scores them all in one call per sample" if judge.judges_criteria else
+            f"not applicable, {NEEDS_LLM.format(judge=judge.name)}"), file=sys.stderr)
     for method, qids in prepared.missing.items():
         print(f"  note: {method} has no answer for {len(qids)} golden question(s), e.g. {qids[0]}", file=sys.stderr)
     if judge.makes_calls and prepared.samples:
@@ -650,10 +669,11 @@ def cmd_export(args) -> int:
 
 
 def cmd_metrics(args) -> int:
+    own = [criteria_metric(c) for c in api.criteria_of(args.criteria)]  # a bad file: LoadError, exit 2
     rows = [{"id": m.id, "family": m.family, "scale": SCALES[m.scale].text,
              "higher_is_better": m.higher_is_better, "needs": ", ".join(m.needs) or "-",
              "uses": ", ".join(m.uses) or "-",
-             "seed": m.seed, "formula": m.formula} for m in REGISTRY.values()]
+             "seed": m.seed or "-", "formula": m.formula} for m in [*REGISTRY.values(), *own]]
     if args.json:
         print(json.dumps(rows, indent=1))
         return EXIT_OK

@@ -27,6 +27,7 @@ from evaluators.metrics import REGISTRY, resolve
 from evaluators.metrics.registry import INPUTS
 from evaluators.records.run_status import RESUMABLE, RunStatus
 from ui.common import md_escape, run_cost_caption, run_manager, store
+from ui.criteria_form import your_criteria
 
 POLL_SECONDS = 1.5
 FAMILIES = list(dict.fromkeys(m.family for m in REGISTRY.values()))
@@ -515,6 +516,9 @@ with st.expander("What each metric needs and costs"):
     st.caption("Embeddings: the packaged MiniLM model on this machine (its first use in a process loads it, about "
                "20 s). Judge calls: see the estimate below.")
 
+# -- the analyst's own criteria -----------------------------------------------------------------
+criteria = your_criteria(kind)
+
 # -- judge ---------------------------------------------------------------------------------------
 st.subheader("Judge")
 kind = JUDGES[st.radio("Judge", list(JUDGES), format_func=lambda name: JUDGES[name].label, key="eval-judge",
@@ -568,7 +572,7 @@ st.subheader("Start")
 # The budget and the name are drawn below the estimate they depend on: their values from the session state
 # The rank metrics are offered only where questions name relevant documents (above); their cut-offs are added up to
 # the longest list (lifecycle.Prepared.metric_ids).
-spec = lifecycle.RunSpec(judge, metrics=metric_ids, methods=methods, sample=sample, seed=seed,
+spec = lifecycle.RunSpec(judge, metrics=metric_ids, methods=methods, sample=sample, seed=seed, criteria=criteria,
                          max_cost=st.session_state.get("eval-max-cost") if kind.makes_calls else None,
                          name=(st.session_state.get("eval-name") or "").strip() or None)
 planned = prepared(store().path, golden_id, tuple(outputs_ids), spec)

@@ -14,11 +14,13 @@ The pipeline, one module a step:
 - jsontext.py  JSON text (a file, a line, a cell) -> values, refused past MAX_DEPTH levels or with a key twice
 - records.py   records -> GoldenItems and RagOutputs, question ids, repeats within a file
 - dataset.py   `load` (the pipeline) and `check_against_golden` (outputs across files)
+- criteria.py  a criteria file (JSON, TOML or YAML) -> the analyst's criteria (`read_criteria`)
 - relevant.py  a qrels file into the golden set (`with_qrels`), retrieved lists checked against its relevant ids
 - problems.py  the problems of one file, and the words messages use for values
 """
 from evaluators.loaders.cells import MAX_CELL_CHARS
 from evaluators.loaders.columns import ALIASES, GOLDEN_FIELDS, OUTPUT_FIELDS
+from evaluators.loaders.criteria import read_criteria
 from evaluators.loaders.dataset import ROLES, Dataset, check_against_golden, load
 from evaluators.loaders.formats import FORMATS, Records, column_names, detect_format, read_records
 from evaluators.loaders.jsontext import MAX_DEPTH
@@ -27,4 +29,4 @@ from evaluators.loaders.relevant import read_qrels, with_qrels
 
 __all__ = ["ALIASES", "FORMATS", "GOLDEN_FIELDS", "MAX_CELL_CHARS", "MAX_DEPTH", "OUTPUT_FIELDS", "ROLES", "Dataset",
            "Records", "check_against_golden", "column_names", "derive_question_id", "detect_format", "load",
-           "read_qrels", "read_records", "with_qrels"]
+           "read_criteria", "read_qrels", "read_records", "with_qrels"]

@@ -80,3 +80,22 @@ def until_checked(at, seconds: float = 60):
         at.run()
     assert not at.exception, at.exception
     return check_table(at)
+
+
+def upload_criteria(at, name: str, data: bytes):
+    """A criteria file uploaded in "Your criteria"; the page run."""
+    at.file_uploader(key="eval-criteria-file").set_value((name, data, "application/octet-stream"))
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def criteria_table(at):
+    """The list of "Your criteria" on the screen, or None."""
+    return next((d.value for d in at.dataframe if "version" in d.value.columns and "criterion" in d.value.columns),
+                None)
+
+
+def problems_table(at):
+    """The problems table shown (file, row, field, message), or None."""
+    return next((t.value for t in at.table if "message" in t.value.columns), None)

@@ -94,9 +94,12 @@ def check(data: Mapping) -> list[tuple[str, str]]:
     found = [(k, f"unknown field: the fields are {', '.join(FIELDS)}") for k in data if k not in FIELDS]
     cid, text, scale = data.get("id"), data.get("criterion"), data.get("scale")
     if not isinstance(cid, str) or not ID.fullmatch(cid):
-        found.append(("id", f"{cid!r} is not a metric id: lowercase letters, digits and underscores, starting with a "
+        shown = repr(cid) if len(repr(cid)) <= 80 else repr(cid)[:77] + "..."
+        found.append(("id", f"{shown} is not a metric id: lowercase letters, digits and underscores, starting with a "
                             "letter, at most 64 characters"))
-    if not isinstance(text, str) or not text.strip():
+    if text is not None and not isinstance(text, str):
+        found.append(("criterion", f"the criterion is a {type(text).__name__}, not a text (quote it)"))
+    elif not isinstance(text, str) or not text.strip():
         found.append(("criterion", "the criterion's text is empty: say what a good answer does"))
     elif len(text) > MAX_TEXT:
         found.append(("criterion", f"{len(text):,} characters, over the limit of {MAX_TEXT:,}: a criterion is "

@@ -202,3 +202,8 @@ def test_entry_points_of_an_installed_package(tmp_path, monkeypatch):
     assert length.user["version"] == hashlib.sha256((tmp_path / "acme_plugin.py").read_bytes()).hexdigest()[:12]
     assert length.scored([sample(text="four")])[0].value == 4.0
     assert "acme_unasked" not in USER
+
+
+def test_the_readme_shows_the_shipped_example_as_it_is():
+    section = (ROOT / "README.md").read_text().split("### Python metrics (plug-ins)")[1]
+    assert EXAMPLE.read_text() in section

@@ -170,3 +170,40 @@ def test_an_installed_entry_point_is_computed_and_a_broken_one_said(tmp_path):
     answers = {r["question_id"] + r["method"]: r["answer"] for r in map(json.loads, outputs.read_text().splitlines())}
     assert values == {k: float(len(a.split())) for k, a in answers.items()}
     assert json.loads(source)["source"] == "entry point acme"
+
+
+def test_two_files_declaring_one_id_are_refused(tmp_path):
+    other = write_plugin(tmp_path, PLUGIN, "other_metrics.py")
+    db = tmp_path / "never.duckdb"
+    refused = run(tmp_path, db, "--plugin", other)
+    assert refused.returncode == 2 and "declared twice" in refused.stderr and "other_metrics.py" in refused.stderr
+    assert not db.exists()
+
+
+def test_a_plugin_metric_named_without_its_file_is_refused(tmp_path):
+    db = tmp_path / "runs.duckdb"
+    assert run(tmp_path, db, "--metrics", "answer_stars").returncode == 0  # loaded in this process now
+    golden, outputs = write_inputs(tmp_path)
+    refused = cli("run", "--golden", golden, "--outputs", outputs, "--metrics", "answer_stars", db=db)
+    assert refused.returncode == 2 and "answer_stars" in refused.stderr and "--plugin FILE" in refused.stderr
+
+
+def test_an_id_stored_with_another_scale_is_refused(tmp_path):
+    db = tmp_path / "runs.duckdb"
+    assert run(tmp_path, db, "--metrics", "answer_stars").returncode == 0
+    percent = write_plugin(tmp_path, PLUGIN.replace('"answer_stars", scale="likert"', '"answer_stars", scale="percent"'),
+                           "percent_metrics.py")
+    refused = run(tmp_path, db, "--metrics", "answer_stars", plugin=percent)
+    assert refused.returncode == 2 and "scale likert" in refused.stderr and "new id" in refused.stderr
+
+
+def test_a_broken_entry_point_refuses_only_a_run_naming_its_metric(tmp_path, monkeypatch):
+    site = write_dist(tmp_path / "site", {"acme": "acme_gone"}, {"acme_gone": "raise ImportError('acme broke')\n"})
+    monkeypatch.syspath_prepend(str(site))
+    golden, outputs = write_inputs(tmp_path)
+    db = tmp_path / "runs.duckdb"
+    named = cli("run", "--golden", golden, "--outputs", outputs, "--metrics", "exact_match,acme_words", db=db)
+    assert named.returncode == 2 and "acme broke" in named.stderr and "acme_words" in named.stderr
+    assert not db.exists()
+    other = cli("run", "--golden", golden, "--outputs", outputs, "--metrics", "exact_match", db=db)
+    assert other.returncode == 0 and "warning: plug-in not loaded: acme" in other.stderr

@@ -170,6 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     metrics = sub.add_parser("metrics", help="list the metric catalogue with scale and source seed")
     metrics.add_argument("--json", action="store_true", help="machine-readable output")
+    metrics.add_argument("--plugin", action="append", default=[], metavar="FILE.py",
+                         help="list the metrics this plug-in file declares too (installed packages' are listed always)")
 
     demo = with_db(sub.add_parser("demo", help="evaluate the demo runs with the offline judge (each timed)",
                                   description="Evaluate the demo runs (data/demo/README.md) with the offline judge, "
@@ -670,7 +672,8 @@ def cmd_metrics(args) -> int:
     rows = [{"id": m.id, "family": m.family, "scale": SCALES[m.scale].text,
              "higher_is_better": m.higher_is_better, "needs": ", ".join(m.needs) or "-",
              "uses": ", ".join(m.uses) or "-",
-             "seed": m.seed, "formula": m.formula} for m in REGISTRY.values()]
+             "seed": m.seed, "formula": m.formula}
+            for m in [*REGISTRY.values(), *args.entry_metrics, *(m for path in args.plugin for m in plugins.load(path))]]
     if args.json:
         print(json.dumps(rows, indent=1))
         return EXIT_OK

@@ -207,3 +207,12 @@ def test_a_broken_entry_point_refuses_only_a_run_naming_its_metric(tmp_path, mon
     assert not db.exists()
     other = cli("run", "--golden", golden, "--outputs", outputs, "--metrics", "exact_match", db=db)
     assert other.returncode == 0 and "warning: plug-in not loaded: acme" in other.stderr
+
+
+def test_metrics_lists_a_plugins_metrics_with_their_metadata(tmp_path):
+    listed = cli("metrics", "--json", "--plugin", write_plugin(tmp_path))
+    assert listed.returncode == 0, listed.stderr
+    rows = {r["id"]: r for r in json.loads(listed.stdout)}
+    assert (rows["answer_has_citation"]["scale"], rows["answer_has_citation"]["needs"]) == ("0 or 1", "contexts")
+    assert rows["answer_stars"]["family"] == "plugins" and rows["answer_stars"]["scale"] == "1-5"
+    assert "exact_match" in rows

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.metrics.registry import INPUTS, REGISTRY, USER, Metric, register_user
+from evaluators.metrics.registry import SCALES as RANGES
 from evaluators.records import JUDGE_ERROR, NOT_APPLICABLE, OK, Result, Sample, not_applicable
 from evaluators.records.criteria import ID
 
@@ -157,8 +158,6 @@ def _cell(function: Callable, definition: Mapping, sample: Sample) -> Result:
 
 def off_scale(value: Any, scale: str) -> str | None:
     """Why `value` is no score on `scale` (what it is, and the scale), or None for a score on it."""
-    from evaluators.metrics.registry import SCALES as RANGES
-
     bounds = RANGES[scale]
     on = f"{scale} scale ({bounds.text})"
     if isinstance(value, bool):
@@ -210,7 +209,7 @@ def _collect(run: Callable[[], Any], source: str, version: Callable[[], str],
         raise
     except SyntaxError as exc:
         raise PluginError(f"plug-in {source}: cannot import it: SyntaxError: {exc.msg} (line {exc.lineno})") from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a file that calls sys.exit() must not end the CLI or the app
         raise PluginError(f"plug-in {source}: importing it raised {type(exc).__name__}: {exc}") from exc
     finally:
         found = _declared[start:]

@@ -134,6 +134,7 @@ def test_an_id_of_a_criterion_is_refused(tmp_path):
     ("def f(:\n", "SyntaxError"),
     ("raise ImportError('needs the acme package')\n", "importing it raised ImportError: needs the acme package"),
     ("x = 1\n", "declares no metric"),
+    ("import sys\nsys.exit(3)\n", "importing it raised SystemExit: 3"),
     ("from evaluators.metrics.plugins import plugin_metric\n@plugin_metric('twice', scale='ratio')\ndef a(s):\n"
      "    return 0\n@plugin_metric('twice', scale='ratio')\ndef b(s):\n    return 0\n", "'twice' is declared twice"),
 ])

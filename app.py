@@ -6,6 +6,7 @@ import streamlit as st
 
 from evaluators import queries
 from evaluators.demo import start_demos
+from evaluators.metrics import plugins
 from evaluators.store import StoreLocked, StoreUnavailable, open_store
 from ui.access import require_sign_in, sign_out_button
 from ui.common import md_escape, run_cost_caption, run_manager
@@ -28,6 +29,14 @@ PAGES = {
         st.Page("pages/evaluate.py", title="Evaluate", icon=":material/play_circle:"),
     ],
 }
+
+
+@st.cache_resource(show_spinner=False)
+def entry_point_failures() -> list[str]:
+    """Installed packages' metrics (the `ragscope.metrics` entry points), loaded once per process; what failed."""
+    return plugins.load_entry_points()[1]
+
+
 require_sign_in(PAGES)  # a shared app: nothing below runs before the password
 # Navigation first: until it runs, Streamlit would list the files of pages/ on its own.
 navigation = st.navigation(PAGES)
@@ -89,6 +98,8 @@ with st.session_state["store"].lease(wait=math.inf, on_busy=_busy):
         else:
             st.caption("No run yet: add data on **Data**, then start a run on **Evaluate**.")
         st.caption(f"Database: `{db_path}`")
+        for failure in entry_point_failures():  # a broken package is said, the app goes on without its metrics
+            st.warning(md_escape(f"Plug-in not loaded: {failure}"))
         sign_out_button()
 
     try:

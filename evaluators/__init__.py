@@ -13,6 +13,7 @@ __version__ = "0.1.0"  # RAGScope's version, as the report file states it (no re
 
 _API = {"evaluate": "evaluators.api", "Evaluation": "evaluators.api", "read_inputs": "evaluators.api",
         "Criterion": "evaluators.records.criteria",
+        "plugin_metric": "evaluators.metrics.plugins", "NotApplicable": "evaluators.metrics.plugins",
         "OfflineJudge": "evaluators.judges", "OpenAIJudge": "evaluators.judges", "AzureJudge": "evaluators.judges"}
 __all__ = list(_API)
 

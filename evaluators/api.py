@@ -28,6 +28,7 @@ from evaluators import loaders, queries
 from evaluators.runs import engine
 from evaluators.presentation.gate import ALPHA, GateResult, gate
 from evaluators.judges import Judge, OfflineJudge
+from evaluators.metrics import plugins as plugin_metrics
 from evaluators.queries import compare, overview
 from evaluators.queries.sides import SEPARATOR
 from evaluators.metrics import REGISTRY
@@ -145,7 +146,8 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
              name: str | None = None, on_progress: engine.MetricProgress | None = None,
              context_sep: str | None = None, encoding: str = "utf-8", max_cost: float | None = None,
              sample: int | None = None, seed: int | None = None, k: Sequence[int] | None = None,
-             qrels: str | Path | None = None, criteria: Criteria | None = ()) -> Evaluation:
+             qrels: str | Path | None = None, criteria: Criteria | None = (),
+             plugins: Sequence[str | Path] = ()) -> Evaluation:
     """Score every (question, method) pair of `outputs` against `golden` and store the run in `db`.
 
     golden, outputs: see `read_inputs`. metrics: ids (default all; `python -m evaluators metrics`). judge:
@@ -160,12 +162,15 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
     shorter than the longest retrieved list, where the golden set names relevant documents). qrels: a qrels file
     (BEIR TSV or TREC) naming each question's relevant documents (read_inputs). criteria: the analyst's own
     criteria (`Criterion(...)`s, or the path of a criteria file: `read_criteria`), each a metric of the run besides
-    `metrics`, scored by an LLM judge (not applicable with the offline judge).
+    `metrics`, scored by an LLM judge (not applicable with the offline judge). plugins: Python files declaring metrics
+    of your own (`@plugin_metric`, README "Python metrics (plug-ins)"): every metric they declare is computed too (or
+    those `metrics` names).
     Bad input raises LoadError listing every problem (nothing is stored); bad options ValueError or KeyError, listing
     every problem too.
     """
+    loaded = [m for path in plugins for m in plugin_metrics.load(path)]  # PluginError naming a bad file
     spec = RunSpec(judge or OfflineJudge(), metrics=metrics, name=name, context_sep=context_sep, max_cost=max_cost,
-                   sample=sample, seed=seed, k=k, criteria=criteria_of(criteria))
+                   sample=sample, seed=seed, k=k, criteria=criteria_of(criteria), plugins=tuple(loaded))
     refuse(spec.problems())  # before any file is read
     prepared = prepare(read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding, qrels=qrels), spec)
     refuse(prepared.problems)  # before a database is opened

@@ -26,7 +26,7 @@ from evaluators.runs.estimate import Estimate
 from evaluators.presentation.gate import (ALPHA, gate, junit_xml, markdown_report, parse_deltas, parse_tolerances,
                                          text_report)
 from evaluators.records.judgments import JudgeRefused
-from evaluators.metrics import REGISTRY
+from evaluators.metrics import REGISTRY, plugins
 from evaluators.metrics.criteria import NEEDS_LLM
 from evaluators.metrics.criteria import metric_of as criteria_metric
 from evaluators.metrics.registry import INPUTS, SCALES
@@ -161,6 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, metavar="S",
                      help="the seed of --sample's draw (default: a random one, printed and stored with the run: "
                           "the same seed draws the same sample)")
+    run.add_argument("--plugin", action="append", default=[], metavar="FILE.py",
+                     help="a Python file declaring metrics of your own (@plugin_metric; README \"Python metrics "
+                          "(plug-ins)\"), repeatable: each metric it declares is computed too (or those --metrics "
+                          "names) and stored with the run; a bad file: exit 2, nothing written")
     again = run.add_mutually_exclusive_group()
     again.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run; finished cells are kept")
     again.add_argument("--retry-failed", metavar="RUN_ID", help="re-score only the cells of a run that ended in an error")
@@ -177,6 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     metrics.add_argument("--criteria", metavar="FILE", action="append", default=[],
                          help="list the criteria of this file (JSON, TOML or YAML) too, after the catalogue; repeat "
                               "for several files")
+    metrics.add_argument("--plugin", action="append", default=[], metavar="FILE.py",
+                         help="list the metrics this plug-in file declares too (installed packages' are listed always)")
 
     demo = with_db(sub.add_parser("demo", help="evaluate the demo runs with the offline judge (each timed)",
                                   description="Evaluate the demo runs (data/demo/README.md) with the offline judge, "
@@ -350,6 +356,11 @@ def _azure_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # installed packages' metrics (the ragscope.metrics entry points): one that fails is said, not fatal (a run
+    # that names its metrics is refused as naming unknown ones)
+    args.entry_metrics, failures = plugins.load_entry_points()
+    for failure in failures:
+        print(f"warning: plug-in not loaded: {failure}", file=sys.stderr)
     try:
         return COMMANDS[args.command](args)
     except LoadError as exc:
@@ -434,6 +445,9 @@ def cmd_run(args) -> int:
         if args.criteria:
             return _fail("--criteria applies to a new run (a run keeps the criteria it was started with)",
                          EXIT_BAD_INPUT)
+        if args.plugin:
+            return _fail("--plugin applies to a new run (a resumed run loads its own plug-ins again, from the files "
+                         "it stored, when they are unchanged)", EXIT_BAD_INPUT)
         if not Path(args.db).exists():  # a run to continue is in a database: never create an empty one for it
             return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB) to find run {run_id} in", EXIT_BAD_INPUT)
         store = _open_store(args.db)
@@ -442,17 +456,22 @@ def cmd_run(args) -> int:
                          EXIT_BAD_INPUT)
         if store.run(run_id) is None:
             return _fail(f"no run {run_id!r} in {store.path} (see `python -m evaluators runs`)", EXIT_BAD_INPUT)
+        with store.lease():
+            for line in lifecycle.reload_plugins(store, run_id):  # PluginError: changed since the run (exit 2)
+                print(line, file=sys.stderr)
         sample = lifecycle.resume(store, run_id, max_cost=args.max_cost, sample=args.sample)
         if args.sample is not None:
             print(f"run {run_id}: {sampling.note(sample)}", file=sys.stderr)
     else:
         if not args.golden:
             return _fail("--golden is required (or --resume / --retry-failed RUN_ID)", EXIT_BAD_INPUT)
+        own = [m for path in args.plugin for m in plugins.load(path)]  # before anything is read or stored
         judge = _judge(args)
         criteria = api.criteria_of(args.criteria)  # a bad file: LoadError, exit 2, before any other file is read
         spec = lifecycle.RunSpec(judge, metrics=_comma_list(args.metrics) if args.metrics is not None else None,
                                  name=args.name, context_sep=args.context_sep, max_cost=args.max_cost,
-                                 sample=args.sample, seed=args.seed, k=args.k, criteria=criteria)
+                                 sample=args.sample, seed=args.seed, k=args.k, criteria=criteria,
+                                 plugins=tuple(args.entry_metrics) + tuple(own))
         # the numbers as given, whichever judge (the offline one ignores them, but a --concurrency 0 is a mistake
         # all the same); the judge's model and key, unless only estimating
         given = lifecycle.number_problems(dict(concurrency=args.concurrency, repeats=args.repeats,
@@ -673,7 +692,9 @@ def cmd_metrics(args) -> int:
     rows = [{"id": m.id, "family": m.family, "scale": SCALES[m.scale].text,
              "higher_is_better": m.higher_is_better, "needs": ", ".join(m.needs) or "-",
              "uses": ", ".join(m.uses) or "-",
-             "seed": m.seed or "-", "formula": m.formula} for m in [*REGISTRY.values(), *own]]
+             "seed": m.seed or "-", "formula": m.formula}
+            for m in [*REGISTRY.values(), *args.entry_metrics, *(m for path in args.plugin for m in plugins.load(path)),
+                      *own]]
     if args.json:
         print(json.dumps(rows, indent=1))
         return EXIT_OK

@@ -20,9 +20,10 @@ from evaluators import loaders
 from evaluators.judges import Judge, OfflineJudge
 from evaluators.judges.options import AMOUNTS, CHOICES, COUNTS, MAX_COST, check_choices, check_numbers
 from evaluators.metrics import criteria as criteria_metrics
+from evaluators.metrics import plugins as plugin_metrics
 from evaluators.metrics import resolve, user
 from evaluators.metrics.ranking import cutoff_ids, cutoff_problem
-from evaluators.metrics.registry import REGISTRY, Metric
+from evaluators.metrics.registry import REGISTRY, USER, Metric
 from evaluators.records import GoldenItem, RagOutput, Sample
 from evaluators.records.criteria import MAX_CRITERIA, Criterion, duplicates
 from evaluators.runs import budget, planning, sampling
@@ -85,11 +86,13 @@ class RunSpec:
     context_sep: str | None = None  # how its files' contexts were split, recorded
     k: tuple[int, ...] | None = None  # the rank metrics' cut-offs (id_recall@k); None: metrics.ranking's default
     criteria: tuple[Criterion, ...] = ()  # the analyst's own criteria: each a metric of the run, besides `metrics`
+    # loaded plug-ins' metrics (metrics/plugins.py): each a metric of the run when `metrics` is None or names it
+    plugins: tuple[Metric, ...] = ()
 
     def __post_init__(self):
         if self.judge is None:
             object.__setattr__(self, "judge", OfflineJudge())
-        for name in ("metrics", "methods", "k", "criteria"):
+        for name in ("metrics", "methods", "k", "criteria", "plugins"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
@@ -102,7 +105,7 @@ class RunSpec:
     def problems(self) -> list[Problem]:
         """Every setting no run can use, all at once: an empty or unknown metric list, a judge number, the
         sample's size or seed."""
-        found = self.criteria_problems()
+        found = self.criteria_problems() + self.plugin_problems()
         if self.metrics is not None and not self.metrics and not self.criteria:  # it would compute nothing
             found.append(Problem("metrics", "no metric chosen: name at least one metric id (see `python -m "
                                             "evaluators metrics`), or none for all"))
@@ -122,7 +125,6 @@ class RunSpec:
                 found.append(Problem(name, str(exc)))
         return found
 
-
     def criteria_problems(self) -> list[Problem]:
         """Criteria no run can take: an id given twice or a built-in metric's, more than MAX_CRITERIA."""
         found = [Problem("criteria", f"criterion {i!r} is given twice: each criterion needs its own id")
@@ -134,11 +136,32 @@ class RunSpec:
                                              "run (all go in one judge call per sample)"))
         return found
 
+    def plugin_problems(self) -> list[Problem]:
+        """Plug-in metrics no run can take: an id given twice (two files declaring it) or a criterion's of this
+        run, a metric that is no loaded plug-in's."""
+        ids = [m.id for m in self.plugins]
+        found = [Problem("plugins", f"plug-in metric {i!r} is declared twice: by "
+                                    f"{' and '.join(m.user['definition']['source'] for m in self.plugins if m.id == i)}")
+                 for i in sorted({i for i in ids if ids.count(i) > 1})]
+        found += [Problem("plugins", f"plug-in metric {m.id!r} has the id of one of this run's criteria: give one of "
+                                     "them another id") for m in self.plugins if m.id in {c.id for c in self.criteria}]
+        found += [Problem("plugins", f"{m.id!r} is no loaded plug-in's metric (metrics.plugins.load)")
+                  for m in self.plugins if not plugin_metrics.loaded(m)]
+        return found
+
     def catalogue_metrics(self) -> list[Metric]:
-        """The metrics of `metrics` but the criteria (every metric of the catalogue when None); KeyError for an
-        unknown id."""
-        own = {c.id for c in self.criteria}
-        return resolve(None if self.metrics is None else [m for m in self.metrics if m not in own])
+        """The metrics of `metrics` but the criteria and the plug-ins' (every metric of the catalogue when None);
+        KeyError for an unknown id, and for a plug-in's metric whose plug-in is not given."""
+        own = {c.id for c in self.criteria} | {m.id for m in self.plugins}
+        chosen = None if self.metrics is None else [m for m in self.metrics if m not in own]
+        if absent := [m for m in chosen or () if m in USER and USER[m].user["kind"] == plugin_metrics.KIND]:
+            raise KeyError(f"metric(s) {', '.join(absent)} come from a plug-in not given to this run: pass its file "
+                           "(--plugin FILE, evaluate(plugins=[...]))")
+        return resolve(chosen)
+
+    def plugin_metrics(self) -> list[Metric]:
+        """The plug-ins' metrics the run computes: every one when `metrics` is None, else those it names."""
+        return [m for m in self.plugins if self.metrics is None or m.id in self.metrics]
 
     def criteria_metrics(self) -> list[Metric]:
         return [criteria_metrics.metric_of(c) for c in self.criteria]
@@ -200,7 +223,7 @@ class Prepared:
         chosen = [m.id for m in self.spec.catalogue_metrics()]
         catalogue = [m.id for m in resolve(cutoff_ids(chosen, self.spec.k, self.samples,
                                                       chosen=self.spec.metrics is not None))] if chosen else []
-        return catalogue + [c.id for c in self.spec.criteria]
+        return catalogue + [c.id for c in self.spec.criteria] + [m.id for m in self.spec.plugin_metrics()]
 
     @cached_property
     def estimate(self) -> Estimate:
@@ -246,7 +269,7 @@ def start(store: Store, prepared: Prepared) -> str:
     spec, inputs = prepared.spec, prepared.inputs
     metrics = prepared.metric_ids
     config = spec.config() | ({"sample": prepared.sample} if prepared.sample else {})
-    own = spec.criteria_metrics()
+    own = spec.criteria_metrics() + spec.plugin_metrics()
     with store.lease():  # the datasets and the new run: one unit of work
         refuse(changed_meaning(store, own))
         golden_id = _stored(store, inputs.golden)
@@ -271,6 +294,10 @@ def changed_meaning(store: Store, metrics: Sequence[Metric]) -> list[Problem]:
         if (old := stored.get(m.id)) is None:
             continue
         was = old["definition"]
+        if old["kind"] != m.user["kind"]:
+            found.append(Problem("plugins", f"{m.id!r} was a {old['kind']} metric in run {old['run_id']}; now a "
+                                            f"{m.user['kind']} metric: give it a new id"))
+            continue
         scale = (was.get("scale"), was.get("higher_is_better", True))
         now = (m.user["definition"].get("scale"), m.user["definition"].get("higher_is_better", True))
         if scale != now:
@@ -294,11 +321,12 @@ def resume(store: Store, run_id: str, *, max_cost: float | None = None, sample: 
     new budget (`max_cost`, USD) and its sample grown to `sample` questions (the same seed: the old sample is part of
     the new one, so only the new questions are judged); its `sample` config entry then (None: every question).
     Checked before anything is written: KeyError for no such run, ValueError (budget.OverBudget) for a budget or
-    sample it cannot take."""
+    sample it cannot take, plugins.PluginError for a plug-in that changed since (`reload_plugins`)."""
     with store.lease():
         run = store.run(run_id)
         if run is None:
             raise KeyError(f"no run {run_id!r} in {store.path}")
+        reload_plugins(store, run_id)
         config = json.loads(run["config"] or "{}")
         grown = config.get("sample") if sample is None else _grown(run_id, config.get("sample"), sample)
         if max_cost is not None:
@@ -308,6 +336,12 @@ def resume(store: Store, run_id: str, *, max_cost: float | None = None, sample: 
             config |= {"sample": grown}
             store.set_run_sample(run_id, config, len(planning.of_stored_run(store, run, config)))
     return grown
+
+
+def reload_plugins(store: Store, run_id: str) -> list[str]:
+    """Load again the plug-ins whose metrics run `run_id` computes, from their stored sources, where their files
+    are unchanged (what was loaded, one line each); PluginError for one gone or changed since the run."""
+    return plugin_metrics.reload_stored(store.user_metrics(run_id))
 
 
 def _grown(run_id: str, sample: dict | None, n: int) -> dict:

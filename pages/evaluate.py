@@ -8,6 +8,7 @@ st.session_state and reaches the worker through the manager; it is never stored.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -23,7 +24,7 @@ from evaluators.judges import JUDGES, OfflineJudge, of_run, prices
 from evaluators.judges.check import DEFAULT_TIMEOUT as CHECK_TIMEOUT
 from evaluators.judges.check import CheckJob
 from evaluators.judges.options import EFFORTS
-from evaluators.metrics import REGISTRY, resolve
+from evaluators.metrics import REGISTRY, plugins, resolve
 from evaluators.metrics.registry import INPUTS
 from evaluators.records.run_status import RESUMABLE, RunStatus
 from ui.common import md_escape, run_cost_caption, run_manager, store
@@ -59,11 +60,18 @@ def stored_inputs(db: str, golden_id: str, outputs_ids: tuple[str, ...]) -> life
     return lifecycle.Inputs.stored(store(), golden_id, outputs_ids)
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
 def prepared(db: str, golden_id: str, outputs_ids: tuple[str, ...], spec: lifecycle.RunSpec) -> lifecycle.Prepared:
     """The run this choice makes: its samples (its sample drawn once), its problems, its estimate once asked for;
     cached by the choice, so a page run neither draws nor estimates it again. Start stores this very run."""
-    return lifecycle.prepare(stored_inputs(db, golden_id, outputs_ids), spec)
+    # a plug-in's metric holds its function, which Streamlit cannot hash: it is the metric of its id and version
+    plugged = tuple((m.id, m.user["version"]) for m in spec.plugins)
+    return _prepared(db, golden_id, outputs_ids, dataclasses.replace(spec, plugins=()), plugged, spec)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _prepared(db: str, golden_id: str, outputs_ids: tuple[str, ...], key: lifecycle.RunSpec, plugged: tuple,
+              _spec: lifecycle.RunSpec) -> lifecycle.Prepared:
+    return lifecycle.prepare(stored_inputs(db, golden_id, outputs_ids), _spec)
 
 
 def keep_key(widget: str, key_env: str) -> None:
@@ -507,11 +515,17 @@ for i, family in enumerate(FAMILIES):
     with cols[i % 2]:
         metric_ids += st.multiselect(f"{family.capitalize()} · {', '.join(costs)}", [m.id for m in members],
                                      key=f"eval-metrics-{family}")
+# installed packages' metrics (the ragscope.metrics entry points the app loaded at start: app.py)
+installed = {m.id: m for m in plugins.installed()}
+if installed:
+    with cols[len(FAMILIES) % 2]:
+        metric_ids += st.multiselect("Plug-ins (installed packages) · deterministic", list(installed),
+                                     default=list(installed), key="eval-metrics-plugins")
 with st.expander("What each metric needs and costs"):
     st.dataframe(pd.DataFrame([{"metric": m.id, "family": m.family, "scale": m.scale, "seed": m.seed,
                                 "needs": ", ".join(INPUTS[n] for n in m.needs) or "question and answer",
                                 "uses when present": ", ".join(INPUTS[n] for n in m.uses),
-                                "cost": cost(m, kind)} for m in REGISTRY.values()]),
+                                "cost": cost(m, kind)} for m in [*REGISTRY.values(), *installed.values()]]),
                  hide_index=True, width="stretch")
     st.caption("Embeddings: the packaged MiniLM model on this machine (its first use in a process loads it, about "
                "20 s). Judge calls: see the estimate below.")
@@ -573,6 +587,7 @@ st.subheader("Start")
 # The rank metrics are offered only where questions name relevant documents (above); their cut-offs are added up to
 # the longest list (lifecycle.Prepared.metric_ids).
 spec = lifecycle.RunSpec(judge, metrics=metric_ids, methods=methods, sample=sample, seed=seed, criteria=criteria,
+                         plugins=tuple(m for i, m in installed.items() if i in metric_ids),
                          max_cost=st.session_state.get("eval-max-cost") if kind.makes_calls else None,
                          name=(st.session_state.get("eval-name") or "").strip() or None)
 planned = prepared(store().path, golden_id, tuple(outputs_ids), spec)

@@ -126,6 +126,12 @@ def loaded(m: Metric) -> bool:
     return isinstance(m.compute, partial) and m.compute.func is _scores
 
 
+def installed() -> list[Metric]:
+    """The loaded metrics of installed packages (`load_entry_points`), by id: what the Evaluate screen offers."""
+    return [m for _, m in sorted(USER.items()) if m.user["kind"] == KIND and loaded(m)
+            and m.user["definition"].get("source", "").startswith(ENTRY)]
+
+
 def _not_loaded(definition: Mapping, samples, context):
     raise RuntimeError(f"metric {definition['id']} comes from the plug-in {definition.get('source')}: load it "
                        "again (run --plugin FILE) to compute it")

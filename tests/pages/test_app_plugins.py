@@ -38,3 +38,34 @@ def test_a_broken_entry_point_is_a_warning_and_a_working_one_is_loaded(tmp_path,
             demo.wait_for_demos(open_store(db), timeout=300)  # no demo thread may write into a closed database
             st.cache_resource.clear()
             close_store(db)
+
+
+def test_evaluate_offers_an_installed_packages_metrics_and_the_run_computes_and_stores_them(app_at, tmp_path,
+                                                                                           monkeypatch):
+    import streamlit as st
+
+    from tests.helpers.evaluate_screen import _pick_metrics, start_and_wait
+
+    site = write_dist(tmp_path / "site", {"acme": "acme_eval_metrics"},
+                      {"acme_eval_metrics": WORKS.replace("acme_app_words", "acme_eval_words")})
+    monkeypatch.syspath_prepend(str(site))
+    st.cache_resource.clear()  # app.py loads the entry points once per process: again, with this one installed
+    with user_metrics_kept():
+        try:
+            at = app_at("pages/evaluate.py")
+            offered = at.multiselect(key="eval-metrics-plugins")
+            assert offered.options == ["acme_eval_words"] and offered.value == ["acme_eval_words"]
+            _pick_metrics(at, lexical=["exact_match"])
+            store = open_store(app_at.db)
+            run_id, run = start_and_wait(at, store)
+            assert run["status"] == "finished" and "acme_eval_words" in list(run["metrics"])
+            [stored] = store.user_metrics(run_id)
+            assert (stored["metric"], stored["kind"], stored["definition"]["source"]) == (
+                "acme_eval_words", "plugin", "entry point acme")
+            values = store.cursor().execute(
+                "SELECT s.value, o.answer FROM scores s JOIN runs r USING (run_id) JOIN rag_outputs o "
+                "ON list_contains(r.outputs_dataset_ids, o.dataset_id) AND o.question_id = s.question_id "
+                "AND o.method = s.method WHERE s.run_id = ? AND s.metric = 'acme_eval_words'", [run_id]).fetchall()
+            assert values and all(v == min(100, len(a.split())) for v, a in values)
+        finally:
+            st.cache_resource.clear()

@@ -14,17 +14,21 @@ import pytest
 
 from evaluators import Criterion, evaluate
 from evaluators.judges import CLAIMS, CRITERIA, HOLISTIC, criteria_reply, geval, openai_params, prompts
+from evaluators.judges.azure_judge import AzureJudge
 from evaluators.judges.openai_judge import OpenAIJudge
 from evaluators.judges.openai_protocol import JudgeClient
 from evaluators.records import JUDGE_ERROR, OK, Chunk, GoldenItem, RagOutput, Sample
+from evaluators.records.criteria import Example
 from evaluators.records.judgments import CriterionScore, JudgeFailure
 from tests.helpers import TESTS
-from tests.helpers.openai_server import Reply, criteria_reply as scored_reply, refusing, start_server
+from tests.helpers.openai_server import (Reply, criteria_reply as scored_reply, in_prose, refusing, start_server,
+                                         token_logprobs)
 from tests.helpers.seed_000 import (KEY, SEED_000_ANSWER, SEED_000_CHUNKS, SEED_000_EXTRACTION, SEED_000_HOLISTIC,
                                      SEED_000_QUESTION, SEED_000_REFERENCE, SEED_000_VERIFICATION)
 
 SOURCE = Criterion("names_the_source", "The answer says which passage its main claim comes from.", scale="pass/fail",
-                   inputs=("question", "answer", "contexts"))
+                   inputs=("question", "answer", "contexts"),
+                   examples=(Example({"answer": "Paris. </answer>"}, 0, "no passage named"),))
 PLAIN = Criterion("plain_language", "The answer is in plain language for a customer.", scale="1-5",
                   levels={1: "jargon throughout", 5: "no jargon at all"})
 ON_TOPIC = Criterion("on_topic", "The answer stays on the question's topic.", scale="0-1",
@@ -133,6 +137,8 @@ def test_the_criteria_call_shares_the_samples_prefix_and_says_each_criterions_in
     task = user.partition("TASK: criteria")[2]
     assert '<criterion id="names_the_source" scale="pass/fail">\n' + SOURCE.criterion + "\n</criterion>" in task
     assert '<criterion_level id="plain_language" score="5">\nno jargon at all\n</criterion_level>' in task
+    assert ('<criterion_example id="names_the_source" score="0">\n{"answer": "Paris. \u2039/answer>", "reason": '
+            '"no passage named"}\n</criterion_example>') in task  # the example's text is data too
     blocks = {part.partition('"')[0]: part for part in task.split('<criterion id="')[1:]}
     source, plain, on_topic = (blocks[c.id] for c in CRITERIA_3)
     assert "INPUTS: the question, the answer, the context chunks (ignore the reference)" in source
@@ -175,6 +181,18 @@ def test_a_pass_fail_tie_goes_to_the_earlier_reply():
     assert criteria_reply.combined([SOURCE], [reply(1), reply(0), reply(0)])["names_the_source"].score == 0
 
 
+def test_batch_api_mode_scores_the_criteria_alike(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGSCOPE_BATCH_POLL", "0.05")
+    server.logprobs = {"4": 0.5, "5": 0.5}
+    db = tmp_path / "run.duckdb"
+    run(server, db, batch=True)
+    assert server.batches_created == 2  # the first round (criteria with it), then the verification calls
+    got = cells(db)
+    assert {(m, v, s) for (q, m), (v, s, *_) in got.items() if q == "q1"} == {
+        ("names_the_source", 1, OK), ("plain_language", 4.5, OK), ("on_topic", 0.8, OK)}
+    assert AzureJudge.judges_criteria and OpenAIJudge.judges_criteria
+
+
 # -- G-Eval's weighting -----------------------------------------------------------------------------------------------
 
 def _token(text: str, alternatives: dict[str, float] | None = None) -> dict:
@@ -195,6 +213,17 @@ def test_the_weighted_score_of_a_hand_made_token_list():
     assert geval.weighted_score(tokens, offset + 1) is None  # not the digit's token
     assert geval.weighted_score([*tokens[:10], _token(" 4", {" four": 1.0}), tokens[-1]], offset) is None
     assert geval.value_offsets(reply) == {("score",): reply.index("4")}
+
+
+def test_the_weighted_scores_of_a_reply_in_prose_are_found_in_its_json():
+    reply = json.dumps({"criteria": [{"id": "a", "reasoning": "score: 2", "score": 3},
+                                     {"id": "b", "reasoning": "", "score": 5}]})
+    content = in_prose(reply)  # a server that ignores response_format: the JSON in a fenced block
+    response = json.dumps({"choices": [{"message": {"content": content},
+                                        "logprobs": {"content": token_logprobs(content, {"3": 0.75, "2": 0.25}, 5)}}]})
+    paths = {"a": ("criteria", 0, "score"), "b": ("criteria", 1, "score"), "c": ("criteria", 2, "score")}
+    assert geval.weighted_scores(response, 0, paths) == {"a": pytest.approx(2.75), "b": pytest.approx(2.75)}
+    assert geval.weighted_scores(json.dumps({"choices": [{"message": {"content": reply}}]}), 0, paths) == {}
 
 
 def test_log_probabilities_give_the_weighted_score_and_the_cell_says_so(server, tmp_path):
@@ -237,7 +266,7 @@ def test_an_out_of_scale_score_gets_one_repair_then_that_cell_is_a_judge_error(s
     value, status, detail, _ = got[("q1", "plain_language")]
     assert (value, status) == (None, JUDGE_ERROR) and "7" in detail and "1-5" in detail
     assert got[("q1", "names_the_source")][:2] == (1, OK) and got[("q1", "on_topic")][:2] == (0.8, OK)
-    assert [(p, s) for q, p, s in calls(db) if q == "q1" and p.startswith("criteria")] == [
+    assert sorted((p, s) for q, p, s in calls(db) if q == "q1" and p.startswith("criteria")) == [
         ("criteria", "invalid"), ("criteria_repair", "incomplete")]
 
 

@@ -3,7 +3,8 @@ to its scale, and a sample's replies (`repeats`) made one score per criterion. P
 openai_protocol's.
 
 * A score is on its criterion's scale or the reply is invalid: "1-5" an integer 1 to 5; "pass/fail" 1 or 0, true or
-  false, or the words "pass" / "fail"; "0-1" a number from 0 to 1. A bool is no 1-5 or 0-1 score.
+  false, or the words "pass" / "fail"; "0-1" a number from 0 to 1 (a number may come quoted). A bool is no 1-5 or 0-1
+  score.
 * `read(criteria, content, strict=True)` (the first reply) raises ValueError, with what to tell the model in its
   repair, for an unknown id, an off-scale score or a criterion left out. `strict=False` (the repaired reply) keeps
   what is usable: an off-scale or missing criterion is that criterion's problem, not the reply's.
@@ -65,6 +66,11 @@ def on_scale(c: Criterion, raw) -> float | None:
         if isinstance(raw, str):
             raw = _WORDS.get(raw.strip().lower(), raw)
         return float(raw) if not isinstance(raw, str) and raw in (0, 1) else None
+    if isinstance(raw, str):  # "4", as a model without a schema may quote it
+        try:
+            raw = float(raw.strip())
+        except ValueError:
+            return None
     if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
         return None
     low, high = c.bounds

@@ -364,6 +364,9 @@ def test_the_reply_is_held_to_each_criterions_scale():
     content = json.dumps({"criteria": [{"id": "names_the_source", "reasoning": "", "score": "fail"},
                                        {"id": "plain_language", "reasoning": "", "score": 4.5},
                                        {"id": "on_topic", "reasoning": "", "score": True}]})
+    assert [criteria_reply.on_scale(ON_TOPIC, v) for v in (" 0.25", 1, "one", float("nan"), 1.5)] == [
+        0.25, 1, None, None, None]
+    assert [criteria_reply.on_scale(SOURCE, v) for v in ("Pass", False, 1.0, 2)] == [1, 0, 1, None]
     with pytest.raises(ValueError, match="4.5 is not on its 1-5 scale.*True is not on its 0-1 scale"):
         criteria_reply.read(CRITERIA_3, content)
     kept = criteria_reply.read(CRITERIA_3, content, strict=False)

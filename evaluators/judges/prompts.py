@@ -74,7 +74,8 @@ TASKS = EXTRACTION, VERIFICATION, HOLISTIC, CRITERIA = "extraction", "verificati
 SYSTEM = f"""You are an expert evaluator of answers written by a retrieval-augmented generation (RAG) system.
 
 Every request gives you one SAMPLE: the QUESTION, the REFERENCE answer (the ground truth), the ANSWER to evaluate and,
-except for the {EXTRACTION} task, the retrieved CONTEXT chunks (<chunk id="C1">, ...). After the sample, a line
+except for the {EXTRACTION} task (and the {CRITERIA} task when no criterion reads them), the retrieved CONTEXT chunks
+(<chunk id="C1">, ...). After the sample, a line
 "TASK: ..." names the one task to do now:
 "{EXTRACTION}", "{VERIFICATION}", "{HOLISTIC}" or "{CRITERIA}", described below. Do only that task.
 

@@ -2,9 +2,9 @@
 sample, summed.
 
 Calls are exact for a judge that answers every call at the first try: a sample takes 1 extraction,
-1 verification per 16 chunks (`prompts.CHUNKS_PER_CALL`) and 1 holistic call, each only when a
-chosen metric needs that part (`runs.estimate.needed_parts`). Retries, repairs and cache hits change the
-real number: the run's `judge_calls` has it.
+1 verification per 16 chunks (`prompts.CHUNKS_PER_CALL`), 1 holistic call and 1 criteria call (for all
+of the run's criteria), each only when a chosen metric needs that part (`runs.estimate.needed_parts`).
+Retries, repairs and cache hits change the real number: the run's `judge_calls` has it.
 
 Tokens are estimated, as no tokenizer ships for every judge model: about 4 characters per token
 (`approx_tokens`, OpenAI's rule of thumb for English). Input tokens are those of the real messages and the
@@ -31,8 +31,9 @@ import math
 from collections.abc import Collection, Sequence
 
 from evaluators.judges import offline, openai_params, prices, prompts
-from evaluators.judges.protocol import CLAIMS, HOLISTIC, Estimate, too_big
+from evaluators.judges.protocol import CLAIMS, CRITERIA, HOLISTIC, Estimate, too_big
 from evaluators.records import Sample
+from evaluators.records.criteria import Criterion
 
 # Output tokens a reply spends per item (measured on the prompts' example replies, rounded up).
 QUESTION_TOKENS = 15  # one generated question
@@ -40,6 +41,7 @@ VERDICT_TOKENS = 14  # {"chunk_id": "C1", "verdict": "not_found"}
 CLAIM_TOKENS = 20  # a claim's id, brackets and comparison fields
 CHUNK_TOKENS = 30  # a chunk's relevance, score and short reason
 HOLISTIC_TOKENS = 350  # six ratings, a verdict, an explanation, four reasoned scores, a class
+CRITERION_TOKENS = 90  # a criterion's id, a few sentences of reasoning and its score
 JSON_TOKENS = 20  # the reply's outer keys and brackets
 # Reasoning tokens assumed per call of a reasoning model, by reasoning effort (None: the server's default, medium).
 # An allowance, not a measurement: OpenAI bills them as output and says only that they vary (a few hundred to tens of
@@ -51,9 +53,10 @@ def approx_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def estimate(judge, samples: Sequence[Sample], parts: Collection[str]) -> Estimate:
-    """`judge`'s (an OpenAIJudge) calls and tokens for `parts` of `samples`. Its `repeats` holistic replies per sample
-    count as that many calls: the upper bound, as a server that gives `n` choices per request takes one call and
+def estimate(judge, samples: Sequence[Sample], parts: Collection[str],
+             criteria: Sequence[Criterion] = ()) -> Estimate:
+    """`judge`'s (an OpenAIJudge) calls and tokens for `parts` of `samples` (CRITERIA: of `criteria`). Its `repeats`
+    holistic and criteria replies per sample count as that many calls: the upper bound, as a server that gives `n` choices per request takes one call and
     the input tokens once. A sample over the judge's limits is not judged (`too_big`), so it costs nothing."""
     reasoning = reasoning_allowance(judge.model, judge.reasoning_effort)
     out = Estimate(samples=len(samples), reasoning_per_call=reasoning)
@@ -71,6 +74,10 @@ def estimate(judge, samples: Sequence[Sample], parts: Collection[str]) -> Estima
         if HOLISTIC in parts:
             tokens = _input_tokens(prompts.holistic_messages(text))
             out.add("holistic", repeats, repeats * tokens, repeats * (HOLISTIC_TOKENS + reasoning), repeats * first)
+        if CRITERIA in parts and criteria:  # it goes out with the first round: only the instructions are cached
+            tokens = _input_tokens(prompts.criteria_messages(text, criteria))
+            output = len(criteria) * CRITERION_TOKENS + JSON_TOKENS + reasoning
+            out.add("criteria", repeats, repeats * tokens, repeats * output, repeats * first)
     return out
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, NamedTuple
 
 from evaluators.judges import openai_estimate, openai_params, prices
-from evaluators.judges.protocol import CLAIMS, HOLISTIC, Estimate, Judge, Judged, Lent
+from evaluators.judges.protocol import CLAIMS, CRITERIA, HOLISTIC, Estimate, Judge, Judged, Lent
 from evaluators.judges.registry import register
 from evaluators.records import Sample
 from evaluators.records.judgments import JudgeFailure
@@ -41,7 +41,7 @@ class OpenAIJudge(Judge):
     model: str | None = None
     base_url: str | None = None  # None: $OPENAI_BASE_URL, else the OpenAI API
     concurrency: int = DEFAULT_CONCURRENCY
-    repeats: int = 1  # holistic replies per sample
+    repeats: int = 1  # holistic and criteria replies per sample
     timeout: float | None = None  # seconds per reply as a whole (None: the client's default)
     max_attempts: int | None = None
     max_output_tokens: int | None = None  # the most a cut-off reply is asked again with (None: the judge's default)
@@ -64,7 +64,7 @@ class OpenAIJudge(Judge):
         ServerField("base_url", "Base URL", "OPENAI_BASE_URL", "https://api.openai.com/v1",
                     "Empty: the OpenAI API (or the server's OPENAI_BASE_URL)."),)
     model_label: ClassVar[tuple[str, str]] = ("Model", "e.g. gpt-4o-mini")  # (label, placeholder)
-    makes_calls = rates_holistically = generates_questions = True
+    makes_calls = rates_holistically = generates_questions = judges_criteria = True
     max_chars = None  # the server says what its context window holds
 
     def __post_init__(self):
@@ -131,10 +131,11 @@ class OpenAIJudge(Judge):
                    server_params=config.get(openai_params.CONFIG_KEY))
 
     def estimate(self, samples: Sequence[Sample], parts: Collection[str], criteria: Sequence = ()) -> Estimate:
-        return openai_estimate.estimate(self, samples, parts)
+        return openai_estimate.estimate(self, samples, parts, criteria)
 
     def judge(self, samples: Sequence[Sample], parts: Collection[str], lent: Lent) -> list[Judged]:
-        """Both parts of a sample are asked for at once: 2 rounds per sample (openai_protocol)."""
+        """A sample's parts are asked for at once: 2 rounds per sample (openai_protocol); the criteria (CRITERIA) are
+        the run's, `lent.criteria`, all in one call."""
         from evaluators.judges.openai_protocol import JudgeClient  # imports openai only when used
 
         store = lent.store
@@ -143,12 +144,13 @@ class OpenAIJudge(Judge):
                              batch=self.batch,
                              batches=StoreBatches(store, lent.run_id) if store is not None and lent.run_id else None,
                              budget=lent.budget, params=self._params, **self.server(), **self.options())
-        return [_judged(j, r) for j, r in client.assess_sync(samples, CLAIMS in parts, HOLISTIC in parts,
-                                                               lent.on_sample)]
+        criteria = lent.criteria if CRITERIA in parts else ()
+        return [_judged(*parts) for parts in client.assess_parts_sync(samples, CLAIMS in parts, HOLISTIC in parts,
+                                                                      criteria, lent.on_sample)]
 
 
-def _judged(judgment, rating) -> Judged:
-    """Both parts of one sample (openai_protocol.Judgment, HolisticJudgment; None: not asked)."""
+def _judged(judgment, rating, scored=None) -> Judged:
+    """The parts of one sample (openai_protocol.Judgment, HolisticJudgment, CriteriaJudgment; None: not asked)."""
     out = Judged()
     if judgment is not None:
         if judgment.matrix is None:  # the extraction failed: no claims and no questions
@@ -159,6 +161,10 @@ def _judged(judgment, rating) -> Judged:
     if rating is not None:
         holistic = rating.holistic or JudgeFailure(rating.status, rating.error or rating.status)
         out = out.merged(Judged(holistic=holistic, calls=tuple(rating.calls)))
+    if scored is not None:
+        criteria = scored.scores if scored.scores is not None else JudgeFailure(scored.status,
+                                                                                scored.error or scored.status)
+        out = out.merged(Judged(criteria=criteria, calls=tuple(scored.calls)))
     return out
 
 

@@ -5,6 +5,9 @@
   `reasoning_effort` when the run gives one. Their requests are accepted from the first call.
 * Any other model: temperature 0, a seed and `max_tokens`, as the judge always sent (a reasoning effort given is sent
   too, and dropped if refused).
+* Token log-probabilities (`logprobs`, `top_logprobs`) go only on a criteria call with a 1-5 criterion (G-Eval's
+  weighted score, judges/geval.py), never to a known reasoning model (OpenAI refuses them there); a server that refuses
+  either is sent neither from then on (plain scores).
 * A 400 that names a parameter the request carried (OpenAI's error `param`, else the name quoted in its message; a
   reasoning effort also by its value: Gemini's and Ollama's words; the error body also as Gemini's list of errors)
   drops it, or renames the output limit (`learn`), for the rest of the run: the `Params` object is shared by the
@@ -19,7 +22,8 @@ from dataclasses import asdict, dataclass
 CONFIG_KEY = "server_params"  # in a run's config: the parameters its judge's server was found to take
 LIMITS = ("max_tokens", "max_completion_tokens")
 # The parameters a refusal may name and the judge can do without (a limit is renamed or dropped).
-LEARNABLE = ("temperature", "seed", "n", "reasoning_effort", "response_format", *LIMITS)
+LOGPROBS = ("logprobs", "top_logprobs")
+LEARNABLE = ("temperature", "seed", "n", "reasoning_effort", "response_format", *LIMITS, *LOGPROBS)
 # gpt-5, gpt-5-mini, gpt-5.1, gpt-5-nano-2025-08-07, o1, o1-preview, o3-mini, o4-mini, openai/o3 (a router's prefix)
 _REASONING_MODEL = re.compile(r"(?:^|/)(?:gpt-5(?:\.\d+)?|o[134])(?:-|$)")
 # "Unrecognized request argument supplied: seed", "Extra inputs are not permitted ... 'seed'"
@@ -45,6 +49,7 @@ class Params:
     n: bool = True  # several choices per request
     reasoning_effort: bool = True  # sent when the run gives one
     response_format: bool = True
+    logprobs: bool = True  # token log-probabilities on the calls that ask for them (both parameters)
     settled: bool = False  # a request went out and taught nothing: concurrent requests need not wait (transport)
 
     @classmethod
@@ -54,7 +59,7 @@ class Params:
             fields = {k: v for k, v in recorded.items() if k in cls.__dataclass_fields__}
             return cls(**fields)
         if is_reasoning(model):
-            return cls(temperature=None, limit_field="max_completion_tokens")
+            return cls(temperature=None, limit_field="max_completion_tokens", logprobs=False)
         return cls()
 
     def to_config(self) -> dict:
@@ -70,6 +75,9 @@ class Params:
             other = LIMITS[1 - LIMITS.index(name)]
             self.limit_field = other if other in _message(text) else None
             return f"sending {other}" if self.limit_field else f"sending no {name}"
+        if name in LOGPROBS:  # one without the other is of no use
+            self.logprobs = False
+            return "dropping logprobs and top_logprobs (criteria scores as written, not G-Eval weighted)"
         if name == "temperature":
             self.temperature = None
             return "dropping temperature (the server's default applies)"

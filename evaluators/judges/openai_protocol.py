@@ -1,12 +1,15 @@
 """The OpenAI-compatible judge's protocol: what it asks a chat model and what the replies mean. Each sample's claim
-matrix takes 2 calls (1 + one more per further 16 chunks) and its holistic rubric ratings 1 more, in 2 rounds: the
-holistic call goes out with the extraction (it needs no claims), the verification calls follow the extraction. Every
+matrix takes 2 calls (1 + one more per further 16 chunks), its holistic rubric ratings 1 more and the run's own
+criteria 1 more (all of them in one call), in 2 rounds: the holistic and criteria calls go out with the extraction
+(they need no claims), the verification calls follow the extraction. Every
 call of a sample starts with the same text (`prompts`), so the verification calls find the sample and its chunks in
 the provider's prompt cache; the server says how much it served from there (`CallRecord.cached_input_tokens`). How a
 request reaches the server (HTTP, deadline, retries, cache, Batch API, budget) is the transport's (openai_transport).
 
     judge = JudgeClient(base_url="http://localhost:8000/v1", model="qwen2.5-7b-instruct")
     both = judge.assess_sync(samples)   # [(Judgment, HolisticJudgment)]; or: await judge.assess(samples)
+    every = judge.assess_parts_sync(samples, criteria=[Criterion(...)])  # [(Judgment, HolisticJudgment,
+                                                                         #   CriteriaJudgment)]
     judgments = judge.judge_sync(samples)          # claim matrices only
     ratings = judge.rate_sync(samples)             # holistic ratings only
 
@@ -30,6 +33,14 @@ Policy (and why):
   by majority (`judgments.aggregate`, which keeps every reply for the spread). The temperature stays what
   the run sends (0, or the server's default for a reasoning model): the spread is the judge's own variation at the
   run's settings.
+* The criteria call (`criteria_reply`): every score on its criterion's scale, every criterion scored, no other id,
+  or the reply is invalid and gets its one repair; what the repaired reply still lacks is those criteria's
+  judge_error (the others keep their scores; the call's status is "incomplete"). It is asked `repeats` times as the
+  holistic call is (`n` choices, else one request per reply), and the replies combine per criterion (the mean; a
+  pass/fail's majority). With a 1-5 criterion it asks for the tokens' log-probabilities (`logprobs`,
+  `top_logprobs`), and each 1-5 score whose token has them is G-Eval's probability-weighted score (`geval`), read
+  from the call's raw response, so a cached reply gives the same score; a server that refuses them is not asked
+  again (openai_params).
 * A sample's replies go into the transport's cache once its records are final (`Transport.remember`): only those
   that ended "ok".
 """
@@ -40,17 +51,19 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pydantic import BaseModel, ValidationError, field_validator
 
-from evaluators.judges import prompts, reply_json
+from evaluators.judges import criteria_reply, geval, prompts, reply_json
 from evaluators.judges.options import check_numbers
 from evaluators.judges.openai_transport import (MAX_REPLY_CHARS, CallFailed, Connection, Transport, excerpt,
                                                 with_status)
 from evaluators.judges.protocol import CallRecord
 from evaluators.records import INCOMPLETE, INVALID, JUDGE_ERROR, OK, TIMEOUT, Sample
-from evaluators.records.judgments import (UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, Holistic, Verdict,
-                                          aggregate)
+from evaluators.records.criteria import Criterion
+from evaluators.records.judgments import (UNKNOWN, VERDICTS, ChunkRelevance, ClaimMatrix, CriterionScore, Holistic,
+                                          JudgeFailure, Verdict, aggregate)
 
 
 @dataclass
@@ -73,6 +86,25 @@ class HolisticJudgment:
     status: str
     error: str | None
     calls: list[CallRecord] = field(default_factory=list)
+
+
+@dataclass
+class CriteriaJudgment:
+    """The scores of the run's criteria for one sample (each a CriterionScore, or a JudgeFailure for a criterion the
+    replies left unscored), or why there are none (`scores` None: status judge_error or timeout)."""
+
+    scores: dict[str, CriterionScore | JudgeFailure] | None
+    status: str
+    error: str | None
+    calls: list[CallRecord] = field(default_factory=list)
+
+
+class _Reply(NamedTuple):
+    """One usable reply: what it says, the raw response it came in and which of its choices it is."""
+
+    value: object
+    response: str | None
+    choice: int = 0
 
 
 # -- reply models: lenient on purpose (verdict strings are mapped, not rejected); the holistic reply's is
@@ -144,13 +176,21 @@ class JudgeClient:
         """Per sample, in order, its claim matrix (when `claims`) and its holistic ratings (when
         `holistic`), both started at once; None for a part not asked for. `on_sample()` is called as
         each sample is done. Never raises for a judge fault."""
+        return [(j, r) for j, r, _ in await self.assess_parts(samples, claims, holistic, (), on_sample)]
+
+    async def assess_parts(self, samples: Sequence[Sample], claims: bool = True, holistic: bool = True,
+                           criteria: Sequence[Criterion] = (), on_sample: Callable[[], None] | None = None
+                           ) -> list[tuple[Judgment | None, HolisticJudgment | None, CriteriaJudgment | None]]:
+        """`assess`, and the scores of `criteria` (None when there are none), all three parts started at once."""
+        criteria = tuple(criteria)
         async with self.transport.connect() as connection:
             session = _Session(self, connection)
 
             async def one(sample: Sample):
                 text = _sample_text(sample)
                 parts = await asyncio.gather(session.judge_sample(sample, text) if claims else _nothing(),
-                                             session.rate_sample(text) if holistic else _nothing())
+                                             session.rate_sample(text) if holistic else _nothing(),
+                                             session.score_criteria(text, criteria) if criteria else _nothing())
                 if on_sample is not None:
                     on_sample()
                 return tuple(parts)
@@ -162,6 +202,12 @@ class JudgeClient:
                     ) -> list[tuple[Judgment | None, HolisticJudgment | None]]:
         """`assess` for synchronous callers (CLI, a Streamlit worker thread); not inside a running loop."""
         return asyncio.run(self.assess(samples, claims, holistic, on_sample))
+
+    def assess_parts_sync(self, samples: Sequence[Sample], claims: bool = True, holistic: bool = True,
+                          criteria: Sequence[Criterion] = (), on_sample: Callable[[], None] | None = None
+                          ) -> list[tuple[Judgment | None, HolisticJudgment | None, CriteriaJudgment | None]]:
+        """`assess_parts` for synchronous callers."""
+        return asyncio.run(self.assess_parts(samples, claims, holistic, criteria, on_sample))
 
     def judge_sync(self, samples: Sequence[Sample]) -> list[Judgment]:
         """The claim matrix of every sample, in order."""
@@ -195,48 +241,83 @@ class _Session:
         return judgment
 
     async def rate_sample(self, text: prompts.SampleText) -> HolisticJudgment:
-        """`repeats` holistic replies, aggregated (`judgments.aggregate`): first as the choices of
-        one request (`n`), then one request per missing reply, reply k with seed + k. A sample with a
-        failed reply fails as a whole: a retry asks again, and the replies that came are cached."""
-        calls: list[CallRecord] = []
-        messages = prompts.holistic_messages(text)
-        n = self.client.repeats
-        replies = await self.choices(messages, n, calls) if n > 1 and self.transport.n_supported else []
-        outcomes = await asyncio.gather(*(self.rate_once(messages, k) for k in range(len(replies), n)))
-        replies += [reply for reply, _, _ in outcomes if reply is not None]
-        calls += [record for _, records, _ in outcomes for record in records]
-        failures = [failed for _, _, failed in outcomes if failed is not None]
-        if failures:
-            status = TIMEOUT if all(f.status == TIMEOUT for f in failures) else JUDGE_ERROR
-            reason = str(failures[0]) if n == 1 else f"{len(failures)} of {n} replies failed: {failures[0]}"
-            judgment = HolisticJudgment(None, status, reason, calls)
+        """`repeats` holistic replies (`replies`), aggregated (`judgments.aggregate`). A sample with a failed reply
+        fails as a whole: a retry asks again, and the replies that came are cached."""
+        replies, calls, failed = await self.replies(prompts.HOLISTIC, prompts.holistic_messages(text), _parse_holistic)
+        if failed:
+            judgment = HolisticJudgment(None, *failed, calls)
         else:
-            judgment = HolisticJudgment(aggregate(replies), OK, None, calls)
+            judgment = HolisticJudgment(aggregate([r.value for r in replies]), OK, None, calls)
         self.transport.remember(calls)
         return judgment
 
-    async def rate_once(self, messages: prompts.Messages, k: int):
-        """Reply k (with seed + k) -> (reply or None, its records, None or why it failed)."""
+    async def score_criteria(self, text: prompts.SampleText, criteria: tuple[Criterion, ...]) -> CriteriaJudgment:
+        """`repeats` replies scoring every criterion in one call (`replies`), G-Eval weighted where the response
+        says how (`geval`), combined per criterion (`criteria_reply.combined`). A failed reply fails the part as a
+        whole, as the holistic one."""
+        by_id = {c.id: c for c in criteria}
+        weigh = any(c.scale == "1-5" for c in criteria)
+        replies, calls, failed = await self.replies(
+            prompts.CRITERIA, prompts.criteria_messages(text, criteria),
+            lambda content: criteria_reply.read(criteria, content),
+            last=lambda content: criteria_reply.read(criteria, content, strict=False), logprobs=weigh)
+        if failed:
+            judgment = CriteriaJudgment(None, *failed, calls)
+        else:
+            read = [criteria_reply.weighted(r.value, by_id, geval.weighted_scores(
+                        r.response, r.choice, {cid: s.at for cid, s in r.value.scores.items()})) if weigh else r.value
+                    for r in replies]
+            judgment = CriteriaJudgment(criteria_reply.combined(criteria, read), OK, None, calls)
+        self.transport.remember(calls)
+        return judgment
+
+    async def replies(self, purpose: str, messages: prompts.Messages, parse: Callable, last: Callable | None = None,
+                      logprobs: bool = False) -> tuple[list[_Reply], list[CallRecord], tuple[str, str] | None]:
+        """`repeats` usable replies to `messages`: first as the choices of one request (`n`), then one request per
+        missing reply, reply k with seed + k -> (the replies, every call's record, None or (status, why) when a reply
+        failed). `parse` reads a reply, `last` a repaired one (`call`)."""
+        calls: list[CallRecord] = []
+        n = self.client.repeats
+        replies = (await self.choices(purpose, messages, n, calls, parse, logprobs)
+                   if n > 1 and self.transport.n_supported else [])
+        outcomes = await asyncio.gather(*(self.once(purpose, messages, parse, k, last, logprobs)
+                                          for k in range(len(replies), n)))
+        replies += [reply for reply, _, _ in outcomes if reply is not None]
+        calls += [record for _, records, _ in outcomes for record in records]
+        failures = [failed for _, _, failed in outcomes if failed is not None]
+        if not failures:
+            return replies, calls, None
+        status = TIMEOUT if all(f.status == TIMEOUT for f in failures) else JUDGE_ERROR
+        return replies, calls, (status, str(failures[0]) if n == 1 else
+                                f"{len(failures)} of {n} replies failed: {failures[0]}")
+
+    async def once(self, purpose: str, messages: prompts.Messages, parse: Callable, k: int,
+                   last: Callable | None = None, logprobs: bool = False):
+        """Reply k (with seed + k) -> (reply or None, its records, None or why it failed). A repaired reply that
+        `last` read with problems (criteria it left unscored) marks its record incomplete: it is used, not cached."""
         records: list[CallRecord] = []
         try:
-            reply = await self.call(prompts.HOLISTIC, messages, _parse_holistic, records, seed_offset=k)
-            return reply, records, None
+            value = await self.call(purpose, messages, parse, records, seed_offset=k, last=last, logprobs=logprobs)
         except CallFailed as failed:
             return None, records, failed
+        if isinstance(value, criteria_reply.CriteriaReply) and (problems := value.described()):
+            records[-1] = with_status(records[-1], INCOMPLETE, problems)
+        return _Reply(value, records[-1].response), records, None
 
-    async def choices(self, messages: prompts.Messages, n: int, calls: list[CallRecord]) -> list[Holistic]:
+    async def choices(self, purpose: str, messages: prompts.Messages, n: int, calls: list[CallRecord],
+                      parse: Callable, logprobs: bool = False) -> list[_Reply]:
         """The usable replies among the `n` choices of one request (none on any failure: the missing
         replies are asked one by one)."""
         try:
-            attempt = await self.connection.request(prompts.HOLISTIC, messages, calls, n=n)
+            attempt = await self.connection.request(purpose, messages, calls, n=n, logprobs=logprobs)
         except CallFailed:
             return []
         usable, errors = [], []
-        for content, finish_reason in attempt.choices:
+        for i, (content, finish_reason) in enumerate(attempt.choices):
             try:
                 if finish_reason == "length":
                     raise ValueError("cut off (finish_reason 'length')")
-                usable.append(_checked(content, _parse_holistic)[0])
+                usable.append(_Reply(_checked(content, parse)[0], attempt.record.response, i))
             except ValueError as bad:
                 errors.append(str(bad))
         if errors:  # the request is kept (and cached) for its usable choices; the others are asked again
@@ -294,17 +375,21 @@ class _Session:
     # -- one logical call: a complete reply, parsed, with one repair --------------------------------
 
     async def call(self, purpose: str, messages: prompts.Messages, parse: Callable[[str], BaseModel],
-                   records: list[CallRecord], seed_offset: int = 0):
-        content, limit = await self.connection.complete(purpose, messages, records, seed_offset=seed_offset)
+                   records: list[CallRecord], seed_offset: int = 0, last: Callable | None = None,
+                   logprobs: bool = False):
+        """The parsed reply to `messages`, with one repair; `last` (default `parse`) reads the repaired reply (the
+        criteria's keeps what is usable of it)."""
+        content, limit = await self.connection.complete(purpose, messages, records, seed_offset=seed_offset,
+                                                        logprobs=logprobs)
         try:
             return _used(records, *_checked(content, parse))
         except ValueError as bad:
             records[-1] = with_status(records[-1], INVALID, str(bad))
             repair = prompts.repair_messages(messages, excerpt(content or ""), str(bad))
             content, _ = await self.connection.complete(f"{purpose}_repair", repair, records, limit,
-                                                       seed_offset)
+                                                       seed_offset, logprobs=logprobs)
             try:
-                return _used(records, *_checked(content, parse))
+                return _used(records, *_checked(content, last or parse))
             except ValueError as still_bad:
                 records[-1] = with_status(records[-1], INVALID, str(still_bad))
                 raise CallFailed(JUDGE_ERROR, f"unusable reply after one repair: {still_bad}") from None

@@ -8,7 +8,8 @@ parameters or quirks is a change here.
   of the run (`Params.learn`); until a request has come back without teaching anything, one request per purpose is
   in flight (a sample's first round, its extraction and holistic calls, goes out together and keeps its 2 rounds),
   so concurrent calls do not each pay the 400 (not in batch mode: a round goes out whole); likewise one request
-  asking several choices (`n`, only holistic calls with repeats carry it) until one has come back. A 400 saying the
+  asking several choices (`n`, only holistic and criteria calls with repeats carry it) until one has come back, and
+  one asking for token log-probabilities (`logprobs`, only criteria calls carry it) likewise. A 400 saying the
   prompt and the limit exceed the context teaches nothing (that request fails). A server that rejects
   the schema with HTTP 400 gets the same schema without bounds (`prompts.plain`), and if it rejects that too, JSON
   mode (`{"type": "json_object"}`), for the rest of the transport's life; the prompts describe the shape anyway.
@@ -94,6 +95,7 @@ _N_REFUSAL = re.compile(r"\bn\b|choice", re.IGNORECASE)
 # The schema levels a transport steps down through on refusals (see the module doc).
 BOUNDED, PLAIN, JSON_MODE = 2, 1, 0
 LENGTH_RETRIES = 2
+TOP_LOGPROBS = 5  # alternatives per token: the five scores of a 1-5 scale (judges/geval.py)
 MAX_OUTPUT_TOKENS = 32_768
 # 8 characters per token of the longest reply ever asked for (~4 a token in English): more than that is a
 # runaway model, refused unread, so no 10 MB reply is parsed, kept in memory twice or sent back.
@@ -206,9 +208,11 @@ class Transport:
         ceiling = min(self.backoff_max, self.backoff_base * 2 ** (retry - 1))
         return random.uniform(ceiling / 2, ceiling)  # jitter spreads out clients that failed together
 
-    def body(self, messages: Messages, level: int, limit: int | None, seed_offset: int = 0, n: int = 1) -> dict:
+    def body(self, messages: Messages, level: int, limit: int | None, seed_offset: int = 0, n: int = 1,
+             logprobs: bool = False) -> dict:
         """The request body this server is sent (the one place its parameters are chosen): `level` the schema level,
-        `limit` the output limit (None: the server's default), `n` the choices asked for."""
+        `limit` the output limit (None: the server's default), `n` the choices asked for, `logprobs` whether the
+        tokens' log-probabilities are wanted (sent while the server takes them)."""
         params = self.params
         body = {"model": self.model, "messages": messages}
         if params.temperature is not None:
@@ -223,6 +227,8 @@ class Transport:
             body[params.limit_field] = limit
         if n > 1 and params.n:
             body["n"] = n
+        if logprobs and params.logprobs:
+            body |= {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
         return body
 
     def response_format(self, level: int) -> dict:
@@ -258,16 +264,19 @@ class Connection:
         self.learning: set[str] = set()
         self.learned = asyncio.Condition()  # notified as each of them comes back
         # `n` goes only on holistic requests with repeats, so the requests that settle the parameters do not test it:
-        # until one such request has come back, one at a time (a server that refuses n would refuse each in flight)
+        # until one such request has come back, one at a time (a server that refuses n would refuse each in flight);
+        # `logprobs` likewise, on criteria requests only
         self.n_checked = False
+        self.logprobs_checked = False
 
     async def complete(self, purpose: str, messages: Messages, records: list[CallRecord],
-                       limit: int | None = None, seed_offset: int = 0) -> tuple[str | None, int | None]:
+                       limit: int | None = None, seed_offset: int = 0,
+                       logprobs: bool = False) -> tuple[str | None, int | None]:
         """(content, the output limit it was produced under) of a reply that was not cut off: one cut
         off is asked again with a raised limit (module doc); raises CallFailed."""
         transport = self.transport
         for _ in range(LENGTH_RETRIES + 1):
-            attempt = await self.request(purpose, messages, records, limit, seed_offset)
+            attempt = await self.request(purpose, messages, records, limit, seed_offset, logprobs=logprobs)
             content = attempt.content
             if attempt.finish_reason != "length":
                 return content, limit
@@ -284,12 +293,12 @@ class Connection:
                                       f"at {transport.limit_field} {limit}")
 
     async def request(self, purpose: str, messages: Messages, records: list[CallRecord],
-                      limit: int | None = None, seed_offset: int = 0, n: int = 1) -> Attempt:
+                      limit: int | None = None, seed_offset: int = 0, n: int = 1, logprobs: bool = False) -> Attempt:
         """The attempt that got a reply, retrying transient faults; raises CallFailed."""
         transport = self.transport
         retries = 0
         while True:
-            attempt = await self.attempt(purpose, messages, limit, seed_offset, n)
+            attempt = await self.attempt(purpose, messages, limit, seed_offset, n, logprobs)
             records.append(attempt.record)
             if attempt.record.status == OK:
                 if len(attempt.choices) < n:  # the server ignores `n`
@@ -312,16 +321,17 @@ class Connection:
                 await asyncio.sleep(delay)
 
     async def attempt(self, purpose: str, messages: Messages, limit: int | None,
-                      seed_offset: int = 0, n: int = 1) -> Attempt:
+                      seed_offset: int = 0, n: int = 1, logprobs: bool = False) -> Attempt:
         """One attempt; while the run's parameters are unsettled, one per purpose at a time (module doc), each built
         with what the ones before it learned."""
         params = self.transport.params
 
         def settled() -> bool:
-            return params.settled and not (n > 1 and params.n and not self.n_checked)
+            return params.settled and not (n > 1 and params.n and not self.n_checked) and not (
+                logprobs and params.logprobs and not self.logprobs_checked)
 
         if settled() or self.batcher is not None:
-            return await self._attempt(purpose, messages, limit, seed_offset, n)
+            return await self._attempt(purpose, messages, limit, seed_offset, n, logprobs)
         async with self.learned:
             await self.learned.wait_for(lambda: settled() or purpose not in self.learning)
             if settled():
@@ -330,12 +340,13 @@ class Connection:
                 learning = True
                 self.learning.add(purpose)
         if not learning:
-            return await self._attempt(purpose, messages, limit, seed_offset, n)
+            return await self._attempt(purpose, messages, limit, seed_offset, n, logprobs)
         try:
-            attempt = await self._attempt(purpose, messages, limit, seed_offset, n)
+            attempt = await self._attempt(purpose, messages, limit, seed_offset, n, logprobs)
             if not attempt.resend and not attempt.record.cached:
                 params.settled = True
                 self.n_checked = self.n_checked or n > 1
+                self.logprobs_checked = self.logprobs_checked or logprobs
             return attempt
         finally:
             async with self.learned:
@@ -343,10 +354,10 @@ class Connection:
                 self.learned.notify_all()
 
     async def _attempt(self, purpose: str, messages: Messages, limit: int | None,
-                       seed_offset: int = 0, n: int = 1) -> Attempt:
+                       seed_offset: int = 0, n: int = 1, logprobs: bool = False) -> Attempt:
         transport = self.transport
         level = transport.schema_level
-        body = transport.body(messages, level, limit, seed_offset, n)
+        body = transport.body(messages, level, limit, seed_offset, n, logprobs)
         record = _RecordBuilder(purpose, transport.model, messages, body)
         if transport.cache is not None and (hit := self.cached(body, record)) is not None:
             return hit

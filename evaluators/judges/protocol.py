@@ -42,7 +42,7 @@ MAX_CHUNKS = 1_000  # per answer, for every judge
 class CallRecord:
     """One call to a model server, as the `judge_calls` table keeps it (run and sample keys added by the engine)."""
 
-    purpose: str  # extraction, verification, holistic; with _repair for a repair call
+    purpose: str  # extraction, verification, holistic, criteria; with _repair for a repair call
     model: str
     prompt_hash: str  # sha256 of the request's messages (prompts.prompt_json)
     request: str  # the request body as JSON text (never holds the key: it travels in a header)

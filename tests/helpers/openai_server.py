@@ -11,7 +11,8 @@ has to be an actual HTTP server that the real client talks to.
         assert server.requests[0].body["response_format"]["type"] == "json_schema"
 
 Replies for POST /v1/chat/completions come from the queue first (consumed in order), then from
-`server.responder(request_body) -> Reply` (default: `DEFAULT_CONTENT`). Faults and odd contents:
+`server.responder(request_body) -> Reply` (default: `DEFAULT_CONTENT`, but for a TASK: criteria request the
+criteria it names scored on their scales, `criteria_reply`). Faults and odd contents:
 
     Reply.text('{"verdicts": [')          malformed JSON content (finish_reason "stop")
     Reply.text("")                        empty content
@@ -61,6 +62,18 @@ Azure OpenAI's route (what `openai.AsyncAzureOpenAI` calls, with the server's ro
                                           key must come in the `api-key` header (Azure takes no Authorization:
                                           Bearer), else 401; recorded with the api-key header redacted
 
+The judge's criteria task (prompts.criteria_messages) and G-Eval's token log-probabilities:
+
+    criteria_reply(body, {"plain": 2})    the reply to a criteria request: every criterion block it holds scored (the
+                                          given scores, else 4 on 1-5, 1 on pass/fail, 0.8 on 0-1), reasoning first
+    server.criteria_scores = {"plain": 2} the default responder's scores (the same defaults otherwise)
+    server.logprobs = {"4": 0.6, "5": 0.4}  a request with `logprobs` true gets each choice's tokens' log-probabilities
+                                          (`choices[k].logprobs.content`, OpenAI's shape, `top_logprobs` alternatives):
+                                          the score digit after each "score": has these digits as alternatives (and
+                                          its own probability from them), every other token probability 1
+    Reply.with_logprobs(reply, {"4": 0.6, "5": 0.4})   the same for one reply
+    server.rules = refusing("logprobs")   a server that does not take them (HTTP 400 naming the parameter)
+
 A fallback from json_schema to json_object is scripted with a responder:
 
     server.responder = lambda body: (Reply.json_schema_unsupported()
@@ -74,6 +87,7 @@ import dataclasses
 import email.parser
 import email.policy
 import json
+import math
 import re
 import threading
 import time
@@ -82,6 +96,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from evaluators.judges import prompts
 
 
 DEFAULT_MODEL = "test-model"
@@ -106,6 +122,7 @@ class Reply:
     delay_seconds: float = 0.0
     more: tuple[Reply, ...] = ()  # further choices of the completion (a request with n > 1)
     trickle_seconds: float = 0.0  # > 0: the body goes out one byte at a time, this long apart
+    levels: tuple[tuple[str, float], ...] = ()  # a score digit's alternatives with their probabilities (logprobs)
 
     @classmethod
     def text(cls, content: str, finish_reason: str = "stop") -> Reply:
@@ -114,6 +131,11 @@ class Reply:
     @classmethod
     def json(cls, obj: Any) -> Reply:
         return cls.text(json.dumps(obj))
+
+    @classmethod
+    def with_logprobs(cls, reply: Reply, levels: dict[str, float]) -> Reply:
+        """`reply` with its tokens' log-probabilities for a request that asks for them (module doc)."""
+        return dataclasses.replace(reply, levels=tuple(levels.items()))
 
     @classmethod
     def choices(cls, first: Reply, *others: Reply) -> Reply:
@@ -195,6 +217,39 @@ def reasoning_model_rules(body: dict) -> Reply | None:
         return Reply.status(400, f"Unsupported value: 'reasoning_effort' does not support "
                                  f"{body['reasoning_effort']!r} with this model.", param="reasoning_effort")
     return None
+
+
+_CRITERION = re.compile(r'^<criterion id="(\w+)" scale="([^"]+)">$', re.MULTILINE)
+DEFAULT_SCORES = {"1-5": 4, "pass/fail": 1, "0-1": 0.8}
+
+
+def criteria_reply(body: dict, scores: dict | None = None) -> Reply:
+    """The reply to a criteria request: each criterion its blocks name scored (`scores` by id, else
+    DEFAULT_SCORES by its scale), reasoning first, under "criteria" as the schema has it."""
+    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    items = [{"id": cid, "reasoning": f"The answer is judged on {cid}.",
+              "score": (scores or {}).get(cid, DEFAULT_SCORES[scale])} for cid, scale in _CRITERION.findall(user)]
+    return Reply.json({task: items if task == prompts.CRITERIA else None for task in prompts.TASKS})
+
+
+# A tokenizer of the shape OpenAI's have: words and single digits with their leading space, runs of punctuation.
+_LOGPROB_TOKEN = re.compile(r" ?[A-Za-z]+| ?\d| ?[^\sA-Za-z\d]+|\s+")
+
+
+def token_logprobs(content: str, levels: dict[str, float], top: int) -> list[dict]:
+    """`choices[k].logprobs.content` for `content`: the digit after each "score": has the digits of `levels` as
+    alternatives (probabilities), every other token is certain."""
+    out, start = [], 0
+    for token in _LOGPROB_TOKEN.findall(content):
+        score = token.strip() in tuple("12345") and content[:start].rstrip().endswith('"score":')
+        space = token[:len(token) - len(token.lstrip())]
+        alternatives = (sorted(levels.items(), key=lambda kv: -kv[1]) if score else [(token.strip(), 1.0)])
+        own = levels.get(token.strip(), 1e-9) if score else 1.0
+        out.append({"token": token, "logprob": math.log(own), "bytes": list(token.encode()),
+                    "top_logprobs": [{"token": space + t, "logprob": math.log(p), "bytes": list((space + t).encode())}
+                                     for t, p in alternatives][:top]})
+        start += len(token)
+    return out
 
 
 def refusing(*names: str) -> Callable[[dict], Reply | None]:
@@ -297,7 +352,7 @@ class FakeOpenAI:
     def __init__(self, model: str = DEFAULT_MODEL, latency: float = 0.0) -> None:
         self.model = model
         self.latency = latency  # added to every chat completion, for benchmarks
-        self.responder: Callable[[dict], Reply] = lambda body: Reply.json(DEFAULT_CONTENT)
+        self.responder: Callable[[dict], Reply] = self.default_reply
         self.api_key: str | None = None  # set: requests with another key (or none) get 401
         self.usage: tuple[int, int] | None = None  # set: every completion reports these (prompt, completion) tokens
         self.base_url = ""  # set once the port is bound
@@ -306,6 +361,8 @@ class FakeOpenAI:
         self.rules: Callable[[dict], Reply | None] | None = None  # set: a request it returns a Reply for is refused
         self.reasoning_tokens = 0  # hidden reasoning tokens every completion spends (module doc)
         self.prose = False  # set: replies are prose around a fenced JSON block, whatever response_format says
+        self.criteria_scores: dict[str, float] = {}  # the default reply's scores of a criteria request, by id
+        self.logprobs: dict[str, float] | None = None  # set: score digits' alternatives, when a request asks (doc)
         self._queue: collections.deque[Reply] = collections.deque()
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()  # handler threads run concurrently
@@ -317,6 +374,12 @@ class FakeOpenAI:
         self.batches: dict[str, dict] = {}  # batch id -> the batch object as retrieved
         self.batch_inputs: dict[str, list[str]] = {}  # batch id -> the custom ids of its lines, in order
         self._polls: collections.Counter[str] = collections.Counter()
+
+    def default_reply(self, body: dict) -> Reply:
+        """DEFAULT_CONTENT, but for a criteria request (module doc)."""
+        if prompts.task_of(body.get("messages") or []) == prompts.CRITERIA:
+            return criteria_reply(body, self.criteria_scores)
+        return Reply.json(DEFAULT_CONTENT)
 
     def enqueue(self, *replies: Reply) -> None:
         with self._lock:
@@ -424,6 +487,13 @@ class FakeOpenAI:
             batch["status"] = "completed" if answered >= len(lines) else "expired"
             batch["request_counts"] = {"total": len(lines), "completed": len(out), "failed": len(errors)}
 
+    def _logprobs(self, body: dict, reply: Reply) -> dict | None:
+        """A choice's `logprobs`: only for a request that asks for them (module doc)."""
+        levels = dict(reply.levels) or self.logprobs
+        if not body.get("logprobs") or levels is None:
+            return None
+        return {"content": token_logprobs(reply.content, levels, int(body.get("top_logprobs") or 0)), "refusal": None}
+
     def _completion(self, body: dict, reply: Reply) -> dict:
         choices = (reply, *reply.more)
         prompt_tokens, completion_tokens = self.usage or (count_tokens(_prompt_text(body)),
@@ -445,7 +515,7 @@ class FakeOpenAI:
                 {
                     "index": i,
                     "message": {"role": "assistant", "content": c.content, "refusal": None},
-                    "logprobs": None,
+                    "logprobs": self._logprobs(body, c),
                     "finish_reason": c.finish_reason,
                 }
                 for i, c in enumerate(choices)

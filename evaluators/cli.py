@@ -897,9 +897,11 @@ def cmd_calibrate(args) -> int:
 def cmd_gate(args) -> int:
     if not Path(args.db).exists():  # a read: never create an empty database
         return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB)", EXIT_BAD_INPUT)
+    store = _open_store(args.db)
+    versions.know(store)  # a criterion's id in --tolerance is a metric's
     tolerances = parse_tolerances(args.tolerance)
     margins, require_mde = parse_deltas(args.margin, "--margin"), parse_deltas(args.require_mde, "--require-mde")
-    result = gate(_open_store(args.db), args.candidate, args.baseline, metrics=args.metrics,
+    result = gate(store, args.candidate, args.baseline, metrics=args.metrics,
                   tolerances=tolerances, alpha=args.alpha, margins=margins, require_mde=require_mde)
     print(text_report(result))
     for path, content in ((args.markdown, markdown_report(result).encode()), (args.junit, junit_xml(result))):

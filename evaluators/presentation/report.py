@@ -256,7 +256,11 @@ class _Report:
             return ""
         means = table.loc[own].drop(columns=[c for c in table.columns if c.endswith(" abstains")])
         parts = [_table(means.rename_axis("metric").reset_index())]
+        unscored = overview.unscored(self.store, self.run_id)
+        parts += [_p(note, "warning") for note in unscored.loc[unscored["metric"].isin(own), "note"]]
         for method, base, _, tables in pairs:
+            if tables["metrics"].empty:  # no question scored by both (compare.view's tables are then all empty)
+                continue
             rows = _pair_rows(tables, method)
             rows = rows[rows["metric"].isin(own)]
             if len(rows):

@@ -58,12 +58,14 @@ def inputs(store, folder) -> tuple[str, str]:
 
 
 def criteria_run(store, golden_id: str, outputs_id: str, criteria=CRITERIA, *, seed: int = 0, name: str = "run",
-                 day: int = 1) -> str:
+                 day: int = 1, judged: bool = True) -> str:
     """A finished run of METRICS and `criteria` whose criterion cells hold `values` (seeded by `seed`), dated
-    2026-11-`day` (History orders runs by date)."""
+    2026-11-`day` (History orders runs by date); judged=False: as the offline judge left them (not applicable)."""
     spec = lifecycle.RunSpec(metrics=METRICS, criteria=tuple(criteria), name=name)
     run_id = lifecycle.start_stored(store, golden_id, [outputs_id], spec)
     engine.execute_run(store, run_id)
+    if not judged:
+        return run_id
     rows = []
     for c in criteria:
         scale = lookup(c.id).range

@@ -16,8 +16,8 @@ from evaluators.queries import compare, correlations, errors, history, overview,
 from evaluators.queries.humans import judge_vs_humans
 from evaluators.store.ratings import import_file
 from tests.helpers.cli import cli
-from tests.helpers.criteria_runs import (CRITERIA, METHODS, N, PLAIN, POLICY, SOURCE, SOURCE_V2, criteria_runs,  # noqa: F401
-                                         scored)
+from tests.helpers.criteria_runs import (CRITERIA, METHODS, N, PLAIN, POLICY, SOURCE, SOURCE_V2, criteria_run,
+                                         criteria_runs, inputs, scored)  # noqa: F401 (criteria_runs: a fixture)
 
 CRITERION_IDS = [c.id for c in CRITERIA]
 
@@ -198,3 +198,18 @@ def test_json_twins_and_exports_carry_the_criteria(criteria_runs, tmp_path):
         mine = exported[exported["metric"] == c.id]
         assert len(mine) == N * len(METHODS)
         assert mine["value"].mean() == pytest.approx(scored(store, run, c.id)["value"].mean())
+
+
+def test_an_offline_run_says_why_its_criteria_have_no_score(criteria_runs, tmp_path):
+    _, store, _ = criteria_runs
+    run = criteria_run(store, *inputs(store, tmp_path), judged=False)
+    registry.USER.clear()
+    versions.know(store, run)
+    reason = "needs an LLM judge: the offline judge cannot judge a free-text criterion"
+    unscored = overview.unscored(store, run)
+    assert unscored[["metric", "status", "reason", "n"]].to_dict("records") == [
+        {"metric": c, "status": "not_applicable", "reason": reason, "n": N * len(METHODS)}
+        for c in sorted(CRITERION_IDS)]
+    assert overview.view(store, run)["metrics"].loc[CRITERION_IDS, "local n"].tolist() == [f"0/{N}"] * 3
+    page = report_html(store, run)
+    assert f"names_the_source: no cell scored, {N * len(METHODS)} not_applicable ({reason})" in page

@@ -213,3 +213,34 @@ def test_an_offline_run_says_why_its_criteria_have_no_score(criteria_runs, tmp_p
     assert overview.view(store, run)["metrics"].loc[CRITERION_IDS, "local n"].tolist() == [f"0/{N}"] * 3
     page = report_html(store, run)
     assert f"names_the_source: no cell scored, {N * len(METHODS)} not_applicable ({reason})" in page
+
+
+def _plugin_run(store, of_run: str, version: str, values: list[float]) -> str:
+    """A run of a plug-in's metric (as a run stores one: kind "plugin", its definition) on `of_run`'s datasets."""
+    run = store.run(of_run)
+    definition = {"id": "short_answer", "family": "plugins", "scale": "ratio", "higher_is_better": True, "needs": [],
+                  "formula": "1 when the answer has at most 12 words", "source": "my_metrics.py"}
+    run_id = store.create_run(name="plugin", golden_dataset_id=run["golden_dataset_id"],
+                              outputs_dataset_ids=list(run["outputs_dataset_ids"]), judge="offline", judge_model=None,
+                              metrics=["short_answer"], config={}, n_samples=N,
+                              user_metrics=[{"metric": "short_answer", "kind": "plugin", "version": version,
+                                             "definition": definition}])
+    store.write_scores(pd.DataFrame([{"run_id": run_id, "question_id": f"q{i}", "method": "local",
+                                      "metric": "short_answer", "value": v, "norm": v, "status": "ok",
+                                      "judge": "deterministic", "detail": None} for i, v in enumerate(values)]))
+    store.finish_run(run_id, "finished")
+    return run_id
+
+
+def test_a_plugins_metric_is_shown_and_versioned_like_a_criterion(criteria_runs):
+    _, store, runs = criteria_runs
+    old = _plugin_run(store, runs["first"], "aaaaaaaaaaaa", [1.0, 0.0] * (N // 2))
+    new = _plugin_run(store, runs["first"], "bbbbbbbbbbbb", [1.0] * N)
+    registry.USER.clear()
+    versions.know(store, old)
+    row = overview.view(store, old)["metrics"].loc["short_answer"]
+    assert (row["family"], row["scale"], row["local"]) == ("plugins", "ratio", 0.5)
+    assert versions.source(versions.as_stored(store, old)["short_answer"]) == "yours (plugin, version aaaaaaaaaaaa)"
+    assert versions.not_compared(store, [(old, new)])["note"].tolist() == [
+        "short_answer: the plug-in metric changed between the runs (version aaaaaaaaaaaa -> bbbbbbbbbbbb): not compared"]
+    assert compare.paired_scores(store, new, "local", f"{old}:local", metrics=["short_answer"]).empty

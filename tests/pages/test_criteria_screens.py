@@ -43,3 +43,13 @@ def test_history_says_a_changed_criterion_is_not_compared(criteria_runs, app_on)
     assert not at.exception, at.exception
     warnings = [w.value for w in at.warning]
     assert any(SOURCE.version in w and SOURCE_V2.version in w and "not compared" in w for w in warnings), warnings
+
+
+def test_compare_with_another_run_warns_of_a_changed_criterion(criteria_runs, app_on):
+    db, _, runs = criteria_runs
+    at = app_on(db, "pages/compare.py", runs["changed"])
+    at.selectbox(key="cmp_other_run").set_value(runs["same"]).run()
+    assert not at.exception, at.exception
+    warnings = [w.value.replace("\\", "") for w in at.warning]  # as rendered: the markdown escapes gone
+    assert (f"names_the_source: the criterion changed between the runs (version {SOURCE.version} -> "
+            f"{SOURCE_V2.version}): not compared") in warnings, warnings

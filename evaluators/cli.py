@@ -30,6 +30,7 @@ from evaluators.metrics import REGISTRY, plugins
 from evaluators.metrics.criteria import NEEDS_LLM
 from evaluators.metrics.criteria import metric_of as criteria_metric
 from evaluators.metrics.registry import INPUTS, SCALES
+from evaluators.queries import versions
 from evaluators.queries.calibrations import latest_calibration
 from evaluators.queries.evaluate import seconds_text
 from evaluators.queries.headline import HEADLINE
@@ -671,6 +672,7 @@ def cmd_export(args) -> int:
     fmt = args.format or (Path(args.out).suffix.lstrip(".").lower() if args.out else "csv")
     if fmt not in ("csv", "parquet", "json"):
         return _fail(f"cannot tell the format from {args.out!r}: pass --format csv|parquet|json", EXIT_BAD_INPUT)
+    versions.know(store, args.run_id)
     frame = queries.run_scores(store, args.run_id)
     if args.wide:
         frame = queries.wide(frame)
@@ -788,6 +790,7 @@ def cmd_view(args) -> int:
     with store.lease():  # the screen's queries: one unit of work
         if args.run_id is not None and store.run(args.run_id) is None:
             return _fail(f"no run {args.run_id!r} in {args.db} (see `python -m evaluators runs`)", EXIT_BAD_INPUT)
+        versions.know(store, args.run_id)  # the users' metrics (criteria, plug-ins') of the runs read
         tables = screen(store, args.run_id, **options)
         if args.run_id is not None and (sample := json.loads(store.run(args.run_id)["config"] or "{}").get("sample")):
             # the screens' "sample of N of M questions" line: a sampled run's tables say so too
@@ -822,6 +825,7 @@ def cmd_labels(args) -> int:
 
     store = _open_store(args.db)
     with store.lease():  # an import: one unit of work
+        versions.know(store, args.run)  # a criterion's id is a metric column too
         result = import_file(store, args.run, args.file, encoding=args.encoding)
     print(result.summary())
     return EXIT_OK
@@ -834,7 +838,9 @@ def cmd_report(args) -> int:
 
     if not Path(args.db).exists():  # a read: never create an empty database
         return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB)", EXIT_BAD_INPUT)
-    page = report_html(_open_store(args.db), args.run_id, methods=args.methods, baseline=args.baseline)
+    store = _open_store(args.db)
+    versions.know(store, args.run_id)
+    page = report_html(store, args.run_id, methods=args.methods, baseline=args.baseline)
     try:
         Path(args.out).write_text(page, encoding="utf-8")
     except OSError as exc:
@@ -932,9 +938,11 @@ def cmd_calibrate(args) -> int:
 def cmd_gate(args) -> int:
     if not Path(args.db).exists():  # a read: never create an empty database
         return _fail(f"no database at {args.db} (--db or $RAGSCOPE_DB)", EXIT_BAD_INPUT)
+    store = _open_store(args.db)
+    versions.know(store)  # a criterion's id in --tolerance is a metric's
     tolerances = parse_tolerances(args.tolerance)
     margins, require_mde = parse_deltas(args.margin, "--margin"), parse_deltas(args.require_mde, "--require-mde")
-    result = gate(_open_store(args.db), args.candidate, args.baseline, metrics=args.metrics,
+    result = gate(store, args.candidate, args.baseline, metrics=args.metrics,
                   tolerances=tolerances, alpha=args.alpha, margins=margins, require_mde=require_mde)
     print(text_report(result))
     for path, content in ((args.markdown, markdown_report(result).encode()), (args.junit, junit_xml(result))):

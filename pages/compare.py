@@ -174,6 +174,8 @@ for s in tables["summary"].to_dict("records"):
     if n_left := s["left out (reference differs)"]:
         st.warning(f"{n_left} question{'s are' if n_left != 1 else ' is'} left out of {md(s['method'])} vs "
                    f"{md(baseline)}: the reference differs between the two runs' golden sets.")
+for note in tables["not_compared"]["note"]:  # a user's metric whose version differs between the two runs
+    st.warning(md(note))
 if not tables["left_out"].empty:
     with st.expander("Questions left out (their reference differs)"):
         st.dataframe(tables["left_out"], hide_index=True, width="stretch")

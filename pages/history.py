@@ -83,6 +83,8 @@ for metric in metrics:
                          xaxis={"tickmode": "array", "tickvals": runs["position"], "ticktext": ticks})
     st.plotly_chart(figure, key=f"hist_{metric}", config=plotly_config(f"{run_id}-history-{metric}"))
 
+for note in tables["not_compared"]["note"]:  # a user's metric whose version changed: no step across the change
+    st.warning(md(note))
 st.subheader("Steps from each run to the next")
 st.dataframe(steps, hide_index=True, width="stretch")
 downloads(steps, f"{run_id}-history-steps", "hist-steps")

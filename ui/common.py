@@ -10,6 +10,7 @@ import streamlit as st
 
 from evaluators import queries
 from evaluators.presentation import csv_export, report
+from evaluators.queries import versions
 from evaluators.runs import sampling
 from evaluators.judges import agreement, prices
 from evaluators.metrics.registry import find
@@ -52,6 +53,7 @@ def current_run() -> dict:
     if run is None:
         st.info("No run yet. Upload a golden set and RAG outputs on **Data**, then start one on **Evaluate**.")
         st.stop()
+    versions.know(store(), run_id)  # the users' metrics (criteria, plug-ins') of the runs a page reads
     return run
 
 
@@ -149,15 +151,18 @@ def plotly_config(filename: str) -> dict:
 
 def how_computed(metric_ids, intro: str | None = None) -> None:
     """The "How scores are computed" panel: `intro` first (a screen's own rule, e.g. Diagnosis's attribution), then
-    each metric's formula as implemented and its source seed."""
+    each metric's formula as implemented and its source seed; a user's metric (an analyst's criterion: its text,
+    scale, levels, inputs and version) as the run in view stored it."""
+    run_id = st.session_state.get("run_id")
+    own = versions.as_stored(store(), run_id) if run_id else {}
     with st.expander("How scores are computed"):
         if intro:
             st.text(intro)  # shown as written
         for metric_id in metric_ids:
-            m = find(metric_id)  # id_recall@5 too
+            m = own.get(metric_id) or find(metric_id)  # id_recall@5 too
             if m is None:
                 continue
-            st.markdown(f"**`{m.id}`** · {m.family} · scale {m.scale} · seed {m.seed}")
+            st.markdown(f"**`{m.id}`** · {md_escape(m.family)} · scale {m.scale} · {md_escape(versions.source(m))}")
             st.text(m.formula)  # st.text: shown as written, never interpreted as markdown
         measured = agreement.table(metric_ids)
         if len(measured):

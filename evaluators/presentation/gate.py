@@ -36,6 +36,7 @@ import pandas as pd
 from evaluators.metrics.registry import find
 from evaluators.metrics.registry import in_catalogue_order, lookup
 from evaluators.queries import OK as OK_STATUS
+from evaluators.queries import versions
 from evaluators.queries.compare import (LARGE_MDE, TIE_TOLERANCE, comparison_table, n_changed_references, paired_scores,
                                         run_methods, run_metrics)
 from evaluators.queries.headline import HEADLINE
@@ -503,8 +504,11 @@ def gate(store: Store, candidate: str, baseline: str, *, metrics: Sequence[str] 
     sides = parse_side(candidate), parse_side(baseline)
     with store.lease():  # one unit of work: every read of the gate
         runs = [_run(store, side) for side in sides]
+        versions.know(store, sides[0].run_id)  # the users' metrics (criteria, plug-ins') of the runs
         pairs = pair_methods(*sides, *(run_methods(store, s.run_id) for s in sides))
-        gated = choose_metrics(metrics, *(run_metrics(store, s.run_id) for s in sides))
+        changed = _changed_versions(store, *sides, metrics)
+        gated = choose_metrics(metrics, *([m for m in run_metrics(store, s.run_id) if m not in changed]
+                                          for s in sides))
         tolerances = check_tolerances(tolerances, gated)
         margins = check_deltas(margins, gated, what="margin", flag="--margin")
         both = [m for m in margins if m in tolerances]
@@ -516,11 +520,23 @@ def gate(store: Store, candidate: str, baseline: str, *, metrics: Sequence[str] 
         unstable = unstable_samples(store, *sides, pairs, gated)
     notes = [f"run {r['run_id']} is {r['status']}: gated on the cells it scored" for r in runs
              if r["status"] != RunStatus.FINISHED]
+    notes += changed.values()
     if dropped:
         notes.append(f"{dropped} question(s) left out: their reference differs between the two golden sets")
     rows = gate_rows(table, differences, pairs, gated, tolerances, alpha, margins)
     return GateResult(str(sides[0]), str(sides[1]), alpha, rows, unstable, dropped, tuple(notes),
                       tuple(mde_failures(rows, require_mde, alpha)))
+
+
+def _changed_versions(store: Store, candidate: GateSide, baseline: GateSide,
+                      requested: Sequence[str] | None) -> dict[str, str]:
+    """The users' metrics the two runs have at different versions, each with the note that says it is not compared
+    (from the baseline's version to the candidate's); ValueError naming them when one was asked for by name."""
+    changed = {m: versions.note(m, *v) for m, v in versions.changed(store, baseline.run_id, candidate.run_id).items()}
+    if asked := [changed[m] for m in requested or () if m in changed]:
+        raise ValueError("; ".join(asked) + ": a changed criterion asks the judge another question, so its scores "
+                         "are not gated against the old ones (gate it against a run of the same version)")
+    return changed
 
 
 def _run(store: Store, side: GateSide) -> dict:

@@ -27,7 +27,8 @@ from evaluators.runs import sampling
 from evaluators.presentation import highlight as hl
 from evaluators.judges import of_run
 from evaluators.metrics.registry import find
-from evaluators.queries import claims, compare, diagnosis, evaluate, golden_set, one_of, overview, question_types
+from evaluators.queries import (claims, compare, diagnosis, evaluate, golden_set, one_of, overview, question_types,
+                                versions)
 from evaluators.queries.attribution import RULE
 from evaluators.queries.headline import HEADLINE, leader
 from evaluators.queries.hypotheses import caption as tests_caption
@@ -64,6 +65,7 @@ def report_html(store: Store, run_id: str, *, methods: list[str] | None = None,
         run = store.run(run_id)
         if run is None:
             raise ValueError(f"no run {run_id!r} in {store.path} (see `python -m evaluators runs`)")
+        versions.know(store, run_id)  # the users' metrics (criteria, plug-ins') of the runs compared
         return _Report(store, run, methods, baseline).html()
 
 
@@ -90,6 +92,7 @@ class _Report:
             base = Side(self.run_id, top) if Side(self.run_id, top) in self.sides else self.sides[-1]
         self.baseline = base
         self.cells = evaluate.view(store, self.run_id)["totals"].iloc[0]
+        self.own = versions.as_stored(store, self.run_id)  # the users' metrics as this run stored them
 
     def label(self, s: Side) -> str:
         return s.label(self.run_id)
@@ -102,8 +105,8 @@ class _Report:
             body.append(_section("scores", "Scores", self.no_scores()))
         else:
             pairs = self.pairs()
-            body += [self.headline(), self.differences(pairs), self.by_type(pairs), self.attribution(pairs),
-                     self.distributions(), self.disagreements(pairs), self.how_computed(pairs)]
+            body += [self.headline(), self.differences(pairs), self.criteria(pairs), self.by_type(pairs),
+                     self.attribution(pairs), self.distributions(), self.disagreements(pairs), self.how_computed(pairs)]
         head = [plotly.offline.get_plotlyjs()] if self.scripts else []
         head.append(UNFOLD)
         scripts = [*head, *self.scripts]
@@ -241,6 +244,33 @@ class _Report:
                         f"this n and p < {compare.ALPHA}, from the observed spread. " + tests_caption(secondary=False),
                         "note"))
         return _section("differences", "Differences and power", "".join(parts))
+
+    # -- 3b. the analyst's own metrics (criteria, plug-ins') -----------------------------------------------
+
+    def criteria(self, pairs) -> str:
+        """Each user's metric of the run per method (Overview's means) and against the baseline (Compare's rows),
+        and those not compared with another run's side for a changed version; nothing for a run without any."""
+        table = self.overview["metrics"]
+        own = [m for m in table.index if m in self.own]
+        if not own:
+            return ""
+        means = table.loc[own].drop(columns=[c for c in table.columns if c.endswith(" abstains")])
+        parts = [_table(means.rename_axis("metric").reset_index())]
+        unscored = overview.unscored(self.store, self.run_id)
+        parts += [_p(note, "warning") for note in unscored.loc[unscored["metric"].isin(own), "note"]]
+        for method, base, _, tables in pairs:
+            if tables["metrics"].empty:  # no question scored by both (compare.view's tables are then all empty)
+                continue
+            rows = _pair_rows(tables, method)
+            rows = rows[rows["metric"].isin(own)]
+            if len(rows):
+                shown = rows.rename(columns={c: "Δ" for c in rows.columns if c.startswith("Δ")})
+                parts += [f"<h3>{hl.esc(method)} − {hl.esc(base)}</h3>",
+                          _table(shown[["metric", "Δ", "95% CI", "p (Holm)", "n", "MDE", "better"]])]
+            parts += [_p(note, "warning") for note in tables["not_compared"]["note"]]
+        parts.append(_p("Your own metrics: the analyst's criteria, judged by the LLM judge on each one's scale, and "
+                        "plug-ins' metrics; their text under How the scores are computed.", "note"))
+        return _section("criteria", "Your criteria", "".join(parts))
 
     # -- 4. by question type ----------------------------------------------------------------------------
 
@@ -382,10 +412,12 @@ class _Report:
     # -- 7. how the scores are computed -----------------------------------------------------------------
 
     def how_computed(self, pairs) -> str:
-        metrics = dict.fromkeys([*self.overview["headline"]["metric"], *(m for _, _, m, _ in pairs if m)])
-        shown = [m for m in map(find, metrics) if m is not None]  # id_recall@5 too
+        metrics = dict.fromkeys([*self.overview["headline"]["metric"], *(m for _, _, m, _ in pairs if m),
+                                 *(m for m in self.overview["metrics"].index if m in self.own)])
+        shown = [self.own.get(m) or find(m) for m in metrics]  # id_recall@5 too; a criterion as this run stored it
+        shown = [m for m in shown if m is not None]
         parts = [_folded(f"Formulas of the {len(shown)} metrics in this report", "".join(
-            f"<h3>{hl.esc(m.id)}</h3>" + _p(f"{m.family} · scale {m.scale} · seed {m.seed}", "note")
+            f"<h3>{hl.esc(m.id)}</h3>" + _p(f"{m.family} · scale {m.scale} · {versions.source(m)}", "note")
             + f"<pre>{hl.esc(m.formula)}</pre>" for m in shown))] if shown else []
         parts.append(_p("Means: of the cells scored `ok`, with Student's t 95% interval; n = questions scored of all "
                         "(not applicable and failed cells are counted in all, never averaged). Differences: paired on "

@@ -16,7 +16,7 @@ import pandas as pd
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import SCALES, in_catalogue_order, lookup
 from evaluators.queries import ALL_TYPES, OK, OWN, VIEWS, difference_in_view, in_view, one_of, question_types
-from evaluators.queries import diagnosis
+from evaluators.queries import diagnosis, versions
 from evaluators.queries.hypotheses import family_of, whole_families
 from evaluators.maths.power import paired_mde
 from evaluators.queries.remember import remembered
@@ -97,7 +97,8 @@ def _pairing(store: Store, a: Side, b: Side, params: dict[str, object], golden: 
              ) -> tuple[str, list[str]]:
     """The FROM clause and WHERE conditions pairing side a's cells with side b's (aliases `a`, `b`): the same
     question id and metric, both `ok` with a value. Across two golden sets only the questions whose reference
-    is the same in both are paired (`changed_references` lists the others). golden: "LEFT" or "" (inner) joins
+    is the same in both are paired (`changed_references` lists the others), and a user's metric only where both
+    runs have it at one version (`versions.not_compared` names the others). golden: "LEFT" or "" (inner) joins
     the baseline's golden items as `g` (the question's text and type), None joins none."""
     params.update({"run_a": a.run_id, "a": a.method, "run_b": b.run_id, "b": b.method})
     joins = ["FROM scores a", "JOIN scores b ON b.question_id = a.question_id AND b.metric = a.metric"]
@@ -112,6 +113,8 @@ def _pairing(store: Store, a: Side, b: Side, params: dict[str, object], golden: 
         joins += ["JOIN golden_items ra ON ra.dataset_id = $golden_a AND ra.question_id = a.question_id",
                   "JOIN golden_items rb ON rb.dataset_id = $golden_b AND rb.question_id = a.question_id"]
         where.append("ra.reference = rb.reference")
+    if changed := versions.changed(store, a.run_id, b.run_id):  # a user's metric at two versions: not paired
+        where.append(f"NOT {_in_list('a.metric', 'changed', list(changed), params)}")
     return "\n".join(joins), where
 
 
@@ -354,8 +357,8 @@ def _type_deltas(store: Store, run_id: str, a: Side, b: Side, *, metrics: list[s
 # --------------------------------------------------------------------------------------------
 # The Compare screen's tables
 
-TABLES = ("summary", "metrics", "left_out", "heatmap", "by_question_type", "cell_questions", "scatter",
-          "disagreements", "attribution")
+TABLES = ("summary", "metrics", "left_out", "not_compared", "heatmap", "by_question_type", "cell_questions",
+          "scatter", "disagreements", "attribution")
 LEFT_OUT = 500  # questions listed per method whose reference differs from the baseline's (all are counted)
 
 
@@ -367,8 +370,9 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
     or worse than the baseline, and how many questions were left out because their reference differs between
     the two runs' golden sets), `metrics` (per method and metric: the paired difference with its CI, tests,
     wins and means, in the chosen scale), `left_out` (those questions, both references; empty when every side
-    shares the baseline's golden set), for the pair in detail `heatmap` (per question type and metric: n, the
-    difference in the chosen scale, both means, and `advantage`, the colour: > 0 better for A, in norm units)
+    shares the baseline's golden set), `not_compared` (the users' metrics, criteria and plug-ins', left out because
+    a side's run has them at another version than the baseline's: the baseline's version, then the side's, and a
+    note), for the pair in detail `heatmap` (per question type and metric: n, the difference in the chosen scale, both means, and `advantage`, the colour: > 0 better for A, in norm units)
     and `by_question_type` (its export), `cell_questions` (a heatmap cell's questions by gap; empty without
     one), `scatter` (the points per question: both scores in the chosen scale) `disagreements` (the
     largest gaps) and `attribution` (Diagnosis's sentences for the pair in detail: the questions each one loses
@@ -389,6 +393,7 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
     cell_metric: the metric of the heatmap cell whose questions are listed (with cell_type)
     """
     known = run_methods(store, run_id)
+    versions.know(store, run_id)
     if not known and methods is None:  # no scores yet
         return {name: pd.DataFrame() for name in TABLES}
     chosen, base = _methods(store, run_id, known, methods, baseline)
@@ -422,6 +427,7 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
         "summary": _summary(table, others, baseline, left_out),
         "metrics": _metric_rows(table, others, baseline, scale),
         "left_out": _left_out(store, run_id, [s for s in chosen if s != base], base),
+        "not_compared": versions.not_compared(store, [(base.run_id, s.run_id) for s in chosen if s != base]),
         "heatmap": _heatmap(deltas, [t for t in types if t in set(deltas["question_type"])],
                             [m for m in compared if m in set(deltas["metric"])], scale, *pair),
         "by_question_type": deltas[["question_type", "metric", "n", "mean_a", "mean_b", "delta", "delta_norm"]].rename(

@@ -13,7 +13,7 @@ import pandas as pd
 
 from evaluators.runs import sampling
 from evaluators.metrics.registry import in_catalogue_order
-from evaluators.queries import OWN, VIEWS, difference_in_view, one_of
+from evaluators.queries import OWN, VIEWS, difference_in_view, one_of, versions
 from evaluators.queries.compare import ALPHA, comparison_table
 from evaluators.queries.remember import remembered
 from evaluators.queries.headline import HEADLINE
@@ -22,7 +22,7 @@ from evaluators.queries.sides import Side
 from evaluators.maths.stats import holm
 from evaluators.store import Store
 
-TABLES = ("runs", "points", "steps")
+TABLES = ("runs", "points", "steps", "not_compared")
 RUN_COLUMNS = ["position", "run_id", "name", "created_at", "judge", "judge_model", "status", "sample"]
 POINT_COLUMNS = ["method", "metric", "position", "run_id", "mean", "ci_low", "ci_high", "n", "n_total"]
 STEP_COLUMNS = ["method", "metric", "from_position", "to_position", "from_run", "to_run", "n", "delta", "ci_low",
@@ -67,13 +67,15 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, metrics
     run's Overview gives them, in the chosen scale) and `steps` (per method and metric, from each run of the
     method to its next: the paired difference later - earlier over the questions both scored `ok`, its 95% CI,
     p and Holm's p over every step shown, `significant` (Holm p < 0.05) and `change`: better, worse or same in
-    the metric's direction, empty for a metric without one).
+    the metric's direction, empty for a metric without one) and `not_compared` (a user's metric, a criterion or a
+    plug-in's, whose version changed from one run to the next: no step there, each with both versions and a note).
 
     methods: the methods followed (default: every method of the runs)
     metrics: the metrics followed (default: the headline metrics the runs scored)
     scale: how scores are shown: "own scale", "1-5 (white paper)" or "percent"
     """
     one_of(scale, VIEWS, "scale")
+    versions.know(store, run_id)
     runs = golden_runs(store, run_id)
     cells = run_cells(store, runs["run_id"].tolist())
     known_methods = sorted(cells["method"].unique())
@@ -83,12 +85,16 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, metrics
         one_of(m, known_metrics, "metric") for m in metrics]
     if runs.empty:
         return {"runs": runs, "points": pd.DataFrame(columns=POINT_COLUMNS),
-                "steps": pd.DataFrame(columns=STEP_COLUMNS)}
+                "steps": pd.DataFrame(columns=STEP_COLUMNS),
+                "not_compared": pd.DataFrame(columns=versions.NOT_COMPARED_COLUMNS)}
     # Each method's runs as sides: what the tables read, so they are remembered until one of those runs changes.
     chains = tuple(tuple(Side(r, m) for r in runs["run_id"] if r in set(cells.loc[cells["method"] == m, "run_id"]))
                    for m in methods)
     points, steps = _series(store, run_id, chains, tuple(zip(runs["run_id"], runs["position"])), metrics, scale)
-    return {"runs": runs, "points": points, "steps": steps}
+    steps_taken = [(earlier.run_id, later.run_id) for chain in chains for earlier, later in zip(chain, chain[1:])]
+    left_out = versions.not_compared(store, steps_taken)
+    return {"runs": runs, "points": points, "steps": steps,
+            "not_compared": left_out[left_out["metric"].isin(metrics)].reset_index(drop=True)}
 
 
 @remembered

@@ -25,8 +25,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from evaluators.metrics import REGISTRY
-from evaluators.metrics.registry import lookup
+from evaluators.metrics.registry import find, lookup
 from evaluators.records import OK
 from evaluators.maths.stats import bootstrap_ci, cohen_kappa, krippendorff_alpha, spearman
 from evaluators.store import Store
@@ -50,10 +49,11 @@ DISAGREEMENT_COLUMNS = ["dimension", "metric", "question_id", "method", "judge_v
 
 
 def matching_metrics(dimension: str) -> tuple[str, ...]:
-    """The metric ids a human dimension is compared with (the documented mapping, else its own name)."""
+    """The metric ids a human dimension is compared with (the documented mapping, and its own name when that is a
+    metric's id: the catalogue's, or a user's criterion or plug-in metric registered from the runs)."""
     key = _normalise(dimension)
     mapped = DIMENSION_METRICS.get(key, ())
-    return mapped if key not in REGISTRY or key in mapped else (key, *mapped)
+    return mapped if find(key) is None or key in mapped else (key, *mapped)
 
 
 def judge_vs_humans(store: Store, run_id: str, methods: Sequence[str] = (), *, n_boot: int = 1000, seed: int = 0,

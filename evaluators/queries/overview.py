@@ -200,6 +200,20 @@ def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: st
     }
 
 
+def unscored(store: Store, run_id: str) -> pd.DataFrame:
+    """The metrics of the run with no cell scored `ok` (e.g. a criterion with the offline judge: "needs an LLM
+    judge"), each with its cells' commonest status and reason: metric, status, reason, n (cells) and the note a
+    screen shows (why its row has no mean), in catalogue order."""
+    frame = store.cursor().execute(
+        f"""
+        SELECT metric, mode(status) AS status, mode(detail) AS reason, count(*) AS n
+        FROM scores WHERE run_id = ? GROUP BY metric HAVING count(*) FILTER (status = {OK}) = 0
+        """, [run_id]).df()
+    frame["note"] = [f"{m}: no cell scored, {n} {status}" + (f" ({reason})" if isinstance(reason, str) else "")
+                     for m, n, status, reason in zip(frame["metric"], frame["n"], frame["status"], frame["reason"])]
+    return frame.set_index("metric").loc[in_catalogue_order(frame["metric"])].reset_index()
+
+
 def in_scale(frame: pd.DataFrame, scale: str) -> pd.DataFrame:
     """mean, ci_low and ci_high in the chosen scale (their norm twins projected, or as stored)."""
     return frame.assign(**{c: in_view(frame[f"{c}_norm"], frame[c], scale) for c in ("mean", "ci_low", "ci_high")})

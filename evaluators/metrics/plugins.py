@@ -52,6 +52,9 @@ class PluginError(ValueError):
 
 
 _declared: list[tuple[Metric, Callable]] = []  # metrics declared by `plugin_metric` since the last `_collect`
+# Every metric loaded in this process, by (id, version): a stored run's metric at a loaded version is that one
+# (`stored`), so registering the stored runs' metrics (metrics.user) never hides a loaded plug-in's code.
+_loaded: dict[tuple[str, str], Metric] = {}
 
 
 def plugin_metric(id: str, *, scale: str, higher_is_better: bool | None = True, needs: Sequence[str] = (),
@@ -117,7 +120,9 @@ def _formula(definition: Mapping, version: str) -> str:
 
 def stored(definition: Mapping, version: str) -> Metric:
     """A plug-in's metric as a run stored it: shown like any metric, no code imported; computing it needs its
-    plug-in loaded (`load`, or `reload_stored` for a resumed run)."""
+    plug-in loaded (`load`, or `reload_stored` for a resumed run): the loaded metric when its version is loaded."""
+    if (done := _loaded.get((definition["id"], version))) is not None:
+        return done
     return _metric(definition, version, None)
 
 
@@ -228,7 +233,9 @@ def _collect(run: Callable[[], Any], source: str, version: Callable[[], str],
     if twice := sorted({i for i in ids if ids.count(i) > 1}):
         raise PluginError(f"plug-in {source}: metric {twice[0]!r} is declared twice")
     at = version()
-    return [register_user(_metric({**m.user["definition"], "source": source}, at, f)) for m, f in found]
+    metrics = [_metric({**m.user["definition"], "source": source}, at, f) for m, f in found]
+    _loaded.update(((m.id, at), m) for m in metrics)
+    return [register_user(m) for m in metrics]
 
 
 def entry_points() -> list[importlib.metadata.EntryPoint]:

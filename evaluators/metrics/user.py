@@ -23,11 +23,17 @@ def remember(store, run_id: str | None = None) -> None:
         known = USER.get(row["metric"])
         if known is not None and known.user["version"] == row["version"]:
             continue
-        if row["kind"] == criteria.KIND:
-            criteria.register(Criterion.of_definition(row["definition"]))
-        else:
-            from evaluators.metrics import plugins  # imports a user's code only when a run has plug-in metrics
-            register_user(plugins.stored(row["definition"], row["version"]))
+        try:
+            if row["kind"] == criteria.KIND:
+                criteria.register(Criterion.of_definition(row["definition"]))
+            else:
+                from evaluators.metrics import plugins  # imported only when a run has plug-in metrics
+
+                register_user(plugins.stored(row["definition"], row["version"]))
+        except (ValueError, KeyError, TypeError):
+            # a definition this version no longer takes (checks since tightened, an id the catalogue took): its
+            # scores still show, as a metric no longer in the catalogue does (registry.lookup); never a broken page
+            continue
 
 
 def changed(first: Iterable[dict], second: Iterable[dict]) -> dict[str, tuple[str, str]]:

@@ -150,8 +150,10 @@ def test_a_missing_file_is_named(tmp_path):
         plugins.load(tmp_path / "nowhere.py")
 
 
-def test_a_stored_definition_shows_without_code_and_cannot_compute(tmp_path):
+def test_a_stored_definition_shows_without_code_and_cannot_compute(tmp_path, monkeypatch):
     (cites, _) = plugins.load(write_plugin(tmp_path))
+    assert plugins.stored(cites.user["definition"], cites.user["version"]) is cites  # its version is loaded here
+    monkeypatch.setattr(plugins, "_loaded", {})  # a process that never loaded it (the app reading a stored run)
     shown = plugins.stored(cites.user["definition"], cites.user["version"])
     assert (shown.id, shown.scale, shown.needs, shown.user, shown.formula) == (
         cites.id, cites.scale, cites.needs, cites.user, cites.formula)
@@ -160,7 +162,7 @@ def test_a_stored_definition_shows_without_code_and_cannot_compute(tmp_path):
         shown.scored([sample()])
 
 
-def test_reload_stored_loads_an_unchanged_file_and_refuses_a_changed_one(tmp_path):
+def test_reload_stored_loads_an_unchanged_file_and_refuses_a_changed_one(tmp_path, monkeypatch):
     path = write_plugin(tmp_path)
     rows = [{"metric": m.id, "kind": "plugin", "version": m.user["version"], "definition": m.user["definition"]}
             for m in plugins.load(path)]
@@ -170,6 +172,7 @@ def test_reload_stored_loads_an_unchanged_file_and_refuses_a_changed_one(tmp_pat
     assert len(said) == 1 and "answer_has_citation, answer_stars" in said[0] and "unchanged" in said[0]
     assert plugins.loaded(USER["answer_stars"])
     assert plugins.reload_stored(rows) == []  # loaded at that version already
+    monkeypatch.setattr(plugins, "_loaded", {})  # a new process: only shown from the stored run
     USER["answer_stars"] = plugins.stored(rows[1]["definition"], rows[1]["version"])
     write_plugin(tmp_path, PLUGIN + "\n# edited\n")
     with pytest.raises(plugins.PluginError, match="plug-in file changed since the run: .*pass --plugin"):

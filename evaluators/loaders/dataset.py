@@ -57,9 +57,6 @@ def load(source, *, name=None, role="auto", method=None, context_sep=None, fmt=N
         trace_format = _trace_format(src, fmt)
         if trace_format is not None:
             return _load_traces(src, trace_format, role, method, golden, method_attribute, question_id_attribute)
-        if method_attribute is not None or question_id_attribute is not None:
-            raise LoadError([Problem(src.file, None, None, "--method-attribute and --question-id-attribute apply to "
-                                     "trace files (OTLP JSON, Phoenix or Langfuse exports); this file is not one")])
         return _load(src, role, method, context_sep, fmt, encoding, column_map or {})
 
 

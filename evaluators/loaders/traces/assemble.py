@@ -226,6 +226,8 @@ def _whole(span: Span, key: str) -> int | None:
         return None
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
+    if isinstance(value, float) and value.is_integer():  # a table's column of counts with gaps is a float column
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise Bad(span.line, key, f"span {span.span_id}: {key} is {kind_of(value)}, not a whole number of tokens")
     return value

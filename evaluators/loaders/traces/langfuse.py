@@ -70,7 +70,7 @@ def _trace_spans(trace: dict, line: int, problems: Problems, keep) -> Iterator[S
     try:
         start = nanos(trace.get("timestamp"))
         latency = trace.get("latency")
-        end = None if not isinstance(latency, (int, float)) or isinstance(latency, bool) else start + int(latency * 1e9)
+        end = None if not isinstance(latency, (int, float)) or isinstance(latency, bool) else start + round(latency * 1e9)
         root = _io(trace)
         if trace.get("totalCost") is not None:
             root[sa.COST] = trace["totalCost"]

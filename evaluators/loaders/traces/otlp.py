@@ -11,8 +11,7 @@ kvlistValue | bytesValue}}]}}]}; ids are hex, 64-bit integers may be JSON string
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from collections.abc import Callable, Iterable, Iterator
 
 from evaluators.loaders.problems import Problems, kind
 from evaluators.loaders.traces.spans import Span
@@ -24,17 +23,18 @@ class _BadValue(ValueError):
     pass
 
 
-def spans(stream: BinaryIO, problems: Problems, keep: Callable[[str], bool]) -> Iterator[Span]:
+def spans(lines: Iterable[bytes], problems: Problems, keep: Callable[[str], bool]) -> Iterator[Span]:
     """Every span of the file, in file order; a line that is not OTLP JSON is a problem, the others are still read."""
+    lines = iter(lines)
     first = True
-    for line_number, raw in enumerate(stream, 1):
+    for line_number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
         try:
             request = json.loads(raw)
         except ValueError as err:
-            if first and raw.lstrip().startswith(b"{") and not raw.rstrip().endswith(b"}"):
-                yield from _whole_object(raw + stream.read(), line_number, problems, keep)  # pretty-printed: one object
+            if first and raw.strip() in (b"{", b"["):  # pretty-printed: the file is one object
+                yield from _whole_object(raw + b"".join(lines), line_number, problems, keep)
                 return
             problems.add(line_number, None, f"this line is not valid JSON ({err}); each line must hold one complete "
                          "OTLP JSON export request")
@@ -47,9 +47,11 @@ def _whole_object(data: bytes, line: int, problems: Problems, keep) -> Iterator[
     try:
         request = json.loads(data)
     except ValueError as err:
-        problems.add(line, None, f"the file is not valid JSON ({err})")
+        problems.add(line, None, f"the file is not valid JSON ({err}); an OTLP JSON file holds one export request "
+                     "per line, or one for the whole file")
         return
-    yield from _request(request, line, problems, keep)
+    for item in request if isinstance(request, list) else [request]:
+        yield from _request(item, line, problems, keep)
 
 
 def _request(request, line: int, problems: Problems, keep) -> Iterator[Span]:

@@ -127,16 +127,21 @@ class Source:
             return self.data[:n]
         return self._disk(lambda: _read_head(self.path, n))
 
-    def lines(self, digest) -> Iterator[bytes]:
-        """The bytes a line at a time, each added to `digest` as read: a file is never all in memory."""
+    def lines(self, digest, block: int = 1 << 22) -> Iterator[bytes]:
+        """The bytes a line at a time, hashed into `digest` a block at a time as read: a file is never all in memory."""
         if self.path is None:
-            stream = io.BytesIO(self.data)
-        else:
-            stream = self._disk(lambda: self.path.open("rb"))
-        with stream:
-            for line in stream:
-                digest.update(line)
-                yield line
+            digest.update(self.data)
+            yield from io.BytesIO(self.data)
+            return
+        rest = b""
+        with self._disk(lambda: self.path.open("rb")) as stream:
+            while chunk := stream.read(block):
+                digest.update(chunk)
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                yield from lines
+        if rest:
+            yield rest
 
     def read(self) -> bytes:
         """Every byte (hashed on the way, so the hash needs no second read)."""

@@ -167,9 +167,14 @@ def _index(span: Span, key: str, prefix: str) -> int:
 def _documents(span: Span) -> list[Chunk]:
     """The retriever span's documents in index order: id (else the rank), content, score."""
     docs: dict[int, dict] = {}
+    start = len(sa.DOCUMENTS)
     for key, value in span.attributes.items():
         if key.startswith(sa.DOCUMENTS):
-            docs.setdefault(_index(span, key, sa.DOCUMENTS), {})[key.rsplit(".", 1)[-1]] = (key, value)
+            index, _, field = key[start:].partition(".document.")
+            if not index.isdigit():
+                raise Bad(span.line, key, f"span {span.span_id}: attribute {key} has no list index after "
+                          f"{sa.DOCUMENTS}")
+            docs.setdefault(int(index), {})[field] = (key, value)
     chunks = []
     for rank, index in enumerate(sorted(docs), 1):
         fields = docs[index]

@@ -104,9 +104,15 @@ def _attributes(items, keep) -> dict:
         raise _BadValue(f"attributes is {kind(items)}, not a list of {{key, value}}")
     out = {}
     for item in items:
-        key = item.get("key") if isinstance(item, dict) else None
-        if isinstance(key, str) and keep(key):
-            out[key] = _value(item.get("value"), key)
+        try:
+            key = item["key"]
+            wanted = keep(key)
+        except (TypeError, KeyError, AttributeError):
+            raise _BadValue(f"an attribute is {kind(item)}, not {{key: text, value}}") from None
+        if wanted:
+            value = item.get("value")
+            text = value.get("stringValue") if type(value) is dict else None  # the common case, kept cheap
+            out[key] = text if text is not None else _value(value, key)
     return out
 
 

@@ -35,9 +35,13 @@ _WANTED_PREFIXES = (DOCUMENTS, OUTPUT_MESSAGES)
 def wanted(extra: frozenset[str]):
     """Whether an attribute is kept: the conventions' names above, and the user's method / question-id attribute."""
     names = _WANTED | extra
+    known: dict[str, bool] = {}  # a file repeats its attribute names span after span
 
     def keep(key: str) -> bool:
-        return key in names or key.startswith(_WANTED_PREFIXES)
+        answer = known.get(key)
+        if answer is None:
+            answer = known[key] = key in names or key.startswith(_WANTED_PREFIXES)
+        return answer
     return keep
 
 

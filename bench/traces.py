@@ -145,7 +145,8 @@ def main() -> None:
               f"cores (shared with other jobs), Python {platform.python_version()}; inputs made in {made:.0f} s: "
               f"{questions:,} golden questions, {len(METHODS)} methods.\n\n{table}\n\n"
               f"Time ratio, traces / equivalent JSONL: **{ratio:.2f}** (target <= 1.0). Peak RSS ratio: "
-              f"{trace['peak_mb'] / jsonl['peak_mb']:.2f}; the trace file is {sizes['traces.jsonl'] / sizes['outputs.jsonl']:.1f}x "
+              f"{trace['peak_mb'] / jsonl['peak_mb']:.2f}; the trace file is "
+              f"{sizes['traces.jsonl'] / sizes['outputs.jsonl']:.1f}x "
               "the size of the JSONL file it is equivalent to.\n")
     print(report)
     if not args.no_write:

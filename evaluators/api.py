@@ -146,8 +146,9 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
     spec = RunSpec(judge or OfflineJudge(), metrics=metrics, name=name, context_sep=context_sep, max_cost=max_cost,
                    sample=sample, seed=seed, k=k, criteria=tuple(criteria))
     refuse(spec.problems())  # before any file is read
-    prepared = prepare(read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding, qrels=qrels,
-                                   method_attribute=method_attribute, question_id_attribute=question_id_attribute), spec)
+    inputs = read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding, qrels=qrels,
+                         method_attribute=method_attribute, question_id_attribute=question_id_attribute)
+    prepared = prepare(inputs, spec)
     refuse(prepared.problems)  # before a database is opened
     store = open_store(db if db is not None else temporary_db())
     run_id = start(store, prepared)

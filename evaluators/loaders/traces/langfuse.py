@@ -70,7 +70,8 @@ def _trace_spans(trace: dict, line: int, problems: Problems, keep) -> Iterator[S
     try:
         start = nanos(trace.get("timestamp"))
         latency = trace.get("latency")
-        end = None if not isinstance(latency, (int, float)) or isinstance(latency, bool) else start + round(latency * 1e9)
+        seconds = isinstance(latency, (int, float)) and not isinstance(latency, bool)
+        end = start + round(latency * 1e9) if seconds else None
         root = _io(trace)
         if trace.get("totalCost") is not None:
             root[sa.COST] = trace["totalCost"]
@@ -122,7 +123,7 @@ def _observation(obs: dict, trace_id: str, line: int, resource: dict) -> Span:
         if obs.get("calculatedTotalCost") is not None:
             attributes[sa.COST] = obs["calculatedTotalCost"]
         output = obs.get("output")
-        text = output if isinstance(output, str) else (output or {}).get("content") if isinstance(output, dict) else None
+        text = output.get("content") if isinstance(output, dict) else output
         if isinstance(text, str):
             attributes[f"{sa.OUTPUT_MESSAGES}0.message.content"] = text
     end = obs.get("endTime")

@@ -92,5 +92,5 @@ def _span(record: dict, line: int, problems: Problems, keep) -> Span | None:
     if sa.KIND not in attributes and isinstance(record.get("span_kind"), str):
         attributes[sa.KIND] = record["span_kind"]
     parent = record.get(PARENT)
-    return Span(trace_id, span_id, parent if isinstance(parent, str) and parent else None, str(record.get("name") or ""),
-                start, end, line, attributes, {})
+    parent = parent if isinstance(parent, str) and parent else None
+    return Span(trace_id, span_id, parent, str(record.get("name") or ""), start, end, line, attributes, {})

@@ -149,6 +149,8 @@ def test_detection_by_content_not_name(tmp_path):
     assert traces.detect((TRACES / "phoenix_spans.jsonl").read_bytes()[:traces.HEAD]) == "phoenix"
     assert traces.detect((TRACES / "langfuse_traces.json").read_bytes()[:traces.HEAD]) == "langfuse"
     assert traces.detect(b'{"question_id": "q1", "answer": "a"}\n') is None
+    quoting = json.dumps({"question_id": "q1", "answer": 'set "resourceSpans": [] and "context.trace_id": 1'})
+    assert traces.detect(quoting.encode()) is None  # the keys' words inside a text
 
 
 @pytest.mark.parametrize("name", ["phoenix_spans.jsonl", "phoenix_spans.parquet", "langfuse_traces.json"])

@@ -40,9 +40,9 @@ def detect(head: bytes, parquet_columns: Sequence[str] = ()) -> str | None:
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not text.startswith((b"{", b"[")):
         return None
-    if otlp.MARKER in head:
+    if otlp.MARKER.search(head):
         return "otlp"
-    if phoenix.MARKER in head:
+    if phoenix.MARKER.search(head):
         return "phoenix"
     if langfuse.is_langfuse(head):
         return "langfuse"

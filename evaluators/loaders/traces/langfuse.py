@@ -14,6 +14,7 @@ metadata.resourceAttributes, where Langfuse's OpenTelemetry ingestion keeps it, 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 from evaluators.loaders.problems import Problems, kind
@@ -26,8 +27,12 @@ _KINDS = {"GENERATION": "LLM", "RETRIEVER": "RETRIEVER", "EMBEDDING": "EMBEDDING
 _ID_KEYS, _TEXT_KEYS = ("id", "doc_id", "chunk_id", "document_id"), ("content", "text", "page_content")
 
 
+_MARKERS = (re.compile(rb'(?<!\\)"observations"\s*:\s*\['), re.compile(rb'(?<!\\)"(traceId|timestamp)"\s*:'))
+
+
 def is_langfuse(head: bytes) -> bool:
-    return b'"observations"' in head and (b'"traceId"' in head or b'"timestamp"' in head)
+    """Keys of a trace with its observations (not the same words quoted inside a text)."""
+    return all(marker.search(head) for marker in _MARKERS)
 
 
 def spans(lines: Iterator[bytes], problems: Problems, keep) -> Iterator[Span]:

@@ -11,12 +11,14 @@ kvlistValue | bytesValue}}]}}]}; ids are hex, 64-bit integers may be JSON string
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 
 from evaluators.loaders.problems import Problems, kind
 from evaluators.loaders.traces.spans import Span
 
-MARKER = b'"resourceSpans"'  # what tells an OTLP JSON file by its content
+# What tells an OTLP JSON file by its content: the key, not the same words quoted inside a text (\"resourceSpans\")
+MARKER = re.compile(rb'(?<!\\)"resourceSpans"\s*:')
 
 
 class _BadValue(ValueError):

@@ -8,6 +8,7 @@ the frame: the method is an attribute column or the file's name.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 
 from evaluators.loaders.problems import Problems, kind
@@ -15,7 +16,7 @@ from evaluators.loaders.traces import spans as sa
 from evaluators.loaders.traces.spans import Span
 from evaluators.loaders.traces.timestamps import nanos
 
-MARKER = b'"context.trace_id"'
+MARKER = re.compile(rb'(?<!\\)"context\.trace_id"\s*:')  # the key (not the words quoted inside a text)
 TRACE_ID, SPAN_ID, PARENT = "context.trace_id", "context.span_id", "parent_id"
 _PREFIX = "attributes."
 _LISTS = {sa.DOCUMENTS.rstrip("."): "document", sa.OUTPUT_MESSAGES.rstrip("."): "message"}

@@ -83,3 +83,14 @@ def test_run_with_a_named_method_attribute_and_a_missing_question_id_attribute(t
     done = cli("run", "--golden", GOLDEN, "--outputs", TRACES / "haystack_otlp.jsonl", "--estimate",
                "--method-attribute", "service.instance.id", db=tmp_path / "r.duckdb")
     assert done.returncode == 0, done.stderr
+
+
+def test_trace_attributes_without_a_trace_file_are_refused(tmp_path):
+    from evaluators import api
+
+    with pytest.raises(ValueError, match="apply to trace files"):
+        api.read_inputs(GOLDEN, DEMO / "novel_44557_outputs.jsonl", method_attribute="service.name")
+    inputs = api.read_inputs(GOLDEN, [DEMO / "novel_44557_outputs.jsonl", TRACES / "haystack_otlp.jsonl"],
+                             method_attribute="service.name")
+    assert {o.method for o in inputs.rag_outputs} == {"basic_search", "local_search", "bm25_top1", "bm25_top3"}
+    assert any(o.usage is not None and o.usage.latency_ms > 0 for o in inputs.rag_outputs)

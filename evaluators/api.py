@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from evaluators import loaders, queries
+from evaluators.loaders.traces import TRACE_FORMATS
 from evaluators.runs import engine
 from evaluators.presentation.gate import ALPHA, GateResult, gate
 from evaluators.judges import Judge, OfflineJudge
@@ -75,12 +76,17 @@ def criteria_of(given: Criteria) -> tuple[Criterion, ...]:
 
 
 def read_inputs(golden: Source, outputs: Source | Sequence | Mapping | None = None, *, context_sep: str | None = None,
-                encoding: str = "utf-8", qrels: str | Path | None = None) -> Inputs:
+                encoding: str = "utf-8", qrels: str | Path | None = None, method_attribute: str | None = None,
+                question_id_attribute: str | None = None) -> Inputs:
     """Read and cross-check every input, gathering all problems (LoadError) before anything is written.
 
     outputs: None when the golden file holds the answers too; one source; a list of sources (each may be a
     (method, source) pair, naming the method of a source without a method column); or {method: source}.
     qrels: a qrels file (BEIR TSV or TREC) whose relevant documents replace the golden set's relevant_ids.
+    A trace file among the outputs (OTLP JSON, Phoenix's or Langfuse's export) is joined to the golden set's questions:
+    method_attribute names the resource or span attribute that holds the method (default service.name),
+    question_id_attribute the one that holds the golden question's id (default: the question's text joins them).
+    What a trace file held but was not loaded (unmatched traces, earlier duplicates) is in each Dataset's `notes`.
     """
     problems, gold, answers = [], None, []
     try:
@@ -91,11 +97,15 @@ def read_inputs(golden: Source, outputs: Source | Sequence | Mapping | None = No
             raise ValueError(f"{gold.source} holds no answers: give the outputs too (the CLI's --outputs PATH)")
     except LoadError as exc:
         problems += exc.problems
+    traces = dict(golden=gold, method_attribute=method_attribute, question_id_attribute=question_id_attribute)
     for method, source in _named_sources(outputs):
         try:
-            answers.append(_read(source, "outputs", method, context_sep, encoding))
+            answers.append(_read(source, "outputs", method, context_sep, encoding, **traces))
         except LoadError as exc:
             problems += exc.problems
+    if (method_attribute or question_id_attribute) and answers and not any(a.format in TRACE_FORMATS for a in answers):
+        raise ValueError("the method and question-id attributes apply to trace files (OTLP JSON, Phoenix or Langfuse "
+                         "exports), and no outputs file is one")
     if gold is not None:
         problems += loaders.check_against_golden(answers or [gold], gold)
     if problems:
@@ -113,11 +123,13 @@ def _named_sources(outputs) -> list[tuple[str | None, Source]]:
     return [(None, outputs)]
 
 
-def _read(source: Source, role: str, method: str | None, context_sep: str | None, encoding: str) -> loaders.Dataset:
+def _read(source: Source, role: str, method: str | None, context_sep: str | None, encoding: str,
+          **traces) -> loaders.Dataset:
+    """traces: the golden set and the attributes a trace file's outputs are read with (loaders.load)."""
     if isinstance(source, loaders.Dataset):
         return source
     if isinstance(source, (str, Path)):
-        return loaders.load(source, role=role, method=method, context_sep=context_sep, encoding=encoding)
+        return loaders.load(source, role=role, method=method, context_sep=context_sep, encoding=encoding, **traces)
     # A table in memory: as JSON lines through the same loaders as a file (named for the method, if any)
     if isinstance(source, pd.DataFrame):
         text = source.to_json(orient="records", lines=True, force_ascii=False, date_format="iso")
@@ -147,7 +159,8 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
              context_sep: str | None = None, encoding: str = "utf-8", max_cost: float | None = None,
              sample: int | None = None, seed: int | None = None, k: Sequence[int] | None = None,
              qrels: str | Path | None = None, criteria: Criteria | None = (),
-             plugins: Sequence[str | Path] = ()) -> Evaluation:
+             plugins: Sequence[str | Path] = (), method_attribute: str | None = None,
+             question_id_attribute: str | None = None) -> Evaluation:
     """Score every (question, method) pair of `outputs` against `golden` and store the run in `db`.
 
     golden, outputs: see `read_inputs`. metrics: ids (default all; `python -m evaluators metrics`). judge:
@@ -164,7 +177,8 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
     criteria (`Criterion(...)`s, or the path of a criteria file: `read_criteria`), each a metric of the run besides
     `metrics`, scored by an LLM judge (not applicable with the offline judge). plugins: Python files declaring metrics
     of your own (`@plugin_metric`, README "Python metrics (plug-ins)"): every metric they declare is computed too (or
-    those `metrics` names).
+    those `metrics` names). method_attribute, question_id_attribute: how trace files among the outputs name their
+    method and question (read_inputs).
     Bad input raises LoadError listing every problem (nothing is stored); bad options ValueError or KeyError, listing
     every problem too.
     """
@@ -172,7 +186,9 @@ def evaluate(golden: Source, outputs: Source | Sequence | Mapping | None = None,
     spec = RunSpec(judge or OfflineJudge(), metrics=metrics, name=name, context_sep=context_sep, max_cost=max_cost,
                    sample=sample, seed=seed, k=k, criteria=criteria_of(criteria), plugins=tuple(loaded))
     refuse(spec.problems())  # before any file is read
-    prepared = prepare(read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding, qrels=qrels), spec)
+    inputs = read_inputs(golden, outputs, context_sep=context_sep, encoding=encoding, qrels=qrels,
+                         method_attribute=method_attribute, question_id_attribute=question_id_attribute)
+    prepared = prepare(inputs, spec)
     refuse(prepared.problems)  # before a database is opened
     store = open_store(db if db is not None else temporary_db())
     run_id = start(store, prepared)

@@ -94,6 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="RAG outputs: question_id, answer, contexts (+ method). Repeat for several files. "
                           "METHOD= names the method of a file without a method column (default: the file name). "
                           "Omit when the golden file holds the answers too.")
+    run.add_argument("--method-attribute", metavar="NAME",
+                     help="a trace file's method: this resource or span attribute's value (default: service.name)")
+    run.add_argument("--question-id-attribute", metavar="NAME",
+                     help="join a trace file's traces to the golden set by this attribute's value, the golden "
+                          "question's id (default: by the question's text)")
     run.add_argument("--context-sep", help="split a contexts cell that is one string on this separator, e.g. '|||'")
     run.add_argument("--encoding", default="utf-8",
                      help="text encoding of the input files, all of them (default: utf-8; e.g. cp1252 for a CSV "
@@ -483,7 +488,11 @@ def cmd_run(args) -> int:
             return _refuse(problems, judge)
         outputs = [_split_outputs_arg(arg) for arg in args.outputs]
         inputs = api.read_inputs(args.golden, outputs or None, context_sep=args.context_sep, encoding=args.encoding,
-                                 qrels=args.qrels)
+                                 qrels=args.qrels, method_attribute=args.method_attribute,
+                                 question_id_attribute=args.question_id_attribute)
+        for dataset in inputs.outputs:  # what a trace file held but is not scored (unmatched traces, ...)
+            for note in getattr(dataset, "notes", ()):
+                print(f"  note: {dataset.source}: {note}", file=sys.stderr)
         prepared = lifecycle.prepare(inputs, spec)
         _print_plan(prepared, args)
         if prepared.problems:  # before anything is stored

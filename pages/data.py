@@ -17,6 +17,7 @@ import streamlit as st
 
 from evaluators.queries import datasets as qd
 from evaluators import loaders
+from evaluators.loaders.traces import DEFAULT_METHOD_ATTRIBUTE, TRACE_FORMATS
 from evaluators.store import ratings
 from evaluators.records import GoldenItem, LoadError, Problem
 from ui.common import md_escape, store
@@ -40,12 +41,15 @@ def file_columns(raw: bytes, name: str, encoding: str) -> list[str]:
 
 
 def read(raw: bytes, name: str, role: str, method: str | None, context_sep: str | None, encoding: str,
-         column_map: dict) -> tuple[loaders.Dataset | None, list[Problem]]:
+         column_map: dict, method_attribute: str | None = None, question_id_attribute: str | None = None,
+         golden: loaders.Dataset | None = None) -> tuple[loaders.Dataset | None, list[Problem]]:
     """Uploaded bytes -> the dataset, or every problem found. A detected file that holds only a
     golden set (or only outputs) is read as that role, so it gets the content hash the CLI gives it
-    and storing it again from either is recognised."""
+    and storing it again from either is recognised. A trace file's traces join `golden`'s questions (without it, by
+    ids derived from their text: `join_traces` reads it again once the golden set is chosen)."""
     options = {"name": name, "method": method, "context_sep": context_sep, "encoding": encoding,
-               "column_map": column_map or None}
+               "column_map": column_map or None, "method_attribute": method_attribute,
+               "question_id_attribute": question_id_attribute, "golden": golden}
     try:
         dataset = loaders.load(raw, role=role, **options)
     except LoadError as exc:
@@ -68,6 +72,19 @@ def with_qrels(dataset: loaders.Dataset, upload) -> tuple[loaders.Dataset | None
             return loaders.with_qrels(dataset, path), []
         except LoadError as exc:
             return None, list(exc.problems)
+
+
+def trace_options(key: str) -> dict:
+    """A trace file's attributes, as typed under its reading options (None: the default)."""
+    return {"method_attribute": (st.session_state.get(f"{key}-mattr") or "").strip() or None,
+            "question_id_attribute": (st.session_state.get(f"{key}-qattr") or "").strip() or None}
+
+
+def join_traces(dataset: loaders.Dataset, upload, slot: str, golden: loaders.Dataset):
+    """A trace file read again against the chosen golden set (its questions matched by text or the question-id
+    attribute): (the dataset, problems)."""
+    return read(upload.getvalue(), upload.name, "outputs", None, None, "utf-8", {}, golden=golden,
+                **trace_options(f"data-{slot}"))
 
 
 def golden_preview(items) -> pd.DataFrame:
@@ -124,7 +141,8 @@ def file_panel(slot: str, upload) -> tuple[loaders.Dataset | None, list[Problem]
                       if (col := st.session_state.get(f"{key}-map-{field}", AUTO)) != AUTO}
         method = st.session_state.get(f"{key}-method")
         dataset, problems = cached_read(slot, upload, raw, role=role, method=method, context_sep=context_sep,
-                                        encoding=encoding, column_map=column_map)
+                                        encoding=encoding, column_map=column_map, **trace_options(key))
+        traced = dataset is not None and dataset.format in TRACE_FORMATS
 
         if dataset is not None and dataset.golden:
             qrels = st.file_uploader(
@@ -143,8 +161,19 @@ def file_panel(slot: str, upload) -> tuple[loaders.Dataset | None, list[Problem]
         st.caption(f"Format: {dataset.format if dataset else fmt} (detected) · {len(raw) / 1024:,.1f} KB"
                    + (" · read as " + " and ".join(holds) if holds else ""))
 
-        wants_method = (dataset is not None and dataset.outputs and "method" not in dataset.columns) or any(
-            p.field == "method" and p.row is None for p in problems)
+        if traced:
+            st.caption("A trace file: one answer per trace, its method from the attribute named under **Reading "
+                       "options** (default service.name), matched to the golden set chosen under **Store** by the "
+                       "question's text (or a question-id attribute); traces that match no question are listed, not "
+                       "stored.")
+            with st.expander("Reading options: trace attributes"):
+                left, right = st.columns(2)
+                left.text_input("Method attribute", key=f"{key}-mattr", placeholder=DEFAULT_METHOD_ATTRIBUTE,
+                                help="The resource or span attribute whose value names the method.")
+                right.text_input("Question-id attribute", key=f"{key}-qattr", placeholder="(match by question text)",
+                                 help="A span or resource attribute holding the golden question's id.")
+        wants_method = not traced and ((dataset is not None and dataset.outputs and "method" not in dataset.columns)
+                                       or any(p.field == "method" and p.row is None for p in problems))
         if wants_method:
             st.text_input("Method name (the file has no method column)", value=Path(upload.name).stem,
                           key=f"{key}-method", help="Names the RAG method that produced these answers, e.g. "
@@ -160,29 +189,30 @@ def file_panel(slot: str, upload) -> tuple[loaders.Dataset | None, list[Problem]
         if missing:
             st.warning("Some required columns were not recognised. Map the file's columns to RAGScope's fields "
                        "under **Reading options and column mapping**; the file is read again at once.")
-        with st.expander("Reading options and column mapping", expanded=bool(missing) or bool(column_map)):
-            left, right = st.columns(2)
-            left.selectbox("Encoding", ENCODINGS, key=f"{key}-encoding", accept_new_options=True,
-                           help=ENCODING_HELP)
-            right.text_input("Context separator", key=f"{key}-sep", placeholder="e.g. ||| or \\n\\n",
-                             help="Only when each row's retrieved chunks are one text joined by a separator; "
-                                  "type a line break as \\n, a tab as \\t.")
-            columns = st.session_state.setdefault("_data_columns", {})
-            if columns.get(slot, (None,))[0] != (upload.file_id, encoding):
-                columns[slot] = ((upload.file_id, encoding), file_columns(raw, upload.name, encoding))
-            options = [AUTO, OFF, *columns[slot][1]]
-            # The columns recognised: those read, or, when the file could not be read (a required column missing),
-            # those the loader finds all the same; only the missing ones are "not found".
-            read_from = dataset.columns if dataset else qd.recognised_columns(columns[slot][1], role, column_map)
-            fields = sorted(loaders.ALIASES, key=lambda f: (f not in missing, list(loaders.ALIASES).index(f)))
-            cols = st.columns(2)
-            for i, field in enumerate(fields):
-                cols[i % 2].selectbox(
-                    f"{field}" + (" (required, not found)" if field in missing else ""), options,
-                    key=f"{key}-map-{field}",
-                    format_func=lambda o, f=field: (f"{AUTO}: {read_from[f]}" if o == AUTO and f in read_from
-                                                    else "(recognised automatically): not found" if o == AUTO
-                                                    else o))
+        if not traced:  # a trace file has no columns to map
+            with st.expander("Reading options and column mapping", expanded=bool(missing) or bool(column_map)):
+                left, right = st.columns(2)
+                left.selectbox("Encoding", ENCODINGS, key=f"{key}-encoding", accept_new_options=True,
+                               help=ENCODING_HELP)
+                right.text_input("Context separator", key=f"{key}-sep", placeholder="e.g. ||| or \\n\\n",
+                                 help="Only when each row's retrieved chunks are one text joined by a separator; "
+                                      "type a line break as \\n, a tab as \\t.")
+                columns = st.session_state.setdefault("_data_columns", {})
+                if columns.get(slot, (None,))[0] != (upload.file_id, encoding):
+                    columns[slot] = ((upload.file_id, encoding), file_columns(raw, upload.name, encoding))
+                options = [AUTO, OFF, *columns[slot][1]]
+                # The columns recognised: those read, or, when the file could not be read (a required column missing),
+                # those the loader finds all the same; only the missing ones are "not found".
+                read_from = dataset.columns if dataset else qd.recognised_columns(columns[slot][1], role, column_map)
+                fields = sorted(loaders.ALIASES, key=lambda f: (f not in missing, list(loaders.ALIASES).index(f)))
+                cols = st.columns(2)
+                for i, field in enumerate(fields):
+                    cols[i % 2].selectbox(
+                        f"{field}" + (" (required, not found)" if field in missing else ""), options,
+                        key=f"{key}-map-{field}",
+                        format_func=lambda o, f=field: (f"{AUTO}: {read_from[f]}" if o == AUTO and f in read_from
+                                                        else "(recognised automatically): not found" if o == AUTO
+                                                        else o))
 
         if problems:
             st.error(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} in this file: nothing is stored "
@@ -265,6 +295,16 @@ if uploads:
             target = ("upload", golden_now[target[1]])
         golden = as_golden(target)
         if golden is not None:
+            joined = {}  # a trace file read again against the chosen golden set
+            for (slot, ds, _), upload in zip(results, uploads):
+                if ds is not None and ds in answers_only and ds.format in TRACE_FORMATS:
+                    again, found = join_traces(ds, upload, slot, golden)
+                    problems += found
+                    joined[id(ds)] = again
+                    for note in again.notes if again is not None else ():
+                        st.info(md_escape(f"{again.source}: {note}"))
+            valid = [joined.get(id(ds), ds) for ds in valid if joined.get(id(ds), ds) is not None]
+            answers_only = [ds for ds in valid if ds.outputs and not ds.golden]
             cross = loaders.check_against_golden(answers_only, golden)
         if cross:
             st.error(f"{len(cross)} answer{'s' if len(cross) != 1 else ''} do not fit the golden set: fix them, "

@@ -7,14 +7,15 @@ be noise; problems inside records are all collected before raising.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluators.loaders import cells
+from evaluators.loaders import cells, traces
 from evaluators.loaders.columns import GOLDEN_FIELDS, OUTPUT_FIELDS, id_field, plan_roles, resolve_columns
-from evaluators.loaders.formats import Source, gc_paused, parse
+from evaluators.loaders.formats import Source, gc_paused, parquet_columns, parse, traces_input
 from evaluators.loaders.problems import Problems
 from evaluators.loaders.relevant import retrieval_problems
 from evaluators.loaders.records import RecordReader, derive_question_id, duplicate_outputs
@@ -32,10 +33,12 @@ class Dataset:
     outputs: tuple[RagOutput, ...]  # empty when the file holds no answers
     columns: dict[str, str]  # canonical field -> the column/key it was read from
     output_rows: tuple[int, ...] = ()  # record number of each output, for later messages
+    notes: tuple[str, ...] = ()  # what was read but not loaded, said to the user (a trace file's unmatched traces)
 
 
 def load(source, *, name=None, role="auto", method=None, context_sep=None, fmt=None,
-         encoding="utf-8", column_map=None) -> Dataset:
+         encoding="utf-8", column_map=None, golden: Dataset | None = None, method_attribute: str | None = None,
+         question_id_attribute: str | None = None) -> Dataset:
     """Read one file into a Dataset, or raise LoadError listing every problem found.
 
     source: a path, or raw bytes (then `name`, the uploaded file's name, is required).
@@ -43,11 +46,17 @@ def load(source, *, name=None, role="auto", method=None, context_sep=None, fmt=N
     method: method name for outputs when the file has no method column (default: file stem).
     context_sep: separator that joins the chunks when contexts are stored as one string.
     column_map: {canonical_field: column} overrides; a None column turns a guessed field off.
+    A trace file (OTLP JSON, Phoenix's or Langfuse's export: `traces`), known by its content, gives outputs joined to
+    `golden`'s questions (else its question ids are the question-id attribute's, or derived from the text); the method
+    is `method_attribute`'s value (default service.name) unless `method` names one.
     """
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, not {role!r}")
     src = Source(source, name)
     with gc_paused():
+        trace_format = _trace_format(src, fmt)
+        if trace_format is not None:
+            return _load_traces(src, trace_format, role, method, golden, method_attribute, question_id_attribute)
         return _load(src, role, method, context_sep, fmt, encoding, column_map or {})
 
 
@@ -87,6 +96,50 @@ def _load(src: Source, role: str, method, context_sep, fmt, encoding, column_map
         columns={f: c for f, c in columns.items() if f in used},
         output_rows=output_rows,
     )
+
+
+def _trace_format(src: Source, fmt: str | None) -> str | None:
+    """The trace format named, else the one the file's content shows (`traces.detect`), else None."""
+    if fmt is not None:
+        return fmt if fmt in traces.TRACE_FORMATS else None
+    head = src.head_bytes(traces.HEAD)
+    return traces.detect(head, parquet_columns(src) if head.startswith(b"PAR1") else ())
+
+
+def _load_traces(src: Source, fmt: str, role: str, method, golden: Dataset | None, method_attribute,
+                 question_id_attribute) -> Dataset:
+    problems = Problems(src.file)
+    if role == "golden":
+        problems.stop(None, None, f"this is a trace file ({traces.describe(fmt)}): it holds RAG outputs, not a "
+                      "golden set; give it as the outputs")
+    _check_options(problems, method, None)
+    for option, value in (("method attribute", method_attribute), ("question-id attribute", question_id_attribute)):
+        if value is not None and not str(value).strip():
+            problems.add(None, None, f"the {option} is empty; name an attribute of the spans or their resource")
+    problems.raise_if_any()
+    digest = hashlib.sha256()
+    lines, batches = traces_input(src, fmt, digest, problems, traces.wanted(frozenset(
+        a for a in (method_attribute or traces.DEFAULT_METHOD_ATTRIBUTE, question_id_attribute) if a)))
+    read = traces.read(fmt, lines, batches, problems, golden=golden.golden if golden is not None else None,
+                       method=method, default_method=_file_method(src.file),
+                       method_attribute=method_attribute, question_id_attribute=question_id_attribute)
+    problems.raise_if_any()
+    if batches is not None:
+        digest = src.sha256()
+    options = {"format": fmt, "method": method, "method_attribute": method_attribute,
+               "question_id_attribute": question_id_attribute,
+               "golden": golden.content_hash if golden is not None else None}
+    digest.update(b"\0" + json.dumps(options, sort_keys=True).encode("utf-8"))
+    return Dataset(source=src.file, format=fmt, content_hash=digest.hexdigest(), golden=(), outputs=read.outputs,
+                   columns={}, output_rows=read.lines, notes=read.notes)
+
+
+def _file_method(file: str) -> str:
+    """The method of traces that name none: the file's name, as for a file without a method column."""
+    try:
+        return cells.identifier(Path(file).stem, "method name")
+    except cells.Bad:
+        return "traces"
 
 
 def _check_options(problems: Problems, method, context_sep) -> None:

@@ -121,6 +121,28 @@ class Source:
             return self.data[:_HEAD_BYTES]
         return self._disk(lambda: _read_head(self.path))
 
+    def head_bytes(self, n: int) -> bytes:
+        """The first n bytes (format detection that needs more than `head`)."""
+        if self.path is None:
+            return self.data[:n]
+        return self._disk(lambda: _read_head(self.path, n))
+
+    def lines(self, digest, block: int = 1 << 22) -> Iterator[bytes]:
+        """The bytes a line at a time, hashed into `digest` a block at a time as read: a file is never all in memory."""
+        if self.path is None:
+            digest.update(self.data)
+            yield from io.BytesIO(self.data)
+            return
+        rest = b""
+        with self._disk(lambda: self.path.open("rb")) as stream:
+            while chunk := stream.read(block):
+                digest.update(chunk)
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                yield from lines
+        if rest:
+            yield rest
+
     def read(self) -> bytes:
         """Every byte (hashed on the way, so the hash needs no second read)."""
         data = self.data if self.path is None else self._disk(self.path.read_bytes)
@@ -148,9 +170,9 @@ class Source:
             raise LoadError([Problem(self.file, None, None, f"cannot read the file: {err.strerror or err}")])
 
 
-def _read_head(path: Path) -> bytes:
+def _read_head(path: Path, n: int = _HEAD_BYTES) -> bytes:
     with path.open("rb") as f:
-        return f.read(_HEAD_BYTES)
+        return f.read(n)
 
 
 def _file_sha256(path: Path):
@@ -486,13 +508,44 @@ def _parse_parquet(src: Source, problems: Problems):
     return parquet.schema_arrow.names, _parquet_rows(itertools.chain([first], batches))
 
 
-def _parquet_batches(parquet, problems: Problems):
+def parquet_columns(src: Source) -> list[str]:
+    """A Parquet file's column names ([] when it is not readable: its reader says why)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(src.arrow()).schema_arrow.names
+    except (pa.ArrowException, OSError, ValueError):
+        return []
+
+
+def traces_input(src: Source, fmt: str, digest, problems: Problems, keep):
+    """(lines, batches) of a trace file: its lines (hashed into `digest` as read), or for Parquet its record batches
+    with only the columns a span needs (`traces.phoenix.columns_needed`)."""
+    from evaluators.loaders.traces import phoenix
+
+    if src.size == 0 or not src.head().strip():
+        _check_not_empty(src.head(), problems)
+    if not src.head().startswith(b"PAR1"):
+        return src.lines(digest), None
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(src.arrow(), buffer_size=1 << 20, pre_buffer=False)
+    except (pa.ArrowException, OSError, ValueError) as err:
+        problems.stop(None, None, _unreadable_parquet(err))
+    columns = phoenix.columns_needed(parquet.schema_arrow.names, keep)
+    return None, _parquet_batches(parquet, problems, columns)
+
+
+def _parquet_batches(parquet, problems: Problems, columns=None):
     """The rows in batches, so only one batch is ever both in Arrow and in Python."""
     import pyarrow as pa
 
     row = 0
     try:
-        for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH):
+        for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH, columns=columns):
             yield batch
             row += batch.num_rows
     except (pa.ArrowException, OSError, ValueError) as err:

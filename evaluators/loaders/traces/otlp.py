@@ -1,0 +1,147 @@
+"""OTLP JSON -> spans, a line at a time: as the OpenTelemetry Collector's file exporter and
+opentelemetry-exporter-otlp-json-file write it, one ExportTraceServiceRequest per line (JSON Lines), or one such object
+(pretty-printed) for the whole file.
+
+The shape (opentelemetry-proto, opentelemetry/proto/collector/trace/v1/trace_service.proto, in its JSON mapping:
+github.com/open-telemetry/opentelemetry-proto, docs/specification.md "JSON Protobuf Encoding"): resourceSpans[] ->
+{resource: {attributes}, scopeSpans[] -> {spans[] -> {traceId, spanId, parentSpanId, name, startTimeUnixNano,
+endTimeUnixNano, attributes: [{key, value: {stringValue | intValue | doubleValue | boolValue | arrayValue |
+kvlistValue | bytesValue}}]}}]}; ids are hex, 64-bit integers may be JSON strings.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+
+from evaluators.loaders.problems import Problems, kind
+from evaluators.loaders.traces.spans import Span
+
+# What tells an OTLP JSON file by its content: the key, not the same words quoted inside a text (\"resourceSpans\")
+MARKER = re.compile(rb'(?<!\\)"resourceSpans"\s*:')
+
+
+class _BadValue(ValueError):
+    pass
+
+
+def spans(lines: Iterable[bytes], problems: Problems, keep: Callable[[str], bool]) -> Iterator[Span]:
+    """Every span of the file, in file order; a line that is not OTLP JSON is a problem, the others are still read."""
+    lines = iter(lines)
+    first = True
+    for line_number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            request = json.loads(raw)
+        except ValueError as err:
+            if first and raw.strip() in (b"{", b"["):  # pretty-printed: the file is one object
+                yield from _whole_object(raw + b"".join(lines), line_number, problems, keep)
+                return
+            problems.add(line_number, None, f"this line is not valid JSON ({err}); each line must hold one complete "
+                         "OTLP JSON export request")
+            continue
+        first = False
+        yield from _request(request, line_number, problems, keep)
+
+
+def _whole_object(data: bytes, line: int, problems: Problems, keep) -> Iterator[Span]:
+    try:
+        request = json.loads(data)
+    except ValueError as err:
+        problems.add(line, None, f"the file is not valid JSON ({err}); an OTLP JSON file holds one export request "
+                     "per line, or one for the whole file")
+        return
+    for item in request if isinstance(request, list) else [request]:
+        yield from _request(item, line, problems, keep)
+
+
+def _request(request, line: int, problems: Problems, keep) -> Iterator[Span]:
+    if not isinstance(request, dict) or not isinstance(request.get("resourceSpans"), list):
+        problems.add(line, "resourceSpans", f"this line is {kind(request)} without a resourceSpans list; an OTLP "
+                     "JSON trace export holds {\"resourceSpans\": [...]} on each line")
+        return
+    for resource_spans in request["resourceSpans"]:
+        try:
+            resource = _attributes(((resource_spans or {}).get("resource") or {}).get("attributes"), keep)
+            scopes = resource_spans.get("scopeSpans") or resource_spans.get("instrumentationLibrarySpans") or []
+            for scope in scopes:
+                for raw in scope.get("spans") or []:
+                    span = _span(raw, line, resource, problems, keep)
+                    if span is not None:
+                        yield span
+        except (_BadValue, AttributeError, TypeError) as err:
+            problems.add(line, "resourceSpans", f"this export request is not shaped as OTLP JSON ({err})")
+
+
+def _span(raw: dict, line: int, resource: dict, problems: Problems, keep) -> Span | None:
+    trace_id = raw.get("traceId")
+    span_id = raw.get("spanId")
+    if not isinstance(trace_id, str) or not trace_id or not isinstance(span_id, str) or not span_id:
+        problems.add(line, "traceId", f"a span ({raw.get('name', 'unnamed')}) has no traceId or spanId text")
+        return None
+    try:
+        attributes = _attributes(raw.get("attributes"), keep)
+        start = _nanos(raw.get("startTimeUnixNano"), "startTimeUnixNano")
+        end = raw.get("endTimeUnixNano")
+        end = None if end in (None, "", 0, "0") else _nanos(end, "endTimeUnixNano")
+    except _BadValue as bad:
+        problems.add(line, None, f"trace {trace_id}: span {span_id}: {bad}")
+        return None
+    return Span(trace_id, span_id, raw.get("parentSpanId") or None, str(raw.get("name") or ""), start, end, line,
+                attributes, resource)
+
+
+def _nanos(value, field: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise _BadValue(f"{field} is {kind(value)}, not a whole number of nanoseconds") from None
+
+
+def _attributes(items, keep) -> dict:
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise _BadValue(f"attributes is {kind(items)}, not a list of {{key, value}}")
+    out = {}
+    for item in items:
+        try:
+            key = item["key"]
+            wanted = keep(key)
+        except (TypeError, KeyError, AttributeError):
+            raise _BadValue(f"an attribute is {kind(item)}, not {{key: text, value}}") from None
+        if wanted:
+            value = item.get("value")
+            text = value.get("stringValue") if type(value) is dict else None  # the common case, kept cheap
+            out[key] = text if text is not None else _value(value, key)
+    return out
+
+
+def _value(value, key: str):
+    """An OTLP AnyValue as the Python value it holds."""
+    if not isinstance(value, dict) or not value:
+        return None
+    if "stringValue" in value:
+        return value["stringValue"]
+    if "intValue" in value:
+        try:
+            return int(value["intValue"])
+        except (TypeError, ValueError):
+            raise _BadValue(f"attribute {key}: intValue is {kind(value['intValue'])}, not a whole number") from None
+    if "doubleValue" in value:
+        number = value["doubleValue"]
+        if isinstance(number, str) and number in ("NaN", "Infinity", "-Infinity"):
+            return float(number)
+        if isinstance(number, bool) or not isinstance(number, (int, float)):
+            raise _BadValue(f"attribute {key}: doubleValue is {kind(number)}, not a number")
+        return float(number)
+    if "boolValue" in value:
+        return value["boolValue"]
+    if "arrayValue" in value:
+        return [_value(v, key) for v in (value["arrayValue"] or {}).get("values") or []]
+    if "kvlistValue" in value:
+        return {kv.get("key"): _value(kv.get("value"), key) for kv in (value["kvlistValue"] or {}).get("values") or []}
+    if "bytesValue" in value:
+        return value["bytesValue"]
+    raise _BadValue(f"attribute {key}: unknown value type {', '.join(map(str, value))}")

@@ -1,0 +1,66 @@
+"""One span as every trace format gives it, keeping only the attributes a RAG output needs (the rest of a span is
+dropped as it is read, so a file's memory is what its outputs hold, not its spans).
+
+Attribute names, OpenInference semantic conventions (github.com/Arize-ai/openinference, spec/semantic_conventions.md;
+openinference-semantic-conventions' SpanAttributes): openinference.span.kind (CHAIN, RETRIEVER, RERANKER, LLM, ...),
+input.value, input.mime_type, output.value, output.mime_type, retrieval.documents.N.document.{id,content,score},
+llm.input_messages.N.message.{role,content}, llm.output_messages.N.message.{role,content},
+llm.token_count.{prompt,completion,total}, llm.model_name, llm.cost.total. Where those are absent, the OpenTelemetry
+GenAI conventions (opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans): gen_ai.operation.name,
+gen_ai.usage.input_tokens, gen_ai.usage.output_tokens, gen_ai.request.model, gen_ai.response.model,
+gen_ai.output.messages.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KIND = "openinference.span.kind"
+INPUT, INPUT_MIME = "input.value", "input.mime_type"
+OUTPUT, OUTPUT_MIME = "output.value", "output.mime_type"
+DOCUMENTS = "retrieval.documents."  # .N.document.id / .content / .score
+OUTPUT_MESSAGES = "llm.output_messages."  # .N.message.role / .content
+PROMPT_TOKENS, COMPLETION_TOKENS = "llm.token_count.prompt", "llm.token_count.completion"
+MODEL, COST = "llm.model_name", "llm.cost.total"
+GENAI_OPERATION = "gen_ai.operation.name"
+GENAI_INPUT_TOKENS, GENAI_OUTPUT_TOKENS = "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"
+GENAI_MODELS = ("gen_ai.response.model", "gen_ai.request.model")
+GENAI_OUTPUT_MESSAGES = "gen_ai.output.messages"
+GENAI_LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
+
+_WANTED = {KIND, INPUT, INPUT_MIME, OUTPUT, OUTPUT_MIME, PROMPT_TOKENS, COMPLETION_TOKENS, MODEL, COST,
+           GENAI_OPERATION, GENAI_INPUT_TOKENS, GENAI_OUTPUT_TOKENS, *GENAI_MODELS, GENAI_OUTPUT_MESSAGES}
+_WANTED_PREFIXES = (DOCUMENTS, OUTPUT_MESSAGES)
+
+
+def wanted(extra: frozenset[str]):
+    """Whether an attribute is kept: the conventions' names above, and the user's method / question-id attribute."""
+    names = _WANTED | extra
+    known: dict[str, bool] = {}  # a file repeats its attribute names span after span
+
+    def keep(key: str) -> bool:
+        answer = known.get(key)
+        if answer is None:
+            answer = known[key] = key in names or key.startswith(_WANTED_PREFIXES)
+        return answer
+    return keep
+
+
+@dataclass(slots=True)
+class Span:
+    trace_id: str
+    span_id: str
+    parent_id: str | None  # None: a root span
+    name: str
+    start_ns: int  # Unix nanoseconds
+    end_ns: int | None
+    line: int  # where the span is in the file (a line; a Parquet or JSON record number)
+    attributes: dict  # the wanted attributes only, as Python values
+    resource: dict  # the wanted resource attributes (OTLP: service.name, ...); {} where the format has none
+
+    @property
+    def kind(self) -> str | None:
+        """RETRIEVER, LLM, ... (OpenInference), or LLM for a GenAI span that calls a model."""
+        kind = self.attributes.get(KIND)
+        if kind is None and self.attributes.get(GENAI_OPERATION) in GENAI_LLM_OPERATIONS:
+            return "LLM"
+        return kind.upper() if isinstance(kind, str) else kind

@@ -17,6 +17,7 @@ runs code: DuckDB would download and load a scanner extension to open a SQLite f
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -37,6 +38,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evaluators import threads
+from evaluators.judges.prices import cost, list_price
 from evaluators.store import ledger
 from evaluators.records import ERROR_STATUSES, Chunk, GoldenItem, RagOutput, Usage
 from evaluators.records.run_status import RunStatus
@@ -1013,8 +1015,17 @@ def _golden_table(dataset_id: str, items) -> pa.Table:
     })
 
 
+def priced(usage: Usage | None) -> Usage | None:
+    """`usage` with its cost when it has none but gives both token counts and a model with a list price
+    (judges.prices, the one table of prices); else as it is: an unknown cost stays None, never 0."""
+    price = None if usage is None or usage.cost_usd is not None else list_price(usage.model)
+    if price is None or usage.input_tokens is None or usage.output_tokens is None:
+        return usage
+    return dataclasses.replace(usage, cost_usd=cost(usage.input_tokens, usage.output_tokens, price))
+
+
 def _outputs_table(dataset_id: str, outputs) -> pa.Table:
-    usages = [o.usage or _NO_USAGE for o in outputs]
+    usages = [priced(o.usage) or _NO_USAGE for o in outputs]
     return pa.table({
         "dataset_id": [dataset_id] * len(outputs),
         "question_id": [o.question_id for o in outputs],

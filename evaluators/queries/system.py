@@ -12,6 +12,7 @@ in sentences.
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from evaluators.maths.quantiles import pareto_front, quantile_ci
@@ -65,7 +66,7 @@ def latency_cost(rows: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
 def _method_row(method: str, part: pd.DataFrame) -> dict:
     latency = part["latency_ms"].dropna().to_numpy(dtype=float)
     median, p95 = quantile_ci(latency, 0.5), quantile_ci(latency, 0.95)
-    cost = mean_ci(part["cost_usd"].dropna().to_numpy(dtype=float))
+    cost = mean_ci(np.sort(part["cost_usd"].dropna().to_numpy(dtype=float)))  # sorted: resamples of one set agree
     tokens = part[["input_tokens", "output_tokens"]].dropna()
     counts = {"latency": len(latency), "cost": cost.n, "tokens": len(tokens)}
     recorded = [f"{what} of {n}/{len(part)}" for what, n in counts.items() if n]

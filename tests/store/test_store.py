@@ -23,9 +23,9 @@ def test_a_schema_16_file_keeps_its_outputs_and_reads_no_usage(db):
     assert store.schema_version() == SCHEMA_VERSION
     assert store.rag_outputs(["ds_old"]) == [RagOutput("q1", "basic", "Ann.", (Chunk("c1", "x"),))]
     traced = RagOutput("q2", "local", "Here.", (Chunk("d7", "a", 0.91), Chunk("d2", "b", None)),
-                       Usage(latency_ms=812.5, input_tokens=1200, output_tokens=85, cost_usd=None, model="gpt-4o-mini"))
+                       Usage(latency_ms=812.5, input_tokens=1200, output_tokens=85, cost_usd=None, model="my-own-llm"))
     plain = RagOutput("q3", "local", "There.", (Chunk("1", "c"),))
-    saved = store.save_dataset(FakeDataset("traced", outputs=[traced, plain]))
+    saved = store.save_dataset(FakeDataset("traced", outputs=[traced, plain]))  # an unlisted model: no cost
     assert store.rag_outputs([saved.dataset_id]) == [traced, plain]
     assert store.cursor().execute("SELECT latency_ms, input_tokens, cost_usd, context_scores FROM rag_outputs "
                                   "WHERE question_id = 'q2'").fetchall() == [(812.5, 1200, None, [0.91, None])]

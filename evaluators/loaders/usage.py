@@ -10,6 +10,7 @@ from evaluators.loaders.cells import Bad, none_if_blank, text
 from evaluators.loaders.problems import kind
 from evaluators.records import Usage
 
+
 def _number(value: Any, what: str, unit: str) -> float | None:
     """A number >= 0 (a CSV cell's text, or a JSON / Parquet number); None when missing or blank."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

@@ -17,11 +17,13 @@ from evaluators.queries.compare import scale_text, type_name
 from evaluators.queries.hypotheses import caption as tests_caption
 from evaluators.queries import ALL_TYPES, question_types
 from evaluators.queries.sides import Side
+from evaluators.queries.system import metric_options
 from evaluators.presentation import figures
 from evaluators.presentation.figures import GREEN, GREY, RED, plot_label as label, plot_wrap as wrap
 from ui.common import md_escape as md
 from ui.common import (current_run, downloads, how_computed, open_question, plotly_config, report_button,
                        run_header, stop_without_scores, store)
+from ui.system import latency_cost_section
 
 # Question types: distinct colours that stay clear of the green / red of better / worse.
 PALETTE = ("#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
@@ -128,11 +130,14 @@ method_a = others[0] if one else st.session_state["cmp_detail"]
 asked_metric = st.session_state.get("cmp_metric") if st.session_state.get("cmp_metric") in run_metrics else None
 cell = st.session_state.get("cmp_cell")
 cell = cell if cell and cell[0] in types and cell[1] in run_metrics else None
+QUALITY_KEY = f"cmp-quality-{run_id}"  # the latency and cost chart's quality axis, picked in its section below
+quality_metric = st.session_state.get(QUALITY_KEY)
+quality_metric = quality_metric if quality_metric in metric_options(run_metrics) else None
 
 with st.spinner("Pairing the questions and testing every metric..."):
     tables = q.view(store(), run_id, methods=chosen, baseline=baseline, question_type=chosen_type,
                     families=chosen_families, scale=view, details_for=method_a, metric=asked_metric,
-                    cell_type=cell and cell[0], cell_metric=cell and cell[1])
+                    cell_type=cell and cell[0], cell_metric=cell and cell[1], quality_metric=quality_metric)
 shown = tables["metrics"]
 pair_sides = q.sides(store(), run_id, [method_a, baseline])
 
@@ -338,4 +343,7 @@ with right:
 if (qid := q.selected_row(disagreements, gap_event.get("selection", {}).get("rows", []))) is not None:
     drill(qid)
 
-how_computed(detail_metrics)
+# -- the RAG system's own latency and cost of the compared methods of this run, when their answers record them
+system_how = latency_cost_section(tables, run_metrics, figures.method_colours(methods), run_id, QUALITY_KEY)
+
+how_computed(detail_metrics, intro=system_how)

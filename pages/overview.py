@@ -10,9 +10,11 @@ from evaluators.queries import OWN, VIEWS
 from evaluators.queries import overview as q
 from evaluators.queries.compare import run_methods, run_metrics
 from evaluators.queries.hypotheses import caption as tests_caption
+from evaluators.queries.system import metric_options
 from evaluators.records.run_status import RunStatus
 from ui.common import (current_run, downloads, how_computed, md_escape, plotly_config,
                        report_button, run_header, stop_without_scores, store)
+from ui.system import latency_cost_section
 
 LABEL_TITLES = {"verdict": "Pass / partial / fail (seed 001)",
                 "answer_class": "CORRECT / WRONG / DON'T KNOW (seed 003)",
@@ -49,8 +51,11 @@ view = right.radio("Show scores in", VIEWS, horizontal=True,
 above = st.container()
 st.subheader("By question type")
 metric = st.selectbox("Metric", metric_ids, index=metric_ids.index(q.default_metric(metric_ids)))
+QUALITY_KEY = f"overview-quality-{run_id}"  # the latency and cost chart's quality axis, picked in its section below
+quality_metric = st.session_state.get(QUALITY_KEY)
 tables = q.view(store(), run_id, question_type=chosen_type, scale=view, metric=metric,
-                baseline=None if against == LEADER else against)
+                baseline=None if against == LEADER else against,
+                quality_metric=quality_metric if quality_metric in metric_options(metric_ids) else None)
 
 with notice:
     state = tables["progress"].iloc[0] if len(tables["progress"]) else None
@@ -92,6 +97,9 @@ with above:
                    "of the replies (labels: the majority). Here, how much the replies of one sample differ: the "
                    "standard deviation of the metric's value across them (its own scale), and the share of samples "
                    "where they do not all agree (a rating or a verdict that flips).")
+
+    # the RAG system's own latency and cost (all questions), when its answers record them
+    system_how = latency_cost_section(tables, metric_ids, colours, run_id, QUALITY_KEY)
 
 with headline_area:
     scores = tables["headline"]
@@ -149,4 +157,4 @@ figure.update_layout(barmode="group", height=380, margin={"t": 30, "b": 10}, yax
 st.plotly_chart(figure, config=plotly_config(f"{run_id}-{metric}-by-type"))
 st.dataframe(tables["by_question_type"], hide_index=True, width="stretch")
 
-how_computed(table.index)
+how_computed(table.index, intro=system_how)

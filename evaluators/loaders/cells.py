@@ -159,7 +159,7 @@ def _chunk(item: Any, rank: int) -> Chunk:
 
 
 def _chunk_from_dict(item: dict, rank: int) -> Chunk:
-    """{doc_id|id|chunk_id, text|content|page_content}; the id defaults to the rank."""
+    """{doc_id|id|chunk_id, text|content|page_content, score?}; the id defaults to the rank."""
     text_key = next((key for key in _CHUNK_TEXT_KEYS if key in item), None)
     if text_key is None:
         raise Bad(f"has no text: a chunk object needs one of {', '.join(_CHUNK_TEXT_KEYS)} "
@@ -170,7 +170,16 @@ def _chunk_from_dict(item: dict, rank: int) -> Chunk:
     chunk_id = next((item[k] for k in _CHUNK_ID_KEYS if item.get(k) not in (None, "")), rank)
     if isinstance(chunk_id, bool) or not isinstance(chunk_id, (str, int)):
         raise Bad(f"its id is {kind(chunk_id)}; an id must be text or a whole number")
-    return Chunk(str(chunk_id), text)
+    return Chunk(str(chunk_id), text, _chunk_score(item.get("score")))
+
+
+def _chunk_score(score: Any) -> float | None:
+    """A chunk object's `score` (the retriever's, any scale: BM25, cosine, a reranker's), None when not given."""
+    if score is None:
+        return None
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        raise Bad(f"its score is {kind(score)}; a retriever's score must be a finite number (or left out)")
+    return float(score)
 
 
 # --------------------------------------------------------------------------- checks

@@ -31,10 +31,19 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "relevant_ids": ("relevant_ids", "reference_context_ids", "relevant_doc_ids", "gold_doc_ids"),
     # The retrieved chunks' ids in a column of their own, one per chunk in order (ragas: retrieved_context_ids).
     "context_ids": ("retrieved_context_ids", "context_ids", "retrieved_ids"),
+    # What the RAG system spent on the answer (loaders.usage), after `method`, which takes a lone `model` column
+    # (InspectorRAGet names the method so). A bare `latency` is left alone: ms or seconds would be a guess.
+    "latency_ms": ("latency_ms", "duration_ms", "response_time_ms"),
+    "latency_s": ("latency_s", "latency_seconds", "duration_s"),
+    "input_tokens": ("input_tokens", "prompt_tokens", "tokens_in"),
+    "output_tokens": ("output_tokens", "completion_tokens", "tokens_out"),
+    "cost_usd": ("cost_usd", "cost", "total_cost"),
+    "model": ("model", "model_name", "llm_model"),
 }
+USAGE_FIELDS = ("latency_ms", "latency_s", "input_tokens", "output_tokens", "cost_usd", "model")
 GOLDEN_FIELDS = ("question_id", "question", "reference", "question_type", "evidence",
                  "reference_contexts", "checks", "relevant_ids")
-OUTPUT_FIELDS = ("question_id", "question", "method", "answer", "contexts", "context_ids")
+OUTPUT_FIELDS = ("question_id", "question", "method", "answer", "contexts", "context_ids", *USAGE_FIELDS)
 _DESCRIPTIONS = {
     "question_id": "the question id",
     "question": "the question text",

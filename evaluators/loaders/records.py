@@ -8,9 +8,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from evaluators.loaders import cells
+from evaluators.loaders.usage import CONVERTERS as USAGE_CONVERTERS, usage_of
 from evaluators.loaders.columns import id_field
 from evaluators.loaders.problems import Problems
-from evaluators.records import Chunk, GoldenItem, RagOutput
+from evaluators.records import Chunk, GoldenItem, RagOutput, Usage
 
 
 def derive_question_id(question: str) -> str:
@@ -30,6 +31,7 @@ class RecordReader:
         self.want_outputs = want_outputs
         self.default_method = default_method
         self.context_sep = context_sep
+        self.usage_fields = [(f, convert) for f, convert in USAGE_CONVERTERS.items() if f in columns]
 
     def read_all(self, records: list[tuple[int, dict]]):
         golden: dict[str, tuple[int, GoldenItem]] = {}
@@ -110,13 +112,20 @@ class RecordReader:
             self.problems.add(row, self.columns["context_ids"], f"{len(ids)} ids for {len(contexts)} retrieved "
                               "chunks; give one id per chunk, in the order of the chunks")
         elif ids:
-            contexts = tuple(Chunk(doc, chunk.text) for doc, chunk in zip(ids, contexts))
+            contexts = tuple(Chunk(doc, chunk.text, chunk.score) for doc, chunk in zip(ids, contexts))
         return RagOutput(
             question_id=question_id,
             method=self.method(row, record),
             answer=self.cell(row, record, "answer") or "",  # an empty answer is a real failure
             contexts=contexts,
+            usage=self.usage(row, record),
         )
+
+    def usage(self, row: int, record: dict) -> Usage | None:
+        """What the system spent on this answer, from the file's usage columns; None when it has none."""
+        if not self.usage_fields:
+            return None
+        return usage_of({field: self.cell(row, record, field, convert) for field, convert in self.usage_fields})
 
     def method(self, row: int, record: dict) -> str | None:
         if "method" not in self.columns:

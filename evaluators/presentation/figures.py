@@ -143,3 +143,36 @@ def label_bars(table: pd.DataFrame, metric: str) -> go.Figure:
                          xaxis_title="questions", yaxis={"autorange": "reversed"},
                          legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "traceorder": "normal"})
     return figure
+
+
+def quality_cost(points: pd.DataFrame, colours: dict[str, str] | None = None) -> go.Figure:
+    """The RAG system's quality against its cost or latency (queries.system `quality_cost`): a point per method with
+    its 95% intervals on both axes, the Pareto front (no other method cheaper and better) joined by a line and its
+    points drawn as diamonds; the others as circles."""
+    colours = colours or method_colours(points["method"])
+    figure = go.Figure()
+    front = points[points["on front"]].sort_values("x")
+    figure.add_scatter(x=front["x"], y=front["quality"], mode="lines", name="Pareto front", hoverinfo="skip",
+                       line={"color": GREY, "dash": "dot"})
+    for row in points.to_dict("records"):
+        on_front, method, x, y = bool(row["on front"]), row["method"], row["x"], row["quality"]
+        figure.add_scatter(
+            x=[x], y=[y], mode="markers", name=plot_label(method),
+            marker={"size": 14 if on_front else 11, "symbol": "diamond" if on_front else "circle",
+                    "color": colours.get(method, GREY), "line": {"width": 1, "color": "#24292f"}},
+            error_x={"type": "data", "symmetric": False, "array": [_gap(row["x high"], x)],
+                     "arrayminus": [_gap(x, row["x low"])]},
+            error_y={"type": "data", "symmetric": False, "array": [_gap(row["quality high"], y)],
+                     "arrayminus": [_gap(y, row["quality low"])]},
+            hovertemplate=f"{plot_label(method)}<br>%{{x:.4g}} · {plot_label(row['metric'])} %{{y:.3f}}"
+                          f"<br>{'on the Pareto front' if on_front else 'beaten on both axes'}<extra></extra>")
+    axis = points["axis"].iloc[0] if len(points) else ""
+    metric = points["metric"].iloc[0] if len(points) else ""
+    figure.update_layout(height=400, margin={"t": 30, "b": 10}, xaxis_title=axis,
+                         yaxis_title=f"{metric} (mean, 95% CI)", legend_title="method")
+    return figure
+
+
+def _gap(upper, lower) -> float:
+    """An error bar's length; 0 where an interval bound does not exist (too few answers)."""
+    return 0.0 if pd.isna(upper) or pd.isna(lower) else float(upper) - float(lower)

@@ -1,6 +1,6 @@
 """The report file: one self-contained HTML page of a run, for people who will not open the app.
 
-What was evaluated; Overview's headline; each method against the baseline on the headline metrics, with the minimum
+What was evaluated; Overview's headline; the RAG system's own latency and cost (when its answers record them); each method against the baseline on the headline metrics, with the minimum
 detectable effect; the comparison by question type; where each method loses (retrieval or generation); the verdicts and answer classes per
 method; the questions where the methods differ most, each side's answer with its claims highlighted and the chunks
 they cite; how the scores are computed. Every number comes from a screen's own view (overview, compare, claims,
@@ -28,7 +28,7 @@ from evaluators.presentation import highlight as hl
 from evaluators.judges import of_run
 from evaluators.metrics.registry import find
 from evaluators.queries import (claims, compare, diagnosis, evaluate, golden_set, one_of, overview, question_types,
-                                versions)
+                                system, versions)
 from evaluators.queries.attribution import RULE
 from evaluators.queries.headline import HEADLINE, leader
 from evaluators.queries.hypotheses import caption as tests_caption
@@ -105,8 +105,9 @@ class _Report:
             body.append(_section("scores", "Scores", self.no_scores()))
         else:
             pairs = self.pairs()
-            body += [self.headline(), self.differences(pairs), self.criteria(pairs), self.by_type(pairs),
-                     self.attribution(pairs), self.distributions(), self.disagreements(pairs), self.how_computed(pairs)]
+            body += [self.headline(), self.latency_cost(), self.differences(pairs), self.criteria(pairs),
+                     self.by_type(pairs), self.attribution(pairs), self.distributions(), self.disagreements(pairs),
+                     self.how_computed(pairs)]
         head = [plotly.offline.get_plotlyjs()] if self.scripts else []
         head.append(UNFOLD)
         scripts = [*head, *self.scripts]
@@ -174,6 +175,21 @@ class _Report:
                       "write the report again.", "warning")
         return _p(f"This run has no scores yet (status: {self.run['status']}): write the report once it has "
                   "finished.", "warning")
+
+    # -- 2b. the RAG system's own latency and cost (queries/system.py), when its answers record them ---------
+
+    def latency_cost(self) -> str:
+        table = self.overview["latency_cost"]
+        if table.empty:
+            return ""
+        points, parts = self.overview["quality_cost"], [_table(_latency_cost_rows(table))]
+        if len(points):
+            parts.append(self.chart(figures.quality_cost(points, self.colours)))
+        sentences = self.overview["pareto"]["sentence"]
+        if len(sentences):
+            parts.append('<ul class="findings">' + "".join(f"<li>{hl.esc(s)}.</li>" for s in sentences) + "</ul>")
+        parts.append(_p(system.HOW, "note"))
+        return _section("latency-cost", "Latency and cost of the RAG system", "".join(parts))
 
     # -- 2. the headline --------------------------------------------------------------------------------
 
@@ -449,6 +465,27 @@ def _pair_rows(tables: dict, method: str) -> pd.DataFrame:
     """compare.view's `metrics` rows of one method against the baseline (the table drops `method` for one)."""
     rows = tables["metrics"]
     return rows[rows["method"] == method] if "method" in rows else rows
+
+
+def _latency_cost_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """queries.system's `latency_cost` for reading: each estimate with its 95% interval (a bound that needs more
+    answers shown as ?), costs in USD to significant digits, n per column."""
+    def interval(value, low, high, form) -> str:
+        if pd.isna(value):
+            return ""
+        bound = [("?" if pd.isna(b) else form(b)) for b in (low, high)]
+        return f"{form(value)} [{bound[0]}, {bound[1]}]"
+    ms, usd = (lambda v: f"{v:,.0f}"), (lambda v: f"${v:.3g}")
+    return pd.DataFrame({
+        "method": table["method"],
+        "median latency, ms": [interval(*r, ms) for r in zip(table["median latency ms"], table["median low"],
+                                                            table["median high"])],
+        "p95 latency, ms": [interval(*r, ms) for r in zip(table["p95 latency ms"], table["p95 low"], table["p95 high"])],
+        "cost per answer": [interval(*r, usd) for r in zip(table["mean cost USD"], table["cost low"],
+                                                           table["cost high"])],
+        "tokens in / out": [f"{i:,.0f} / {o:,.0f}" if pd.notna(i) else "" for i, o in
+                            zip(table["input tokens per answer"], table["output tokens per answer"])],
+        "recorded": table["recorded"]})
 
 
 def _shown(value, signed: bool = False) -> str:

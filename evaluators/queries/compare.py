@@ -16,7 +16,7 @@ import pandas as pd
 from evaluators.metrics import REGISTRY
 from evaluators.metrics.registry import SCALES, in_catalogue_order, lookup
 from evaluators.queries import ALL_TYPES, OK, OWN, VIEWS, difference_in_view, in_view, one_of, question_types
-from evaluators.queries import diagnosis, versions
+from evaluators.queries import diagnosis, system, versions
 from evaluators.queries.hypotheses import family_of, whole_families
 from evaluators.maths.power import paired_mde
 from evaluators.queries.remember import remembered
@@ -358,14 +358,14 @@ def _type_deltas(store: Store, run_id: str, a: Side, b: Side, *, metrics: list[s
 # The Compare screen's tables
 
 TABLES = ("summary", "metrics", "left_out", "not_compared", "heatmap", "by_question_type", "cell_questions",
-          "scatter", "disagreements", "attribution")
+          "scatter", "disagreements", "attribution", *system.TABLES)
 LEFT_OUT = 500  # questions listed per method whose reference differs from the baseline's (all are counted)
 
 
 def view(store: Store, run_id: str, *, methods: list[str] | None = None, baseline: str | None = None,
          question_type: str = ALL_TYPES, families: list[str] | None = None, scale: str = OWN,
          details_for: str | None = None, metric: str | None = None, cell_type: str | None = None,
-         cell_metric: str | None = None) -> dict[str, pd.DataFrame]:
+         cell_metric: str | None = None, quality_metric: str | None = None) -> dict[str, pd.DataFrame]:
     """The Compare screen's tables, as shown: `summary` (per method, the metrics where it is significantly better
     or worse than the baseline, and how many questions were left out because their reference differs between
     the two runs' golden sets), `metrics` (per method and metric: the paired difference with its CI, tests,
@@ -377,7 +377,9 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
     one), `scatter` (the points per question: both scores in the chosen scale) `disagreements` (the
     largest gaps) and `attribution` (Diagnosis's sentences for the pair in detail: the questions each one loses
     that the other answers, by retrieval or generation; empty for a side of another run). Every table is empty
-    when no question is scored `ok` by both methods.
+    when no question is scored `ok` by both methods. Then the RAG system's own latency and cost of the compared
+    methods of this run (queries/system.py; empty when their answers carry none): `latency_cost`, `quality_cost`
+    (the chart's points, the Pareto front marked) and `pareto` (in sentences).
 
     A method is a method of the run in view or `RUN_ID:METHOD`, a method of another run on the same question ids
     (named so in the tables); question types, texts and the types offered come from the baseline's golden set.
@@ -391,6 +393,7 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
     metric: the metric per question (default, and for a metric not compared here: the table's first row)
     cell_type: the question type of the heatmap cell whose questions are listed ("" for none; with cell_metric)
     cell_metric: the metric of the heatmap cell whose questions are listed (with cell_type)
+    quality_metric: the quality axis of the latency and cost chart (default: the first headline metric scored)
     """
     known = run_methods(store, run_id)
     versions.know(store, run_id)
@@ -437,6 +440,8 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
         "scatter": _scatter(store, run_id, *pair, scale, **per_question),
         "disagreements": _questions(store, run_id, *pair, scale, **per_question, order="gap", limit=DISAGREEMENTS),
         "attribution": _attribution(store, run_id, [details_for, baseline]),
+        **system.tables(store, run_id, [s.method for s in chosen if s.run_id == run_id], run_metric_ids,
+                        quality_metric),
     }
 
 

@@ -14,6 +14,7 @@ from evaluators.metrics.claims import ABSTAINS, ANSWER_CLAIMS_ONLY
 from evaluators.metrics.registry import in_catalogue_order, label_metrics, lookup
 from evaluators.queries import (ALL_TYPES, FAILED, NOT_APPLICABLE, OK, OWN, VIEWS, in_view, one_of,
                                 question_types)
+from evaluators.queries import system
 from evaluators.queries.headline import HEADLINE, headline
 from evaluators.maths.stats import t_half_widths
 from evaluators.records.run_status import RunStatus
@@ -156,19 +157,23 @@ def default_metric(metric_ids: list[str]) -> str | None:
 
 
 def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: str = OWN,
-         metric: str | None = None, baseline: str | None = None) -> dict[str, pd.DataFrame]:
+         metric: str | None = None, baseline: str | None = None,
+         quality_metric: str | None = None) -> dict[str, pd.DataFrame]:
     """The Overview screen's tables, as shown: `progress` (how much of the run is scored: a run that is not finished
     shows a notice that its numbers are partial), the headline of all questions (`headline`: per method the primary
     scores with 95% CI and n; `findings`: the differences that hold, in sentences; `judge`, the offline judge's
     measured `agreement` with people and the judge's latest `calibration` against people; queries/headline.py), `metrics` (every metric per method: mean, 95% CI, n), one table
     per label metric (`verdict`, `answer_class`, `accuracy_grade`: counts and share per method), `repeatability`
     (empty for a run asked once per sample), `by_question_type_chart` (the bars: mean and CI in the chosen
-    scale) and `by_question_type` (the table under them, in the metric's own scale).
+    scale) and `by_question_type` (the table under them, in the metric's own scale); then the RAG system's own latency
+    and cost (queries/system.py, over all questions; empty when its answers carry none): `latency_cost` per method,
+    `quality_cost` (the chart's points, the Pareto front marked) and `pareto` (in sentences).
 
     question_type: the questions counted: "All question types" or one of the run's types ("" for none)
     scale: how scores are shown: "own scale", "1-5 (white paper)" or "percent"
     metric: the metric per question type (default: judge_overall when the run has it, else the first)
     baseline: the method the headline compares the others with (default: the one rated best overall)
+    quality_metric: the quality axis of the latency and cost chart (default: the first headline metric scored)
     """
     one_of(question_type, [ALL_TYPES, *question_types(store, run_id)], "question type")
     one_of(scale, VIEWS, "scale")
@@ -197,6 +202,7 @@ def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: st
             "share_disagreeing": "samples whose replies disagree"}),
         "by_question_type_chart": in_scale(by_type, scale)[per_type],
         "by_question_type": by_type[per_type].round(3),
+        **system.tables(store, run_id, sorted(means["method"].unique()), metric_ids, quality_metric),
     }
 
 

@@ -17,6 +17,7 @@ runs code: DuckDB would download and load a scanner extension to open a SQLite f
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -37,8 +38,9 @@ import pandas as pd
 import pyarrow as pa
 
 from evaluators import threads
+from evaluators.judges.prices import cost, list_price
 from evaluators.store import ledger
-from evaluators.records import ERROR_STATUSES, Chunk, GoldenItem, RagOutput
+from evaluators.records import ERROR_STATUSES, Chunk, GoldenItem, RagOutput, Usage
 from evaluators.records.run_status import RunStatus
 
 
@@ -365,6 +367,17 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (run_id, metric)
     );
     """,
+    # 17: what the RAG system itself spent on each answer (issue 37: from its trace or a file's columns), and each
+    # retrieved chunk's retriever score in a list parallel to `contexts` (changing the contexts STRUCT of a filled
+    # column is not worth it); NULL where the source said nothing, and for every output stored before.
+    """
+    ALTER TABLE rag_outputs ADD COLUMN latency_ms DOUBLE;
+    ALTER TABLE rag_outputs ADD COLUMN input_tokens BIGINT;
+    ALTER TABLE rag_outputs ADD COLUMN output_tokens BIGINT;
+    ALTER TABLE rag_outputs ADD COLUMN cost_usd DOUBLE;
+    ALTER TABLE rag_outputs ADD COLUMN model VARCHAR;
+    ALTER TABLE rag_outputs ADD COLUMN context_scores DOUBLE[];
+    """,
 ]
 CALIBRATION_RESULT_COLUMNS = ("label", "label_text", "sets", "part", "metric", "statistic", "n", "n_failed", "value",
                               "lo", "hi", "offline_value", "offline_lo", "offline_hi", "token_f1_value", "token_f1_lo",
@@ -390,6 +403,10 @@ _RATINGS_SCHEMA = pa.schema([
     ("note", pa.string()), ("source", pa.string()), ("source_hash", pa.string()), ("created_at", pa.timestamp("us")),
 ])
 _CONTEXTS_TYPE = pa.list_(pa.struct([("chunk_id", pa.string()), ("text", pa.string())]))
+# rag_outputs' usage columns, in Usage's field order (migration 17).
+_USAGE_COLUMNS = {"latency_ms": pa.float64(), "input_tokens": pa.int64(), "output_tokens": pa.int64(),
+                  "cost_usd": pa.float64(), "model": pa.string()}
+_NO_USAGE = Usage()
 _RELEVANT_TYPE = pa.list_(pa.struct([("id", pa.string()), ("grade", pa.float64())]))
 _JUDGE_CALLS_SCHEMA = pa.schema([
     ("call_id", pa.string()), ("run_id", pa.string()), ("question_id", pa.string()), ("method", pa.string()),
@@ -665,12 +682,12 @@ class Store:
 
     def rag_outputs(self, dataset_ids: list[str]) -> list[RagOutput]:
         rows = self.cursor().execute(
-            "SELECT question_id, method, answer, contexts FROM rag_outputs "
-            "WHERE list_contains(?, dataset_id) ORDER BY method, question_id", [dataset_ids]
+            f"SELECT question_id, method, answer, contexts, context_scores, {', '.join(_USAGE_COLUMNS)} "
+            "FROM rag_outputs WHERE list_contains(?, dataset_id) ORDER BY method, question_id", [dataset_ids]
         ).fetchall()
         return [
-            RagOutput(qid, method, answer, tuple(Chunk(c["chunk_id"], c["text"]) for c in contexts))
-            for qid, method, answer, contexts in rows
+            RagOutput(qid, method, answer, _chunks(contexts, scores), _usage(usage))
+            for qid, method, answer, contexts, scores, *usage in rows
         ]
 
     # -- runs and scores -----------------------------------------------------------------------
@@ -998,7 +1015,17 @@ def _golden_table(dataset_id: str, items) -> pa.Table:
     })
 
 
+def priced(usage: Usage | None) -> Usage | None:
+    """`usage` with its cost when it has none but gives both token counts and a model with a list price
+    (judges.prices, the one table of prices); else as it is: an unknown cost stays None, never 0."""
+    price = None if usage is None or usage.cost_usd is not None else list_price(usage.model)
+    if price is None or usage.input_tokens is None or usage.output_tokens is None:
+        return usage
+    return dataclasses.replace(usage, cost_usd=cost(usage.input_tokens, usage.output_tokens, price))
+
+
 def _outputs_table(dataset_id: str, outputs) -> pa.Table:
+    usages = [priced(o.usage) or _NO_USAGE for o in outputs]
     return pa.table({
         "dataset_id": [dataset_id] * len(outputs),
         "question_id": [o.question_id for o in outputs],
@@ -1007,4 +1034,18 @@ def _outputs_table(dataset_id: str, outputs) -> pa.Table:
         "contexts": pa.array(
             [[{"chunk_id": c.chunk_id, "text": c.text} for c in o.contexts] for o in outputs], _CONTEXTS_TYPE
         ),
+        # NULL unless some chunk has a score: most sources give none, and a list of NULLs says nothing more
+        "context_scores": pa.array([[c.score for c in o.contexts] if any(c.score is not None for c in o.contexts)
+                                    else None for o in outputs], pa.list_(pa.float64())),
+        **{column: pa.array([getattr(u, column) for u in usages], kind) for column, kind in _USAGE_COLUMNS.items()},
     })
+
+
+def _chunks(contexts: list[dict], scores: list | None) -> tuple[Chunk, ...]:
+    scores = scores or [None] * len(contexts)
+    return tuple(Chunk(c["chunk_id"], c["text"], s) for c, s in zip(contexts, scores))
+
+
+def _usage(values: list) -> Usage | None:
+    """A stored output's usage; None when every column is NULL (the source said nothing, or it predates them)."""
+    return None if all(v is None for v in values) else Usage(*values)

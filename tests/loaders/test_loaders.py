@@ -114,7 +114,7 @@ def test_chunk_dicts_keep_their_ids_and_fall_back_to_rank():
     assert (first.question_id, first.answer) == ("1", "1879")  # JSON ints become text
     assert first.contexts == (Chunk("c7", "Founded in 1879."), Chunk("42", "Another chunk."),
                               Chunk("3", "A chunk without an id."))
-    assert second.contexts == (Chunk("d-1", "Truro is a city in Cornwall."),)
+    assert second.contexts == (Chunk("d-1", "Truro is a city in Cornwall.", 0.91),)  # its retriever score kept
 
 
 def test_csv_with_json_list_contexts():

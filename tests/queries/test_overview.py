@@ -78,7 +78,8 @@ def test_the_metric_table_has_each_methods_mean_ci_and_n(small):
     store, run_id = small
     tables = q.view(store, run_id)
     assert list(tables) == ["progress", "headline", "findings", "judge", "agreement", "calibration", "metrics", "verdict", "answer_class",
-                            "accuracy_grade", "repeatability", "by_question_type_chart", "by_question_type"]
+                            "accuracy_grade", "repeatability", "by_question_type_chart", "by_question_type",
+                            "latency_cost", "quality_cost", "pareto"]  # the last three empty: no usage recorded
     table = tables["metrics"]
     assert list(table.index) == ["rouge_l", "judge_overall", "verdict"]  # catalogue order
     assert list(table.columns) == ["family", "scale", "m1", "m1 95% CI", "m1 n", "m2", "m2 95% CI", "m2 n", "judge"]
@@ -164,7 +165,8 @@ def test_a_run_without_scores_has_empty_tables(tmp_path):
     try:
         tables = q.view(store, run_id)
         assert list(tables) == ["progress", "headline", "findings", "judge", "agreement", "calibration", "metrics", "verdict", "answer_class",
-                                "accuracy_grade", "repeatability", "by_question_type_chart", "by_question_type"]
+                                "accuracy_grade", "repeatability", "by_question_type_chart", "by_question_type",
+                            "latency_cost", "quality_cost", "pareto"]  # the last three empty: no usage recorded
         assert all(t.empty for t in tables.values())
     finally:
         close_store(tmp_path / "small.duckdb")

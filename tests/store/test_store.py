@@ -8,9 +8,27 @@ import pandas as pd
 import pytest
 
 from evaluators.judges import prompts
-from evaluators.records import Chunk, GoldenItem, RagOutput
+from evaluators.records import Chunk, GoldenItem, RagOutput, Usage
 from evaluators.store import MIGRATIONS, SCHEMA_VERSION, Store, close_store, open_store
 from tests.helpers import ROOT
+
+
+def test_a_schema_16_file_keeps_its_outputs_and_reads_no_usage(db):
+    """Migration 17 adds rag_outputs' usage columns and chunk scores: an output stored before has no usage (None,
+    not zeros) and chunks without scores; a new one keeps them all, a chunk's score beside its id."""
+    con = _file_of_schema(db, 16)
+    con.execute("INSERT INTO rag_outputs VALUES ('ds_old', 'q1', 'basic', 'Ann.', [{'chunk_id': 'c1', 'text': 'x'}])")
+    con.close()
+    store = open_store(db)
+    assert store.schema_version() == SCHEMA_VERSION
+    assert store.rag_outputs(["ds_old"]) == [RagOutput("q1", "basic", "Ann.", (Chunk("c1", "x"),))]
+    traced = RagOutput("q2", "local", "Here.", (Chunk("d7", "a", 0.91), Chunk("d2", "b", None)),
+                       Usage(latency_ms=812.5, input_tokens=1200, output_tokens=85, cost_usd=None, model="my-own-llm"))
+    plain = RagOutput("q3", "local", "There.", (Chunk("1", "c"),))
+    saved = store.save_dataset(FakeDataset("traced", outputs=[traced, plain]))  # an unlisted model: no cost
+    assert store.rag_outputs([saved.dataset_id]) == [traced, plain]
+    assert store.cursor().execute("SELECT latency_ms, input_tokens, cost_usd, context_scores FROM rag_outputs "
+                                  "WHERE question_id = 'q2'").fetchall() == [(812.5, 1200, None, [0.91, None])]
 
 
 class FakeDataset:

@@ -1,6 +1,7 @@
 """The real traces (issue 37): a haystack pipeline traced by OpenInference and written by the OTLP JSON file exporter
 (tests/fixtures/traces/make_haystack_traces.py) is re-created here and read like the committed file; and the
 done-when: `run --golden G --outputs traces.jsonl` scores them, methods from service.name, unmatched traces said."""
+import json
 import subprocess
 import sys
 
@@ -74,6 +75,20 @@ def test_run_scores_otlp_traces_of_two_services_and_reports_the_unmatched(tmp_pa
         con.close()
     assert rows == [("bm25_top1", 5, 1, 1), ("bm25_top3", 5, 3, 3)]
     assert ids and all(i.startswith("c0") for i in ids)  # the retriever spans' document ids
+    # each answer's latency (its root span) stored, and Overview's twin shows them per method
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        latencies = con.execute("SELECT method, latency_ms, input_tokens FROM rag_outputs").fetchall()
+        run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
+    finally:
+        con.close()
+    assert all(ms is not None and ms > 0 and tokens for _, ms, tokens in latencies)
+    shown = cli("view", "overview", run_id, "--json", db=db)
+    assert shown.returncode == 0, shown.stderr
+    table = {r["method"]: r for r in json.loads(shown.stdout)["latency_cost"]}
+    for method in ("bm25_top1", "bm25_top3"):
+        ms = sorted(m for name, m, _ in latencies if name == method)
+        assert table[method]["n latency"] == 5 and table[method]["median latency ms"] == pytest.approx(ms[2])
 
 
 def test_run_with_a_named_method_attribute_and_a_missing_question_id_attribute(tmp_path):

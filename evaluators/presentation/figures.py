@@ -9,7 +9,6 @@ from __future__ import annotations
 import html
 
 import pandas as pd
-import plotly.express as px
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 

@@ -16,6 +16,16 @@ def stored_form(metrics: Iterable[Metric]) -> list[dict]:
             for m in metrics if m.user]
 
 
+def stored(row: dict) -> Metric:
+    """The metric of a `Store.user_metrics` row, as its run stored it: a criterion's, or a plug-in's (the loaded one at
+    that version, else shown only: metrics.plugins.stored)."""
+    if row["kind"] == criteria.KIND:
+        return criteria.metric_of(Criterion.of_definition(row["definition"]))
+    from evaluators.metrics import plugins  # imported only when a run has plug-in metrics
+
+    return plugins.stored(row["definition"], row["version"])
+
+
 def remember(store, run_id: str | None = None) -> None:
     """Register the users' metrics of run `run_id` (of every run when None; the newest run's version of an id last,
     so it wins) that this process does not know at that version."""
@@ -24,12 +34,7 @@ def remember(store, run_id: str | None = None) -> None:
         if known is not None and known.user["version"] == row["version"]:
             continue
         try:
-            if row["kind"] == criteria.KIND:
-                criteria.register(Criterion.of_definition(row["definition"]))
-            else:
-                from evaluators.metrics import plugins  # imported only when a run has plug-in metrics
-
-                register_user(plugins.stored(row["definition"], row["version"]))
+            register_user(stored(row))
         except (ValueError, KeyError, TypeError):
             # a definition this version no longer takes (checks since tightened, an id the catalogue took): its
             # scores still show, as a metric no longer in the catalogue does (registry.lookup); never a broken page

@@ -10,7 +10,6 @@ import pandas as pd
 
 from evaluators.metrics import criteria, user
 from evaluators.metrics.registry import Metric
-from evaluators.records.criteria import Criterion
 from evaluators.store import Store
 
 NOT_COMPARED_COLUMNS = ["metric", "run_a", "run_b", "version_a", "version_b", "note"]
@@ -28,20 +27,12 @@ def know(store: Store, run_id: str | None = None) -> None:
 def as_stored(store: Store, run_id: str) -> dict[str, Metric]:
     """The users' metrics of run `run_id` as it stored them (its version of each: "How scores are computed"
     shows that text, whichever version another run registered)."""
-    return {r["metric"]: _metric(r) for r in store.user_metrics(run_id)}
+    return {r["metric"]: user.stored(r) for r in store.user_metrics(run_id)}
 
 
 def source(m: Metric) -> str:
     """Where a metric comes from, as "How scores are computed" says it: its seed, or the user's kind and version."""
     return f"yours ({m.user['kind']}, version {m.user['version']})" if m.user else f"seed {m.seed}"
-
-
-def _metric(row: dict) -> Metric:
-    if row["kind"] == criteria.KIND:
-        return criteria.metric_of(Criterion.of_definition(row["definition"]))
-    from evaluators.metrics import plugins  # as metrics.user: a plug-in's module only when a run has one
-
-    return plugins.stored(row["definition"], row["version"])
 
 
 def changed(store: Store, run_a: str, run_b: str) -> dict[str, tuple[str, str, str]]:

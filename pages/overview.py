@@ -75,7 +75,7 @@ with above:
                "failed cells are counted in total, never averaged). abstains: the answers that abstain (answer_class DON'T "
                "KNOW), of all; faithfulness and the other metrics of the answer's own claims leave them out (not "
                "applicable: no claim to check), so read their mean beside it." + ("" if view == OWN else f" Shown in {view}."))
-    for note in q.unscored(store(), run_id)["note"]:  # a row without a mean says why
+    for note in tables["unscored"]["note"]:  # a row without a mean says why
         st.caption(md_escape(note))
     downloads(table.reset_index(), f"{run_id}-overview", "overview")
 

@@ -162,7 +162,8 @@ def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: st
     """The Overview screen's tables, as shown: `progress` (how much of the run is scored: a run that is not finished
     shows a notice that its numbers are partial), the headline of all questions (`headline`: per method the primary
     scores with 95% CI and n; `findings`: the differences that hold, in sentences; `judge`, the offline judge's
-    measured `agreement` with people and the judge's latest `calibration` against people; queries/headline.py), `metrics` (every metric per method: mean, 95% CI, n), one table
+    measured `agreement` with people and the judge's latest `calibration` against people; queries/headline.py), `metrics` (every metric per method: mean, 95% CI, n), `unscored` (why a
+    metric's row has no mean: `unscored`), one table
     per label metric (`verdict`, `answer_class`, `accuracy_grade`: counts and share per method), `repeatability`
     (empty for a run asked once per sample), `by_question_type_chart` (the bars: mean and CI in the chosen
     scale) and `by_question_type` (the table under them, in the metric's own scale); then the RAG system's own latency
@@ -196,6 +197,7 @@ def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: st
         "headline": top["scores"], "findings": top["findings"], "judge": top["judge"], "agreement": top["agreement"],
         "calibration": top["calibration"],
         "metrics": _cell_table(rows, methods, scale),
+        "unscored": unscored(store, run_id),
         **{m: _labels(counts, m) for m in LABEL_TABLES},
         "repeatability": repeatability(store, run_id).rename(columns={
             "replies": "replies per sample", "mean_sd": "mean SD within a sample",

@@ -210,7 +210,9 @@ def test_an_offline_run_says_why_its_criteria_have_no_score(criteria_runs, tmp_p
     assert unscored[["metric", "status", "reason", "n"]].to_dict("records") == [
         {"metric": c, "status": "not_applicable", "reason": reason, "n": N * len(METHODS)}
         for c in sorted(CRITERION_IDS)]
-    assert overview.view(store, run)["metrics"].loc[CRITERION_IDS, "local n"].tolist() == [f"0/{N}"] * 3
+    shown = overview.view(store, run)
+    assert shown["metrics"].loc[CRITERION_IDS, "local n"].tolist() == [f"0/{N}"] * 3
+    assert shown["unscored"]["note"].tolist() == unscored["note"].tolist()  # the screen and its JSON twin say why
     page = report_html(store, run)
     assert f"names_the_source: no cell scored, {N * len(METHODS)} not_applicable ({reason})" in page
 

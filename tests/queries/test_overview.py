@@ -77,7 +77,7 @@ def t_interval(values, low=0.0, width=1.0) -> str:
 def test_the_metric_table_has_each_methods_mean_ci_and_n(small):
     store, run_id = small
     tables = q.view(store, run_id)
-    assert list(tables) == ["progress", "headline", "findings", "judge", "agreement", "calibration", "metrics", "verdict", "answer_class",
+    assert list(tables) == ["progress", "headline", "findings", "judge", "agreement", "calibration", "metrics", "unscored", "verdict", "answer_class",
                             "accuracy_grade", "repeatability", "by_question_type_chart", "by_question_type",
                             "latency_cost", "quality_cost", "pareto"]  # the last three empty: no usage recorded
     table = tables["metrics"]
@@ -164,7 +164,7 @@ def test_a_run_without_scores_has_empty_tables(tmp_path):
     store, run_id = small_run(tmp_path, scored=False)
     try:
         tables = q.view(store, run_id)
-        assert list(tables) == ["progress", "headline", "findings", "judge", "agreement", "calibration", "metrics", "verdict", "answer_class",
+        assert list(tables) == ["progress", "headline", "findings", "judge", "agreement", "calibration", "metrics", "unscored", "verdict", "answer_class",
                                 "accuracy_grade", "repeatability", "by_question_type_chart", "by_question_type",
                             "latency_cost", "quality_cost", "pareto"]  # the last three empty: no usage recorded
         assert all(t.empty for t in tables.values())

@@ -61,7 +61,8 @@ def test_overview_shows_each_criterion_in_its_scale_and_family(criteria_runs):
         "policy_share": ("criteria", "ratio")}
     for c in CRITERIA:
         for method, mean in means(store, run, c.id).items():
-            assert table.loc[c.id, method] == pytest.approx(round(mean, 3))
+            # the table shows 3 decimals; the two sums may round a .xxx5 mean apart
+            assert table.loc[c.id, method] == pytest.approx(mean, abs=5e-4 + 1e-9)
             assert table.loc[c.id, f"{method} n"] == f"{N}/{N}"
     assert list(table.index[-3:]) == sorted(CRITERION_IDS)  # after the catalogue's metrics
 

@@ -167,3 +167,32 @@ def test_phoenix_and_langfuse_exports_are_read(name, tmp_path):
     if "langfuse" in name:
         assert q1.usage.cost_usd == pytest.approx(0.000037)
     assert any("match no golden question" in n for n in ds.notes)
+
+
+def test_the_fast_decoder_reads_every_span_as_the_general_path_does(tmp_path):
+    """otlp.py decodes a line into typed records (msgspec) and falls back to json.loads for anything else: both must
+    give the same spans, for the real pipeline's traces and for every kind of attribute value."""
+    from evaluators.loaders.problems import Problems
+    from evaluators.loaders.traces import otlp
+
+    every_kind = {"s": "text", "i": 7, "f": 0.25, "b": True, "list": [1, "two", 3.5]}
+    raw = {"nan": {"doubleValue": "NaN"}, "kv": {"kvlistValue": {"values": [{"key": "k", "value": {"intValue": "3"}}]}},
+           "bytes": {"bytesValue": "AAE="}, "int_number": {"intValue": 12}, "double_whole": {"doubleValue": 2},
+           "empty": {}, "none": None}
+    made = [request("svc", [span("t1", "r", None, "rag", every_kind, raw=raw)]),
+            request("svc", rag_trace("t2", "Who wrote Hamlet?", "S.")) | {"extra": {"ignored": [1, 2]}}]
+    lines = [line for line in (TRACES / "haystack_otlp.jsonl").read_bytes().split(b"\n") if line.strip()]
+    lines += [json.dumps(r).encode() for r in made]
+
+    def keep(key):
+        return True
+
+    assert all(otlp._fast_spans(otlp._DECODER.decode(line), 1, keep) for line in lines)  # none falls back
+    fast = list(otlp.spans(lines, Problems("f"), keep))
+    general = [s for n, line in enumerate(lines, 1) for s in otlp._request(json.loads(line), n, Problems("g"), keep)]
+    assert len(fast) == len(general) > 10
+    for a, b in zip(fast, general):
+        assert (a.trace_id, a.span_id, a.parent_id, a.name, a.start_ns, a.end_ns, a.line, a.resource) == \
+               (b.trace_id, b.span_id, b.parent_id, b.name, b.start_ns, b.end_ns, b.line, b.resource)
+        assert json.dumps(a.attributes, sort_keys=True) == json.dumps(b.attributes, sort_keys=True)
+        assert [type(v) for v in a.attributes.values()] == [type(v) for v in b.attributes.values()]

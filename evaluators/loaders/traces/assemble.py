@@ -166,7 +166,7 @@ def _index(span: Span, key: str, prefix: str) -> int:
 
 def _documents(span: Span) -> list[Chunk]:
     """The retriever span's documents in index order: id (else the rank), content, score."""
-    docs: dict[int, dict] = {}
+    docs: dict[str, dict] = {}  # by the index's text: a span of 5 documents has 15 attributes to sort into them
     start = len(sa.DOCUMENTS)
     for key, value in span.attributes.items():
         if key.startswith(sa.DOCUMENTS):
@@ -174,20 +174,21 @@ def _documents(span: Span) -> list[Chunk]:
             if not index.isdigit():
                 raise Bad(span.line, key, f"span {span.span_id}: attribute {key} has no list index after "
                           f"{sa.DOCUMENTS}")
-            docs.setdefault(int(index), {})[field] = (key, value)
+            docs.setdefault(index, {})[field] = (key, value)
     chunks = []
-    for rank, index in enumerate(sorted(docs), 1):
+    for rank, index in enumerate(sorted(docs, key=int), 1):
         fields = docs[index]
-        key, content = fields.get("content", (f"{sa.DOCUMENTS}{index}.document.content", None))
-        if not isinstance(content, str):
+        key, content = fields.get("content") or (f"{sa.DOCUMENTS}{index}.document.content", None)
+        if type(content) is not str:
             raise Bad(span.line, key, f"span {span.span_id}: document {index}'s content is {kind_of(content)}, "
                       "not a text")
-        key, doc_id = fields.get("id", (None, rank))
-        if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+        key, doc_id = fields.get("id") or (None, rank)
+        if type(doc_id) is not str and (isinstance(doc_id, bool) or not isinstance(doc_id, int)):
             raise Bad(span.line, key, f"span {span.span_id}: document {index}'s id is {kind_of(doc_id)}, not a "
                       "text or a whole number")
-        key, score = fields.get("score", (None, None))
-        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+        key, score = fields.get("score") or (None, None)
+        if score is not None and type(score) is not float and (isinstance(score, bool)
+                                                               or not isinstance(score, (int, float))):
             raise Bad(span.line, key, f"span {span.span_id}: document {index}'s score is {kind_of(score)}, not a "
                       "number")
         chunks.append(Chunk(str(doc_id), content, None if score is None else float(score)))

@@ -7,12 +7,19 @@ github.com/open-telemetry/opentelemetry-proto, docs/specification.md "JSON Proto
 {resource: {attributes}, scopeSpans[] -> {spans[] -> {traceId, spanId, parentSpanId, name, startTimeUnixNano,
 endTimeUnixNano, attributes: [{key, value: {stringValue | intValue | doubleValue | boolValue | arrayValue |
 kvlistValue | bytesValue}}]}}]}; ids are hex, 64-bit integers may be JSON strings.
+
+A line is decoded by msgspec into typed records of that shape (`_Request`): about three times as fast as json.loads
+into dicts, and unneeded fields are skipped in C. A line that does not fit the shape, or holds a value that does not
+convert, is read again by the general path (json.loads, `_request`), which says what is wrong or reads what it can:
+the fast path decides nothing on its own.
 """
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
+
+import msgspec
 
 from evaluators.loaders.problems import Problems, kind
 from evaluators.loaders.traces.spans import Span
@@ -30,6 +37,14 @@ def spans(lines: Iterable[bytes], problems: Problems, keep: Callable[[str], bool
     lines = iter(lines)
     first = True
     for line_number, raw in enumerate(lines, 1):
+        try:
+            fast = _fast_spans(_DECODER.decode(raw), line_number, keep)
+        except (msgspec.MsgspecError, _BadValue):
+            pass
+        else:
+            first = False
+            yield from fast
+            continue
         if not raw.strip():
             continue
         try:
@@ -118,6 +133,13 @@ def _attributes(items, keep) -> dict:
     return out
 
 
+def _whole(value, key: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise _BadValue(f"attribute {key}: intValue is {kind(value)}, not a whole number") from None
+
+
 def _value(value, key: str):
     """An OTLP AnyValue as the Python value it holds."""
     if not isinstance(value, dict) or not value:
@@ -125,10 +147,7 @@ def _value(value, key: str):
     if "stringValue" in value:
         return value["stringValue"]
     if "intValue" in value:
-        try:
-            return int(value["intValue"])
-        except (TypeError, ValueError):
-            raise _BadValue(f"attribute {key}: intValue is {kind(value['intValue'])}, not a whole number") from None
+        return _whole(value["intValue"], key)
     if "doubleValue" in value:
         number = value["doubleValue"]
         if isinstance(number, str) and number in ("NaN", "Infinity", "-Infinity"):
@@ -145,3 +164,88 @@ def _value(value, key: str):
     if "bytesValue" in value:
         return value["bytesValue"]
     raise _BadValue(f"attribute {key}: unknown value type {', '.join(map(str, value))}")
+
+
+# -- the fast path: the common shape as typed records (msgspec); anything else goes to the general path above
+
+class _AnyValue(msgspec.Struct, forbid_unknown_fields=True):
+    stringValue: str | None = None
+    intValue: int | str | None = None
+    doubleValue: float | str | None = None
+    boolValue: bool | None = None
+    bytesValue: str | None = None
+    arrayValue: dict | None = None
+    kvlistValue: dict | None = None
+
+
+class _KeyValue(msgspec.Struct):
+    key: str
+    value: _AnyValue | None = None
+
+
+class _Span(msgspec.Struct):
+    traceId: str
+    spanId: str
+    startTimeUnixNano: int | str
+    parentSpanId: str | None = None
+    name: str | None = None
+    endTimeUnixNano: int | str | None = None
+    attributes: list[_KeyValue] | None = None
+
+
+class _Scope(msgspec.Struct):
+    spans: list[_Span] | None = None
+
+
+class _Resource(msgspec.Struct):
+    attributes: list[_KeyValue] | None = None
+
+
+class _ResourceSpans(msgspec.Struct):
+    resource: _Resource | None = None
+    scopeSpans: list[_Scope] | None = None
+    instrumentationLibrarySpans: list[_Scope] | None = None
+
+
+class _Request(msgspec.Struct):
+    resourceSpans: list[_ResourceSpans]
+
+
+_DECODER = msgspec.json.Decoder(_Request)
+
+
+def _fast_spans(request: _Request, line: int, keep) -> list[Span]:
+    """A decoded line's spans; _BadValue (the line goes to the general path) when one is not as a span must be."""
+    out = []
+    for resource_spans in request.resourceSpans:
+        resource = _fast_attributes(resource_spans.resource.attributes if resource_spans.resource else None, keep)
+        for scope in resource_spans.scopeSpans or resource_spans.instrumentationLibrarySpans or ():
+            for raw in scope.spans or ():
+                end = raw.endTimeUnixNano
+                if not raw.traceId or not raw.spanId:
+                    raise _BadValue("no id")
+                out.append(Span(raw.traceId, raw.spanId, raw.parentSpanId or None, raw.name or "",
+                                _nanos(raw.startTimeUnixNano, "startTimeUnixNano"),
+                                None if end in (None, "", 0, "0") else _nanos(end, "endTimeUnixNano"), line,
+                                _fast_attributes(raw.attributes, keep), resource))
+    return out
+
+
+def _fast_attributes(items: list[_KeyValue] | None, keep) -> dict:
+    out = {}
+    for item in items or ():
+        key = item.key
+        if keep(key):
+            value = item.value
+            if value is None:
+                out[key] = None
+            elif value.stringValue is not None:
+                out[key] = value.stringValue
+            elif type(value.doubleValue) is float:
+                out[key] = value.doubleValue
+            elif value.intValue is not None:
+                out[key] = _whole(value.intValue, key)
+            else:  # the rare kinds: as the general path reads them, from the same dict shape
+                out[key] = _value({field: v for field in value.__struct_fields__
+                                   if (v := getattr(value, field)) is not None}, key)
+    return out

@@ -32,17 +32,25 @@ _WANTED = {KIND, INPUT, INPUT_MIME, OUTPUT, OUTPUT_MIME, PROMPT_TOKENS, COMPLETI
 _WANTED_PREFIXES = (DOCUMENTS, OUTPUT_MESSAGES)
 
 
-def wanted(extra: frozenset[str]):
-    """Whether an attribute is kept: the conventions' names above, and the user's method / question-id attribute."""
-    names = _WANTED | extra
-    known: dict[str, bool] = {}  # a file repeats its attribute names span after span
+def wanted(extra: frozenset[str]) -> "_Wanted":
+    """Whether an attribute is kept (`keep(key)`): the conventions' names above, and the user's method / question-id
+    attribute."""
+    return _Wanted(_WANTED | extra)
 
-    def keep(key: str) -> bool:
-        answer = known.get(key)
-        if answer is None:
-            answer = known[key] = key in names or key.startswith(_WANTED_PREFIXES)
+
+class _Wanted(dict):
+    """key -> kept?, each key decided once (a file repeats its attribute names span after span); called as a
+    function, a lookup in C."""
+
+    def __init__(self, names: frozenset[str]):
+        super().__init__()
+        self.names = names
+
+    def __missing__(self, key: str) -> bool:
+        answer = self[key] = key in self.names or key.startswith(_WANTED_PREFIXES)
         return answer
-    return keep
+
+    __call__ = dict.__getitem__
 
 
 @dataclass(slots=True)

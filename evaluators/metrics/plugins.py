@@ -9,7 +9,8 @@
         ...
 
 A plug-in's metric is a catalogue Metric (family "plugins" unless given; `Metric.user` kind "plugin", versioned by
-the sha256 of its file: a changed file is a new version). Its cells never hold a silent 0 or NaN: an exception on
+the sha256 of its file: a changed file is a new version; a helper module it imports from its own folder is not
+hashed). Its cells never hold a silent 0 or NaN: an exception on
 a sample, a value off its scale, NaN or a non-number make that cell judge_error saying what it returned (retried
 by a re-run); None, `not_applicable(why)` or `raise NotApplicable(why)` make it not_applicable. A stored run's
 plug-in metric is shown from its stored definition without importing any code (`stored`)."""
@@ -200,6 +201,8 @@ def load(path: str | Path) -> list[Metric]:
     sys.modules[name] = module  # as an import would (dataclasses and pickling look the module up)
 
     def run() -> None:
+        if str(file.parent) not in sys.path:  # its own helper modules import, as when the file runs as a script;
+            sys.path.append(str(file.parent))  # after everything else, so a helper never shadows a library
         spec.loader.exec_module(module)
 
     try:

@@ -211,3 +211,21 @@ def test_entry_points_of_an_installed_package(tmp_path, monkeypatch):
 def test_the_readme_shows_the_shipped_example_as_it_is():
     section = (ROOT / "README.md").read_text().split("### Python metrics (plug-ins)")[1]
     assert EXAMPLE.read_text() in section
+
+
+def test_a_plugin_imports_a_helper_module_of_its_own_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    folder = tmp_path / "my_rules"
+    folder.mkdir()
+    (folder / "ragscope_test_rules_helper.py").write_text("def words(text):\n    return len(text.split())\n")
+    (folder / "short.py").write_text(
+        "from ragscope_test_rules_helper import words\n"
+        "from evaluators.metrics.plugins import plugin_metric\n\n"
+        "@plugin_metric('short_answer', scale='binary', formula='1 when the answer has at most 5 words.')\n"
+        "def short_answer(sample):\n"
+        "    return 1.0 if words(sample.output.answer) <= 5 else 0.0\n")
+    [short] = plugins.load(folder / "short.py")
+    assert [r.value for r in short.scored([sample(text="It is 0."), sample(text="one two three four five six")])] \
+        == [1.0, 0.0]
+    assert sys.path[-1] == str(folder.resolve())
+    sys.modules.pop("ragscope_test_rules_helper", None)

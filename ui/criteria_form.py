@@ -20,6 +20,7 @@ PROBLEMS = "eval-criteria-problems"  # the last upload's or form's problems
 SEEN = "eval-criteria-file-seen"  # the upload already read (a page run must not add it again)
 FORM = "the form"  # what a form's problems name as their file
 FIELDS = ("id", "name", "criterion", "scale", "inputs", "higher_is_better")  # the form's widgets: eval-criterion-<f>
+EXAMPLES = 2  # few-shot example slots on the form (a file may give up to MAX_EXAMPLES)
 
 
 def chosen() -> tuple[Criterion, ...]:
@@ -58,12 +59,30 @@ def _submit() -> None:
     data["name"] = (data["name"] or "").strip() or None
     data["levels"] = {str(k): text.strip() for k in range(1, 6) if (text := state.get(f"eval-criterion-level-{k}"))
                       and text.strip()} if data["scale"] == "1-5" else {}
+    data["examples"] = [e for k in range(1, EXAMPLES + 1) if (e := _example(k)) is not None]
     found = criterion_problems(data, REGISTRY, f"criterion {data['id']!r}")
     if data["id"] in state.get(CHOSEN, {}):
         found.append(("id", f"criterion {data['id']!r} is in the list already: remove it first, or give another id"))
     state[PROBLEMS] = [Problem(FORM, None, field, message) for field, message in found]
     if not found:
         _add((Criterion.of_definition(data),))
+
+
+def _example(k: int) -> dict | None:
+    """Example slot k as a criteria file writes one (None when its answer is empty); a score that is no number is
+    passed on as typed, for the check to name."""
+    def field(name: str) -> str:
+        return (st.session_state.get(f"eval-criterion-example-{k}-{name}") or "").strip()
+
+    if not field("answer"):
+        return None
+    inputs = {"question": field("question")} if field("question") else {}
+    try:
+        score = float(field("score"))
+        score = int(score) if score.is_integer() else score  # 4, as a file writes it: the same version
+    except ValueError:
+        score = field("score")
+    return {"inputs": inputs | {"answer": field("answer")}, "score": score, "reason": field("reason")}
 
 
 def _form() -> None:
@@ -84,6 +103,15 @@ def _form() -> None:
         with st.expander("Levels (1-5 scale only, optional): what each score means"):
             for k in range(1, 6):
                 st.text_input(f"Level {k}", key=f"eval-criterion-level-{k}")
+        with st.expander("Examples (optional): answers scored as you would score them, shown to the judge"):
+            for k in range(1, EXAMPLES + 1):
+                left, right = st.columns([3, 1])
+                left.text_input(f"Example {k}: question (when the judge sees it)",
+                                key=f"eval-criterion-example-{k}-question")
+                left.text_area(f"Example {k}: answer", key=f"eval-criterion-example-{k}-answer", height=80)
+                right.text_input(f"Example {k}: score", key=f"eval-criterion-example-{k}-score",
+                                 help="On the criterion's scale: 1-5, 0 or 1 for pass/fail, 0-1.")
+                right.text_input(f"Example {k}: why", key=f"eval-criterion-example-{k}-reason")
         st.form_submit_button("Add the criterion", on_click=_submit)
 
 

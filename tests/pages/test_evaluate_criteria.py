@@ -61,3 +61,30 @@ def test_the_form_adds_checks_and_removes_and_the_text_stays_text(app_at):
     at.button(key="eval-criteria-remove-plain_words").click()
     at.run()
     assert criteria_table(at) is None
+
+
+def test_the_form_takes_few_shot_examples_checked_on_the_scale(app_at):
+    at = app_at("pages/evaluate.py")
+    at.text_input(key="eval-criterion-id").input("names_the_source")
+    at.text_area(key="eval-criterion-criterion").input("The answer says which passage its claim comes from.")
+    at.selectbox(key="eval-criterion-scale").set_value("pass/fail")
+    at.text_area(key="eval-criterion-example-1-answer").input("Per passage 2, it opened in 1901.")
+    at.text_input(key="eval-criterion-example-1-score").input("3")
+    at.button(key="FormSubmitter:eval-criterion-form-Add the criterion").click()
+    at.run()
+    problems = problems_table(at)
+    assert list(problems["field"]) == [r"examples\[1\]\.score"] and "pass/fail" in problems["message"].iloc[0]
+    at.text_input(key="eval-criterion-example-1-score").input("1")
+    at.text_input(key="eval-criterion-example-1-reason").input("names passage 2")
+    at.text_input(key="eval-criterion-example-2-question").input("When did it open?")
+    at.text_area(key="eval-criterion-example-2-answer").input("It opened in 1901.")
+    at.text_input(key="eval-criterion-example-2-score").input("0")
+    at.button(key="FormSubmitter:eval-criterion-form-Add the criterion").click()
+    at.run()
+    assert problems_table(at) is None
+    listed = criteria_table(at)
+    assert listed["examples"].iloc[0] == 2
+    [criterion] = at.session_state["eval-criteria"].values()
+    assert [(dict(e.inputs), e.score, e.reason) for e in criterion.examples] == [
+        ({"answer": "Per passage 2, it opened in 1901."}, 1, "names passage 2"),
+        ({"question": "When did it open?", "answer": "It opened in 1901."}, 0, "")]

@@ -127,6 +127,18 @@ class Source:
             return self.data[:n]
         return self._disk(lambda: _read_head(self.path, n))
 
+    def blocks(self, start: int, limit: int, block: int = 1 << 20) -> Iterator[bytes]:
+        """The bytes from `start` on, a block at a time, `limit` bytes at most (detection that looks past the head)."""
+        if self.path is None:
+            for at in range(start, min(self.size, start + limit), block):
+                yield self.data[at:min(at + block, start + limit)]
+            return
+        with self._disk(lambda: self.path.open("rb")) as stream:
+            stream.seek(start)
+            while limit > 0 and (chunk := stream.read(min(block, limit))):
+                limit -= len(chunk)
+                yield chunk
+
     def lines(self, digest, block: int = 1 << 22) -> Iterator[bytes]:
         """The bytes a line at a time, hashed into `digest` a block at a time as read: a file is never all in memory."""
         if self.path is None:

@@ -167,3 +167,21 @@ def test_phoenix_and_langfuse_exports_are_read(name, tmp_path):
     if "langfuse" in name:
         assert q1.usage.cost_usd == pytest.approx(0.000037)
     assert any("match no golden question" in n for n in ds.notes)
+
+
+def test_a_langfuse_export_whose_first_trace_fills_the_head_is_still_langfuse(tmp_path, monkeypatch):
+    """Detection reads the head; a first trace whose input (~200 KB) comes before its observations key leaves the
+    head without it, and detection looks further, a block at a time, within its bound."""
+    export = json.loads((TRACES / "langfuse_traces.json").read_text(encoding="utf-8"))
+    first = export["data"][0]
+    first["input"] = {"question": first["input"]["question"], "history": "earlier turn. " * 15_000}
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    head = path.read_bytes()[:traces.HEAD]
+    assert b'"observations"' not in head and traces.detect(head) is None  # the head alone cannot tell
+    ds = read(path, golden(tmp_path))
+    assert ds.format == "langfuse"
+    q1 = {o.question_id: o for o in ds.outputs}["q1"]
+    assert [c.chunk_id for c in q1.contexts] == ["wiki-paris-1", "wiki-france-3"]
+    monkeypatch.setattr(traces, "FURTHER", 100_000)  # the observations key past the bound: not looked for there
+    assert read(path, golden(tmp_path)).format == "json"  # its {"data": [...]} read as plain JSON outputs

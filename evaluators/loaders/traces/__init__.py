@@ -18,7 +18,7 @@ of its outputs, not of its spans (bench/traces.py).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from evaluators.loaders.problems import Problems
@@ -31,10 +31,15 @@ from evaluators.records import GoldenItem, Problem, RagOutput
 TRACE_FORMATS = ("otlp", "phoenix", "langfuse")
 DEFAULT_METHOD_ATTRIBUTE = "service.name"
 HEAD = 64 * 1024  # what detection reads: a trace's first span may carry long texts before its keys
+# How much further detection reads, a block at a time, when the head shows a Langfuse trace's keys but not its
+# observations (a first trace whose input and output texts fill the head): a bound, so a plain JSON file with a
+# timestamp key costs one bounded scan, never a whole read.
+FURTHER = 64 * 2**20
 
 
-def detect(head: bytes, parquet_columns: Sequence[str] = ()) -> str | None:
-    """The trace format of a file by its content (its first bytes; a Parquet file's columns), or None."""
+def detect(head: bytes, parquet_columns: Sequence[str] = (), more: Iterable[bytes] = ()) -> str | None:
+    """The trace format of a file by its content (its first bytes; a Parquet file's columns), or None. `more`: the
+    bytes after the head, in blocks, read only where the head leaves the format open (`langfuse.is_langfuse`)."""
     if parquet_columns:
         return "phoenix" if phoenix.is_phoenix(parquet_columns) else None
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -44,7 +49,7 @@ def detect(head: bytes, parquet_columns: Sequence[str] = ()) -> str | None:
         return "otlp"
     if phoenix.MARKER.search(head):
         return "phoenix"
-    if langfuse.is_langfuse(head):
+    if langfuse.is_langfuse(head, more):
         return "langfuse"
     return None
 

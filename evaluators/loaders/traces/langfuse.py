@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from evaluators.loaders.problems import Problems, kind
 from evaluators.loaders.traces import spans as sa
@@ -27,12 +27,26 @@ _KINDS = {"GENERATION": "LLM", "RETRIEVER": "RETRIEVER", "EMBEDDING": "EMBEDDING
 _ID_KEYS, _TEXT_KEYS = ("id", "doc_id", "chunk_id", "document_id"), ("content", "text", "page_content")
 
 
-_MARKERS = (re.compile(rb'(?<!\\)"observations"\s*:\s*\['), re.compile(rb'(?<!\\)"(traceId|timestamp)"\s*:'))
+_OBSERVATIONS = re.compile(rb'(?<!\\)"observations"\s*:\s*\[')
+_TRACE_KEY = re.compile(rb'(?<!\\)"(traceId|timestamp)"\s*:')
+_OVERLAP = 64  # bytes of one block kept before the next, so a key split between blocks is still found
 
 
-def is_langfuse(head: bytes) -> bool:
-    """Keys of a trace with its observations (not the same words quoted inside a text)."""
-    return all(marker.search(head) for marker in _MARKERS)
+def is_langfuse(head: bytes, more: Iterable[bytes] = ()) -> bool:
+    """Keys of a trace with its observations (not the same words quoted inside a text). A trace's key in the head
+    without the observations key (long input / output texts come first): the observations key looked for in `more`,
+    the bytes after the head, a block at a time."""
+    if not _TRACE_KEY.search(head):
+        return False
+    if _OBSERVATIONS.search(head):
+        return True
+    tail = head[-_OVERLAP:]
+    for block in more:
+        window = tail + block
+        if _OBSERVATIONS.search(window):
+            return True
+        tail = window[-_OVERLAP:]
+    return False
 
 
 def spans(lines: Iterator[bytes], problems: Problems, keep) -> Iterator[Span]:

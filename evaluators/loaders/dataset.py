@@ -124,7 +124,7 @@ def _load_traces(src: Source, fmt: str, role: str, method, golden: Dataset | Non
         a for a in (method_attribute or traces.DEFAULT_METHOD_ATTRIBUTE, question_id_attribute) if a)))
     read = traces.read(fmt, lines, batches, problems, golden=golden.golden if golden is not None else None,
                        method=method, default_method=_file_method(src.file),
-                       method_attribute=method_attribute, question_id_attribute=question_id_attribute)
+                       method_attribute=method_attribute, question_id_attribute=question_id_attribute, size=src.size)
     problems.raise_if_any()
     if batches is not None:
         digest = src.sha256()

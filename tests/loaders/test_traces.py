@@ -185,3 +185,25 @@ def test_a_langfuse_export_whose_first_trace_fills_the_head_is_still_langfuse(tm
     assert [c.chunk_id for c in q1.contexts] == ["wiki-paris-1", "wiki-france-3"]
     monkeypatch.setattr(traces, "FURTHER", 100_000)  # the observations key past the bound: not looked for there
     assert read(path, golden(tmp_path)).format == "json"  # its {"data": [...]} read as plain JSON outputs
+
+
+def test_a_langfuse_export_of_one_trace_a_line_is_read_by_line_and_a_whole_document_within_the_bound(tmp_path,
+                                                                                                       monkeypatch):
+    """JSON Lines are read a line at a time (whatever their size); one JSON document only whole, so it is held to the
+    loaders' memory bound first, and the message says to export one trace a line."""
+    export = json.loads((TRACES / "langfuse_traces.json").read_text(encoding="utf-8"))
+    by_line = tmp_path / "by_line.jsonl"
+    by_line.write_text("".join(json.dumps(t) + "\n" for t in export["data"]), encoding="utf-8")
+    whole = tmp_path / "whole.json"
+    whole.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    monkeypatch.setenv("RAGSCOPE_INPUT_MEMORY_MB", str(whole.stat().st_size * 3 / 2**20))  # half the whole's need
+    gold = golden(tmp_path)
+    ds = read(by_line, gold)
+    assert ds.format == "langfuse" and {o.question_id for o in ds.outputs} == {"q1", "q2"}
+    assert ds.output_rows == (1, 2)  # each trace's line
+    (problem,) = problems(whole, gold)
+    assert "too big" in problem.message and "one a line" in problem.message, problem.message
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(by_line.read_text(encoding="utf-8") + '{"id": "t9", "observations": [\n', encoding="utf-8")
+    found = problems(broken, gold)
+    assert [(p.row, "not valid JSON" in p.message) for p in found] == [(len(export["data"]) + 1, True)], found

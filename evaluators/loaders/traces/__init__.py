@@ -63,9 +63,10 @@ class TraceOutputs:
 
 def read(fmt: str, lines: Iterator[bytes] | None, batches, problems: Problems, *, golden: Sequence[GoldenItem] | None,
          method: str | None, default_method: str, method_attribute: str | None = None,
-         question_id_attribute: str | None = None) -> TraceOutputs:
+         question_id_attribute: str | None = None, size: int = 0) -> TraceOutputs:
     """A trace file's outputs. lines: the file's lines (OTLP, JSON Lines, Langfuse JSON); batches: a Parquet file's
-    record batches (Phoenix). Problems are added to `problems`; the caller raises them."""
+    record batches (Phoenix); size: the file's, in bytes (what a format read whole is held to). Problems are added
+    to `problems`; the caller raises them."""
     method_attribute = method_attribute or DEFAULT_METHOD_ATTRIBUTE
     keep = wanted(frozenset(a for a in (method_attribute, question_id_attribute) if a))
     if fmt == "otlp":
@@ -73,7 +74,7 @@ def read(fmt: str, lines: Iterator[bytes] | None, batches, problems: Problems, *
     elif fmt == "phoenix":
         spans = phoenix.spans(lines, batches, problems, keep)
     else:
-        spans = langfuse.spans(lines, problems, keep)
+        spans = langfuse.spans(lines, problems, keep, size)
     traces = _traces(spans, problems, method_attribute, question_id_attribute)
     outputs, rows, notes = join(traces, golden, problems, method=method, default_method=default_method,
                                 method_attribute=method_attribute, question_id_attribute=question_id_attribute)

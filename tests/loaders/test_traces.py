@@ -207,3 +207,34 @@ def test_a_langfuse_export_of_one_trace_a_line_is_read_by_line_and_a_whole_docum
     broken.write_text(by_line.read_text(encoding="utf-8") + '{"id": "t9", "observations": [\n', encoding="utf-8")
     found = problems(broken, gold)
     assert [(p.row, "not valid JSON" in p.message) for p in found] == [(len(export["data"]) + 1, True)], found
+
+
+def _genai_trace(trace_id: str, question: str, documents) -> list[dict]:
+    """Spans as the GenAI conventions show them (semantic-conventions-genai, docs/gen-ai/gen-ai-spans.md): a workflow
+    root, a retrieval span (gen_ai.operation.name "retrieval", the query, the documents) and a chat span."""
+    answer = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": f"About {question}"}],
+                          "finish_reason": "stop"}])
+    return [span(trace_id, "w", None, "invoke_workflow rag", {"gen_ai.operation.name": "invoke_workflow"}, ms=900),
+            span(trace_id, "r", "w", "retrieval kb-1", {"gen_ai.operation.name": "retrieval",
+                                                        "gen_ai.data_source.id": "kb-1",
+                                                        "gen_ai.retrieval.query.text": question,
+                                                        "gen_ai.retrieval.documents": documents}, T0 + 5),
+            span(trace_id, "c", "w", "chat gpt-x", {"gen_ai.operation.name": "chat", "gen_ai.response.model": "gpt-x",
+                                                    "gen_ai.output.messages": answer}, T0 + 200)]
+
+
+def test_genai_retrieval_spans_give_the_chunks_and_the_query_the_question(tmp_path):
+    gold = golden(tmp_path)
+    docs = [{"id": "doc_123", "score": 0.95, "content": "Paris is the capital."},
+            {"id": "doc_456", "score": 0.87, "content": "France is in Europe."}]
+    spans = (_genai_trace("g1", "What is the capital of France?", docs)  # structured: an OTLP array of kvlists
+             + _genai_trace("g2", "Who wrote Hamlet?", json.dumps([{"id": "h1", "score": 0.5, "text": "Hamlet."}])))
+    ds = read(write(tmp_path / "genai.jsonl", [request("svc", spans)]), gold)
+    by_q = {o.question_id: o for o in ds.outputs}
+    assert [(c.chunk_id, c.text, c.score) for c in by_q["q1"].contexts] == [
+        ("doc_123", "Paris is the capital.", 0.95), ("doc_456", "France is in Europe.", 0.87)]
+    assert [(c.chunk_id, c.score) for c in by_q["q2"].contexts] == [("h1", 0.5)]
+    assert by_q["q1"].answer == "About What is the capital of France?"
+    no_text = _genai_trace("g3", "Who wrote Hamlet?", [{"id": "doc_123", "score": 0.95}])  # the spec's own example
+    (problem,) = problems(write(tmp_path / "ids.jsonl", [request("svc", no_text)]), gold)
+    assert "g3" in problem.message and "no text" in problem.message and problem.row == 1, problem

@@ -398,3 +398,20 @@ def test_a_file_stored_before_migration_17_gains_its_usage_when_stored_again(db,
     assert rows == [("q1", 812.5, 1200, 85, 0.002), ("q2", 430.0, 900, 7, None)]
     assert store.cursor().execute("SELECT * FROM runs").fetchall() == before and run
     assert store.save_dataset(loaders.load(path, role="outputs")).filled == 0  # nothing left to fill
+
+
+def test_a_trace_file_stored_before_migration_17_gains_its_chunk_scores_too(db):
+    from evaluators import loaders
+    from tests.helpers import FIXTURES
+
+    path = FIXTURES / "traces" / "langfuse_traces.json"
+    store = open_store(db)
+    saved = store.save_dataset(loaders.load(path, role="outputs"))
+    stored = store.rag_outputs([saved.dataset_id])
+    store.cursor().execute("UPDATE rag_outputs SET context_scores = NULL, latency_ms = NULL, input_tokens = NULL, "
+                           "output_tokens = NULL, cost_usd = NULL, model = NULL")  # as a pre-17 file
+    assert all(o.usage is None and all(c.score is None for c in o.contexts)
+               for o in store.rag_outputs([saved.dataset_id]))
+    again = store.save_dataset(loaders.load(path, role="outputs"))
+    assert again.filled == len(stored) and store.rag_outputs([saved.dataset_id]) == stored
+    assert any(c.score is not None for o in stored for c in o.contexts)

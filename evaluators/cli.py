@@ -500,7 +500,7 @@ def cmd_run(args) -> int:
         if args.estimate:
             return EXIT_OK
         store = _open_store(args.db)
-        run_id = lifecycle.start(store, prepared)
+        run_id = lifecycle.start(store, prepared, say=lambda message: print(f"  note: {message}", file=sys.stderr))
         print(f"run {run_id}", file=sys.stderr)
         samples = prepared.samples
     try:

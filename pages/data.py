@@ -323,7 +323,10 @@ if uploads:
                 if holds:
                     ids.append(result.dataset_id)
             saved.append({"file": ds.source, "dataset": result.dataset_id,
-                          "result": "stored" if result.created else "already stored (same content): not stored again"})
+                          "result": "stored" if result.created else "already stored (same content): not stored again"
+                          + (f"; latency, tokens and cost filled in for {result.filled} answer"
+                             f"{'s' if result.filled != 1 else ''} stored before they were kept" if result.filled
+                             else "")})
         st.session_state["data-saved"] = saved
         if golden_ids:  # Evaluate opens on what was just stored (stored before or not), not on the newest datasets
             st.session_state["eval-next"] = (golden_ids[0], output_ids)  # a plain key: widget keys of other pages are dropped

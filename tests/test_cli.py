@@ -457,3 +457,27 @@ def test_progress_lines_where_stderr_is_not_a_terminal(tmp_path):
     lines = every.file.getvalue().splitlines()
     assert len(lines) == 5 and "faithfulness 20/40 · 20 of 40 cells (50%)" in lines[-1]
     assert "left" not in lines[1] and " left" in lines[-1]  # a time left once a batch is timed
+
+
+def test_a_file_stored_before_the_usage_columns_gains_its_usage_when_run_again_and_says_so(tmp_path):
+    db = tmp_path / "old.duckdb"
+    golden = tmp_path / "gold.jsonl"
+    golden.write_text('{"question_id": "a", "question": "Q?", "reference": "R"}\n', encoding="utf-8")
+    outputs = tmp_path / "out.jsonl"
+    outputs.write_text('{"question_id": "a", "answer": "R", "contexts": ["c"], "latency_ms": 640, "input_tokens": 90, '
+                       '"output_tokens": 4}\n', encoding="utf-8")
+    args = ("run", "--golden", str(golden), "--outputs", str(outputs), "--metrics", "exact_match")
+    assert cli(*args, db=db).returncode == 0
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE rag_outputs SET latency_ms = NULL, input_tokens = NULL, output_tokens = NULL")  # pre-17
+    con.close()
+    again = cli(*args, db=db)
+    assert again.returncode == 0, again.stderr
+    assert "out.jsonl: stored before; latency, tokens and cost filled in for 1 answer" in again.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("SELECT latency_ms, input_tokens, output_tokens FROM rag_outputs").fetchall() == [
+            (640.0, 90, 4)]
+        assert con.execute("SELECT count(*) FROM datasets").fetchall() == [(2,)]
+    finally:
+        con.close()

@@ -103,7 +103,9 @@ def _trace_format(src: Source, fmt: str | None) -> str | None:
     if fmt is not None:
         return fmt if fmt in traces.TRACE_FORMATS else None
     head = src.head_bytes(traces.HEAD)
-    return traces.detect(head, parquet_columns(src) if head.startswith(b"PAR1") else ())
+    if head.startswith(b"PAR1"):
+        return traces.detect(head, parquet_columns(src))
+    return traces.detect(head, more=src.blocks(len(head), traces.FURTHER))  # read only if the head leaves it open
 
 
 def _load_traces(src: Source, fmt: str, role: str, method, golden: Dataset | None, method_attribute,
@@ -122,7 +124,7 @@ def _load_traces(src: Source, fmt: str, role: str, method, golden: Dataset | Non
         a for a in (method_attribute or traces.DEFAULT_METHOD_ATTRIBUTE, question_id_attribute) if a)))
     read = traces.read(fmt, lines, batches, problems, golden=golden.golden if golden is not None else None,
                        method=method, default_method=_file_method(src.file),
-                       method_attribute=method_attribute, question_id_attribute=question_id_attribute)
+                       method_attribute=method_attribute, question_id_attribute=question_id_attribute, size=src.size)
     problems.raise_if_any()
     if batches is not None:
         digest = src.sha256()

@@ -127,6 +127,18 @@ class Source:
             return self.data[:n]
         return self._disk(lambda: _read_head(self.path, n))
 
+    def blocks(self, start: int, limit: int, block: int = 1 << 20) -> Iterator[bytes]:
+        """The bytes from `start` on, a block at a time, `limit` bytes at most (detection that looks past the head)."""
+        if self.path is None:
+            for at in range(start, min(self.size, start + limit), block):
+                yield self.data[at:min(at + block, start + limit)]
+            return
+        with self._disk(lambda: self.path.open("rb")) as stream:
+            stream.seek(start)
+            while limit > 0 and (chunk := stream.read(min(block, limit))):
+                limit -= len(chunk)
+                yield chunk
+
     def lines(self, digest, block: int = 1 << 22) -> Iterator[bytes]:
         """The bytes a line at a time, hashed into `digest` a block at a time as read: a file is never all in memory."""
         if self.path is None:
@@ -191,7 +203,7 @@ def parse(src: Source, fmt: str | None, encoding: str, problems: Problems):
     if fmt == "parquet":
         keys, records = _parse_parquet(src, problems)
     else:
-        _check_fits(None, src.size, problems)
+        check_fits(None, src.size, problems)
         raw = src.read()
         _check_not_empty(raw, problems)
         text = _decode(raw, codec, fmt, problems)
@@ -225,9 +237,10 @@ def _check_not_empty(raw: bytes, problems: Problems) -> None:
         problems.stop(None, None, "the file is empty; export the data again and upload that file")
 
 
-def _check_fits(rows: int | None, size: int, problems: Problems) -> None:
+def check_fits(rows: int | None, size: int, problems: Problems, advice: str | None = None) -> None:
     """Refuses, before its rows are read, a file whose rows (Parquet's metadata; None: unknown) and size (Parquet:
-    as read; else on disk) would take more memory in a run than the budget."""
+    as read; else on disk) would take more memory in a run than the budget. `advice`: what to do instead, where
+    the file's format has a better way than splitting it by question."""
     budget = memory_budget()
     origin = MEMORY_ENV if os.environ.get(MEMORY_ENV) else f"half this machine's memory; {MEMORY_ENV} sets it"
     need = (rows or 0) * ROW_MEMORY + size * TEXT_MEMORY
@@ -240,10 +253,11 @@ def _check_fits(rows: int | None, size: int, problems: Problems) -> None:
     else:
         held, cost = f"its {_size(size)}", f"{TEXT_MEMORY} bytes per byte of the file"
         part = _size(budget // TEXT_MEMORY)
+    advice = advice or (f"Split it by question into files of at most {part} each (all methods of a question in one "
+                        "file, so each still compares the methods) and evaluate each as its own run with the whole "
+                        "golden set")
     problems.stop(None, None, f"the file is too big for this machine: {held} would take about {_size(need)} of "
-                  f"memory in a run ({cost}), over the bound of {_size(budget)} ({origin}). Split it by "
-                  f"question into files of at most {part} each (all methods of a question in one file, so each "
-                  "still compares the methods) and evaluate each as its own run with the whole golden set")
+                  f"memory in a run ({cost}), over the bound of {_size(budget)} ({origin}). {advice}")
 
 
 def memory_budget() -> int:
@@ -504,7 +518,7 @@ def _parse_parquet(src: Source, problems: Problems):
     # A text repeated down a column is stored once (dictionary encoding) but read once per row: the size is the
     # larger of the metadata's and the first batch's, as read, times the rows.
     stored = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    _check_fits(meta.num_rows, max(stored, first.nbytes * meta.num_rows // max(first.num_rows, 1)), problems)
+    check_fits(meta.num_rows, max(stored, first.nbytes * meta.num_rows // max(first.num_rows, 1)), problems)
     return parquet.schema_arrow.names, _parquet_rows(itertools.chain([first], batches))
 
 

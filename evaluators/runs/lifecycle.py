@@ -12,7 +12,7 @@ the same steps as when it started (runs.planning). Nothing is stored while a run
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -262,9 +262,10 @@ def prepare(inputs: Inputs, spec: RunSpec) -> Prepared:
     return Prepared(spec, inputs, tuple(samples), plan.missing if plan else {}, drawn, tuple(found))
 
 
-def start(store: Store, prepared: Prepared) -> str:
+def start(store: Store, prepared: Prepared, say: Callable[[str], None] = lambda _: None) -> str:
     """Store the inputs (a loaded dataset once, by content) and the prepared run; its id. A run with problems is
-    refused (`refuse`): nothing is stored."""
+    refused (`refuse`): nothing is stored. `say` is told of a dataset stored before that gained its answers'
+    usage now (stored before RAGScope kept it)."""
     refuse(prepared.problems)
     spec, inputs = prepared.spec, prepared.inputs
     metrics = prepared.metric_ids
@@ -272,8 +273,8 @@ def start(store: Store, prepared: Prepared) -> str:
     own = spec.criteria_metrics() + spec.plugin_metrics()
     with store.lease():  # the datasets and the new run: one unit of work
         refuse(changed_meaning(store, own))
-        golden_id = _stored(store, inputs.golden)
-        outputs_ids = list(dict.fromkeys(_stored(store, o) for o in inputs.outputs))
+        golden_id = _stored(store, inputs.golden, say)
+        outputs_ids = list(dict.fromkeys(_stored(store, o, say) for o in inputs.outputs))
         run_id = store.create_run(
             name=spec.name or f"{len(prepared.samples)} samples, {len(metrics)} metrics",
             golden_dataset_id=golden_id, outputs_dataset_ids=outputs_ids, judge=spec.judge.name,
@@ -312,8 +313,14 @@ def start_stored(store: Store, golden_id: str, outputs_ids: Sequence[str], spec:
     return start(store, prepare(Inputs.stored(store, golden_id, outputs_ids), spec))
 
 
-def _stored(store: Store, dataset: loaders.Dataset | str) -> str:
-    return dataset if isinstance(dataset, str) else store.save_dataset(dataset).dataset_id
+def _stored(store: Store, dataset: loaders.Dataset | str, say: Callable[[str], None]) -> str:
+    if isinstance(dataset, str):
+        return dataset
+    saved = store.save_dataset(dataset)
+    if saved.filled:
+        say(f"{dataset.source}: stored before; latency, tokens and cost filled in for {saved.filled} answer"
+            f"{'s' if saved.filled != 1 else ''} (stored before RAGScope kept them)")
+    return saved.dataset_id
 
 
 def resume(store: Store, run_id: str, *, max_cost: float | None = None, sample: int | None = None) -> dict | None:

@@ -519,6 +519,7 @@ def _now() -> datetime:
 class SavedDataset:
     dataset_id: str
     created: bool  # False when the same content was stored before
+    filled: int = 0  # stored before: its answers given the usage / chunk scores they lacked (stored before migration 17)
 
 
 class Store:
@@ -650,11 +651,12 @@ class Store:
 
     @_writes
     def save_dataset(self, dataset) -> SavedDataset:
-        """Store a loaded `evaluators.loaders.Dataset` once; the same content again is a no-op."""
+        """Store a loaded `evaluators.loaders.Dataset` once; the same content again stores nothing new, except the
+        usage and chunk scores its stored answers lack (a file stored before migration 17: `_fill_usage`)."""
         dataset_id = "ds_" + dataset.content_hash[:16]
         cur = self.cursor()
         if cur.execute("SELECT 1 FROM datasets WHERE content_hash = ?", [dataset.content_hash]).fetchall():
-            return SavedDataset(dataset_id, created=False)
+            return SavedDataset(dataset_id, created=False, filled=self._fill_usage(dataset_id, dataset.outputs))
         methods = sorted({o.method for o in dataset.outputs})
         with self._transaction() as cur:
             cur.execute(
@@ -668,6 +670,29 @@ class Store:
             for i in range(0, len(dataset.outputs), _SLICE_ROWS):
                 self._append(cur, "rag_outputs", _outputs_table(dataset_id, dataset.outputs[i:i + _SLICE_ROWS]))
         return SavedDataset(dataset_id, created=True)
+
+    def _fill_usage(self, dataset_id: str, outputs) -> int:
+        """A file stored before migration 17 (its usage columns and chunk scores NULL) and loaded again: its answers
+        given what the loader now reads, each column only where the stored one is NULL (never a stored value
+        changed; runs and scores untouched), in one transaction; how many answers gained something."""
+        if not any(o.usage is not None or any(c.score is not None for c in o.contexts) for o in outputs):
+            return 0
+        columns = ("context_scores", *_USAGE_COLUMNS)
+        gains = " OR ".join(f"(o.{c} IS NULL AND i.{c} IS NOT NULL)" for c in columns)
+        match = "o.dataset_id = i.dataset_id AND o.question_id = i.question_id AND o.method = i.method"
+        filled = 0
+        with self._transaction() as cur:
+            for start in range(0, len(outputs), _SLICE_ROWS):
+                cur.register("_incoming", _outputs_table(dataset_id, outputs[start:start + _SLICE_ROWS]))
+                try:
+                    filled += cur.execute(f"SELECT count(*) FROM rag_outputs o JOIN _incoming i ON {match} "
+                                          f"WHERE {gains}").fetchall()[0][0]
+                    cur.execute(f"UPDATE rag_outputs o SET "
+                                f"{', '.join(f'{c} = coalesce(o.{c}, i.{c})' for c in columns)} "
+                                f"FROM _incoming i WHERE {match} AND ({gains})")
+                finally:
+                    cur.unregister("_incoming")
+        return filled
 
     def golden_items(self, dataset_id: str) -> list[GoldenItem]:
         rows = self.cursor().execute(

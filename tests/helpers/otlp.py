@@ -19,6 +19,8 @@ def value(v) -> dict:
         return {"doubleValue": v}
     if isinstance(v, list):
         return {"arrayValue": {"values": [value(x) for x in v]}}
+    if isinstance(v, dict):
+        return {"kvlistValue": {"values": [{"key": k, "value": value(x)} for k, x in v.items()]}}
     return {"stringValue": v}
 
 

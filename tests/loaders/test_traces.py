@@ -196,3 +196,74 @@ def test_the_fast_decoder_reads_every_span_as_the_general_path_does(tmp_path):
                (b.trace_id, b.span_id, b.parent_id, b.name, b.start_ns, b.end_ns, b.line, b.resource)
         assert json.dumps(a.attributes, sort_keys=True) == json.dumps(b.attributes, sort_keys=True)
         assert [type(v) for v in a.attributes.values()] == [type(v) for v in b.attributes.values()]
+
+
+def test_a_langfuse_export_whose_first_trace_fills_the_head_is_still_langfuse(tmp_path, monkeypatch):
+    """Detection reads the head; a first trace whose input (~200 KB) comes before its observations key leaves the
+    head without it, and detection looks further, a block at a time, within its bound."""
+    export = json.loads((TRACES / "langfuse_traces.json").read_text(encoding="utf-8"))
+    first = export["data"][0]
+    first["input"] = {"question": first["input"]["question"], "history": "earlier turn. " * 15_000}
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    head = path.read_bytes()[:traces.HEAD]
+    assert b'"observations"' not in head and traces.detect(head) is None  # the head alone cannot tell
+    ds = read(path, golden(tmp_path))
+    assert ds.format == "langfuse"
+    q1 = {o.question_id: o for o in ds.outputs}["q1"]
+    assert [c.chunk_id for c in q1.contexts] == ["wiki-paris-1", "wiki-france-3"]
+    monkeypatch.setattr(traces, "FURTHER", 100_000)  # the observations key past the bound: not looked for there
+    assert read(path, golden(tmp_path)).format == "json"  # its {"data": [...]} read as plain JSON outputs
+
+
+def test_a_langfuse_export_of_one_trace_a_line_is_read_by_line_and_a_whole_document_within_the_bound(tmp_path,
+                                                                                                       monkeypatch):
+    """JSON Lines are read a line at a time (whatever their size); one JSON document only whole, so it is held to the
+    loaders' memory bound first, and the message says to export one trace a line."""
+    export = json.loads((TRACES / "langfuse_traces.json").read_text(encoding="utf-8"))
+    by_line = tmp_path / "by_line.jsonl"
+    by_line.write_text("".join(json.dumps(t) + "\n" for t in export["data"]), encoding="utf-8")
+    whole = tmp_path / "whole.json"
+    whole.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    monkeypatch.setenv("RAGSCOPE_INPUT_MEMORY_MB", str(whole.stat().st_size * 3 / 2**20))  # half the whole's need
+    gold = golden(tmp_path)
+    ds = read(by_line, gold)
+    assert ds.format == "langfuse" and {o.question_id for o in ds.outputs} == {"q1", "q2"}
+    assert ds.output_rows == (1, 2)  # each trace's line
+    (problem,) = problems(whole, gold)
+    assert "too big" in problem.message and "one a line" in problem.message, problem.message
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(by_line.read_text(encoding="utf-8") + '{"id": "t9", "observations": [\n', encoding="utf-8")
+    found = problems(broken, gold)
+    assert [(p.row, "not valid JSON" in p.message) for p in found] == [(len(export["data"]) + 1, True)], found
+
+
+def _genai_trace(trace_id: str, question: str, documents) -> list[dict]:
+    """Spans as the GenAI conventions show them (semantic-conventions-genai, docs/gen-ai/gen-ai-spans.md): a workflow
+    root, a retrieval span (gen_ai.operation.name "retrieval", the query, the documents) and a chat span."""
+    answer = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": f"About {question}"}],
+                          "finish_reason": "stop"}])
+    return [span(trace_id, "w", None, "invoke_workflow rag", {"gen_ai.operation.name": "invoke_workflow"}, ms=900),
+            span(trace_id, "r", "w", "retrieval kb-1", {"gen_ai.operation.name": "retrieval",
+                                                        "gen_ai.data_source.id": "kb-1",
+                                                        "gen_ai.retrieval.query.text": question,
+                                                        "gen_ai.retrieval.documents": documents}, T0 + 5),
+            span(trace_id, "c", "w", "chat gpt-x", {"gen_ai.operation.name": "chat", "gen_ai.response.model": "gpt-x",
+                                                    "gen_ai.output.messages": answer}, T0 + 200)]
+
+
+def test_genai_retrieval_spans_give_the_chunks_and_the_query_the_question(tmp_path):
+    gold = golden(tmp_path)
+    docs = [{"id": "doc_123", "score": 0.95, "content": "Paris is the capital."},
+            {"id": "doc_456", "score": 0.87, "content": "France is in Europe."}]
+    spans = (_genai_trace("g1", "What is the capital of France?", docs)  # structured: an OTLP array of kvlists
+             + _genai_trace("g2", "Who wrote Hamlet?", json.dumps([{"id": "h1", "score": 0.5, "text": "Hamlet."}])))
+    ds = read(write(tmp_path / "genai.jsonl", [request("svc", spans)]), gold)
+    by_q = {o.question_id: o for o in ds.outputs}
+    assert [(c.chunk_id, c.text, c.score) for c in by_q["q1"].contexts] == [
+        ("doc_123", "Paris is the capital.", 0.95), ("doc_456", "France is in Europe.", 0.87)]
+    assert [(c.chunk_id, c.score) for c in by_q["q2"].contexts] == [("h1", 0.5)]
+    assert by_q["q1"].answer == "About What is the capital of France?"
+    no_text = _genai_trace("g3", "Who wrote Hamlet?", [{"id": "doc_123", "score": 0.95}])  # the spec's own example
+    (problem,) = problems(write(tmp_path / "ids.jsonl", [request("svc", no_text)]), gold)
+    assert "g3" in problem.message and "no text" in problem.message and problem.row == 1, problem

@@ -360,3 +360,22 @@ def test_a_qrels_file_gives_a_golden_set_its_relevant_documents_and_a_bad_one_is
     problems = _problems(at)[0]
     assert problems["file"].tolist() == ["bad.tsv"] and problems["field"].tolist() == ["query-id"]
     assert "'g3'" in problems["message"].iloc[0] and at.button(key="data-save").disabled
+
+
+def test_a_file_stored_before_the_usage_columns_gains_its_usage_when_stored_again(app_at):
+    rows = [{"question_id": "Novel-73586ddc", "answer": "Cornish heath.", "contexts": ["Erica vagans, Cornish heath."],
+             "latency_ms": 512, "input_tokens": 80, "output_tokens": 5}]
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    at = _upload(app_at("pages/data.py"), ("timed_rag.jsonl", data))
+    at.button(key="data-save").click()
+    at.run()
+    store = open_store(app_at.db)
+    store.cursor().execute("UPDATE rag_outputs SET latency_ms = NULL, input_tokens = NULL, output_tokens = NULL "
+                           "WHERE method = 'timed_rag'")  # as a file stored before migration 17
+    at.button(key="data-save").click()
+    at.run()
+    saved = next(d.value for d in at.dataframe if "result" in d.value.columns)
+    assert list(saved["result"]) == ["already stored (same content): not stored again; latency, tokens and cost "
+                                     "filled in for 1 answer stored before they were kept"]
+    assert store.cursor().execute("SELECT latency_ms, input_tokens FROM rag_outputs WHERE method = 'timed_rag'"
+                                  ).fetchall() == [(512.0, 80)]

@@ -369,3 +369,49 @@ def test_a_schema_14_file_keeps_its_golden_items_and_reads_no_relevant_ids(db):
     graded = GoldenItem("q2", "Where?", "Here.", relevant_ids=(("doc-9", 2.0), ("doc-1", 1.0), ("doc-4", 0.0)))
     saved = store.save_dataset(FakeDataset("graded", golden=[graded]))
     assert store.golden_items(saved.dataset_id) == [graded]
+
+
+def test_a_file_stored_before_migration_17_gains_its_usage_when_stored_again(db, tmp_path):
+    """The same file stored again is not stored twice, but the usage and chunk scores its stored answers lack (NULL:
+    stored before migration 17) are filled in from what the loader now reads; a stored value is never changed."""
+    from evaluators import loaders
+
+    path = tmp_path / "answers.jsonl"
+    rows = [{"question_id": "q1", "method": "basic", "answer": "Alice did.", "contexts": ["Alice did it."],
+             "latency_ms": 812.5, "input_tokens": 1200, "output_tokens": 85, "cost_usd": 0.002},
+            {"question_id": "q2", "method": "basic", "answer": "In 1879.", "contexts": ["It was 1879."],
+             "latency_ms": 430, "input_tokens": 900, "output_tokens": 40}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    store = open_store(db)
+    saved = store.save_dataset(loaders.load(path, role="outputs"))
+    run = store.create_run(name="r", golden_dataset_id="g", outputs_dataset_ids=[saved.dataset_id], judge="offline",
+                           judge_model=None, metrics=["m"], config={}, n_samples=2)
+    usage = ("latency_ms", "input_tokens", "output_tokens", "cost_usd", "model", "context_scores")
+    store.cursor().execute(f"UPDATE rag_outputs SET {', '.join(f'{c} = NULL' for c in usage)}")  # as a pre-17 file
+    store.cursor().execute("UPDATE rag_outputs SET output_tokens = 7 WHERE question_id = 'q2'")  # stored: kept
+    before = store.cursor().execute("SELECT * FROM runs").fetchall()
+
+    again = store.save_dataset(loaders.load(path, role="outputs"))
+    assert (again.dataset_id, again.created, again.filled) == (saved.dataset_id, False, 2)
+    rows = store.cursor().execute(f"SELECT question_id, {', '.join(usage[:4])} FROM rag_outputs "
+                                  "ORDER BY question_id").fetchall()
+    assert rows == [("q1", 812.5, 1200, 85, 0.002), ("q2", 430.0, 900, 7, None)]
+    assert store.cursor().execute("SELECT * FROM runs").fetchall() == before and run
+    assert store.save_dataset(loaders.load(path, role="outputs")).filled == 0  # nothing left to fill
+
+
+def test_a_trace_file_stored_before_migration_17_gains_its_chunk_scores_too(db):
+    from evaluators import loaders
+    from tests.helpers import FIXTURES
+
+    path = FIXTURES / "traces" / "langfuse_traces.json"
+    store = open_store(db)
+    saved = store.save_dataset(loaders.load(path, role="outputs"))
+    stored = store.rag_outputs([saved.dataset_id])
+    store.cursor().execute("UPDATE rag_outputs SET context_scores = NULL, latency_ms = NULL, input_tokens = NULL, "
+                           "output_tokens = NULL, cost_usd = NULL, model = NULL")  # as a pre-17 file
+    assert all(o.usage is None and all(c.score is None for c in o.contexts)
+               for o in store.rag_outputs([saved.dataset_id]))
+    again = store.save_dataset(loaders.load(path, role="outputs"))
+    assert again.filled == len(stored) and store.rag_outputs([saved.dataset_id]) == stored
+    assert any(c.score is not None for o in stored for c in o.contexts)

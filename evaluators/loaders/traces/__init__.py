@@ -18,7 +18,7 @@ of its outputs, not of its spans (bench/traces.py).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from evaluators.loaders.problems import Problems
@@ -31,10 +31,15 @@ from evaluators.records import GoldenItem, Problem, RagOutput
 TRACE_FORMATS = ("otlp", "phoenix", "langfuse")
 DEFAULT_METHOD_ATTRIBUTE = "service.name"
 HEAD = 64 * 1024  # what detection reads: a trace's first span may carry long texts before its keys
+# How much further detection reads, a block at a time, when the head shows a Langfuse trace's keys but not its
+# observations (a first trace whose input and output texts fill the head): a bound, so a plain JSON file with a
+# timestamp key costs one bounded scan, never a whole read.
+FURTHER = 64 * 2**20
 
 
-def detect(head: bytes, parquet_columns: Sequence[str] = ()) -> str | None:
-    """The trace format of a file by its content (its first bytes; a Parquet file's columns), or None."""
+def detect(head: bytes, parquet_columns: Sequence[str] = (), more: Iterable[bytes] = ()) -> str | None:
+    """The trace format of a file by its content (its first bytes; a Parquet file's columns), or None. `more`: the
+    bytes after the head, in blocks, read only where the head leaves the format open (`langfuse.is_langfuse`)."""
     if parquet_columns:
         return "phoenix" if phoenix.is_phoenix(parquet_columns) else None
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
@@ -44,7 +49,7 @@ def detect(head: bytes, parquet_columns: Sequence[str] = ()) -> str | None:
         return "otlp"
     if phoenix.MARKER.search(head):
         return "phoenix"
-    if langfuse.is_langfuse(head):
+    if langfuse.is_langfuse(head, more):
         return "langfuse"
     return None
 
@@ -58,9 +63,10 @@ class TraceOutputs:
 
 def read(fmt: str, lines: Iterator[bytes] | None, batches, problems: Problems, *, golden: Sequence[GoldenItem] | None,
          method: str | None, default_method: str, method_attribute: str | None = None,
-         question_id_attribute: str | None = None) -> TraceOutputs:
+         question_id_attribute: str | None = None, size: int = 0) -> TraceOutputs:
     """A trace file's outputs. lines: the file's lines (OTLP, JSON Lines, Langfuse JSON); batches: a Parquet file's
-    record batches (Phoenix). Problems are added to `problems`; the caller raises them."""
+    record batches (Phoenix); size: the file's, in bytes (what a format read whole is held to). Problems are added
+    to `problems`; the caller raises them."""
     method_attribute = method_attribute or DEFAULT_METHOD_ATTRIBUTE
     keep = wanted(frozenset(a for a in (method_attribute, question_id_attribute) if a))
     if fmt == "otlp":
@@ -68,7 +74,7 @@ def read(fmt: str, lines: Iterator[bytes] | None, batches, problems: Problems, *
     elif fmt == "phoenix":
         spans = phoenix.spans(lines, batches, problems, keep)
     else:
-        spans = langfuse.spans(lines, problems, keep)
+        spans = langfuse.spans(lines, problems, keep, size)
     traces = _traces(spans, problems, method_attribute, question_id_attribute)
     outputs, rows, notes = join(traces, golden, problems, method=method, default_method=default_method,
                                 method_attribute=method_attribute, question_id_attribute=question_id_attribute)

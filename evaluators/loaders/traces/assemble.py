@@ -4,7 +4,8 @@ or the problems that keep it from being one, each naming the trace and the line 
 The root span (the one without a parent) gives the question (input.value), the answer (output.value) and the latency;
 JSON inputs and outputs (input.mime_type application/json, as haystack's and LangChain's pipelines log their inputs)
 give the text under a query / question key, else the retriever's query and the last LLM's output message. RETRIEVER
-spans give the chunks, in the order retrieved (spans by start time, documents by index); LLM spans the tokens (summed),
+spans (GenAI: gen_ai.operation.name "retrieval", whose query text stands in for a missing question) give the chunks,
+in the order retrieved (spans by start time, documents by index); LLM spans the tokens (summed),
 the model and the cost. A trace with no retriever span has no chunks (the context metrics are then not applicable).
 """
 from __future__ import annotations
@@ -57,7 +58,8 @@ def _assemble(trace_id, spans, method_attribute, question_id_attribute) -> Trace
     llms = [s for s in ordered if s.kind == "LLM"]
     question = _text(root, sa.INPUT, sa.INPUT_MIME, _QUESTION_KEYS)
     if question is None:
-        question = next((q for s in retrievers if (q := _text(s, sa.INPUT, sa.INPUT_MIME, _QUESTION_KEYS))), None)
+        question = next((q for s in retrievers if (q := _text(s, sa.INPUT, sa.INPUT_MIME, _QUESTION_KEYS)
+                                                    or _string(s, sa.GENAI_QUERY))), None)
     if not question or not question.strip():
         raise Bad(root.line, sa.INPUT, "no question: the root span has no input.value (nor a retriever span a query)")
     answer = _text(root, sa.OUTPUT, sa.OUTPUT_MIME, _ANSWER_KEYS)
@@ -165,8 +167,9 @@ def _index(span: Span, key: str, prefix: str) -> int:
 
 
 def _documents(span: Span) -> list[Chunk]:
-    """The retriever span's documents in index order: id (else the rank), content, score."""
-    docs: dict[str, dict] = {}  # by the index's text: a span of 5 documents has 15 attributes to sort into them
+    """The retriever span's documents in index order: id (else the rank), content, score (OpenInference's, else the
+    GenAI conventions')."""
+    docs: dict[int, dict] = {}
     start = len(sa.DOCUMENTS)
     for key, value in span.attributes.items():
         if key.startswith(sa.DOCUMENTS):
@@ -174,9 +177,11 @@ def _documents(span: Span) -> list[Chunk]:
             if not index.isdigit():
                 raise Bad(span.line, key, f"span {span.span_id}: attribute {key} has no list index after "
                           f"{sa.DOCUMENTS}")
-            docs.setdefault(index, {})[field] = (key, value)
+            docs.setdefault(int(index), {})[field] = (key, value)
+    if not docs and sa.GENAI_DOCUMENTS in span.attributes:
+        docs = _genai_documents(span)
     chunks = []
-    for rank, index in enumerate(sorted(docs, key=int), 1):
+    for rank, index in enumerate(sorted(docs), 1):
         fields = docs[index]
         key, content = fields.get("content") or (f"{sa.DOCUMENTS}{index}.document.content", None)
         if type(content) is not str:
@@ -193,6 +198,31 @@ def _documents(span: Span) -> list[Chunk]:
                       "number")
         chunks.append(Chunk(str(doc_id), content, None if score is None else float(score)))
     return chunks
+
+
+def _genai_documents(span: Span) -> dict[int, dict]:
+    """gen_ai.retrieval.documents (a list of {id, score, ...}, structured or as JSON text) in _documents' shape. The
+    conventions give a document no text property: `content` (or `text`) where the instrumentation adds one."""
+    key = sa.GENAI_DOCUMENTS
+    value = span.attributes[key]
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = None
+    if not isinstance(value, list) or not all(isinstance(doc, dict) for doc in value):
+        raise Bad(span.line, key, f"span {span.span_id}: {key} is not a list of documents ({{id, score, content}})")
+    docs = {}
+    for index, doc in enumerate(value):
+        where = f"{key}[{index}]"
+        if not any(k in doc for k in ("content", "text")):
+            raise Bad(span.line, where, f"span {span.span_id}: document {index} has no text: the GenAI conventions "
+                      "define only its id and score; have the instrumentation add each document's text as a "
+                      "'content' property (or record OpenInference's retrieval.documents.N.document.content)")
+        docs[index] = {"content": (where + ".content", doc.get("content", doc.get("text")))}
+        docs[index].update({field: (f"{where}.{field}", doc[field]) for field in ("id", "score")
+                            if doc.get(field) is not None})
+    return docs
 
 
 def _dedup(chunks) -> tuple[Chunk, ...]:

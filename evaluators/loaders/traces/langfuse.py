@@ -3,7 +3,8 @@
 openapi.yml): a trace {id, timestamp, name, input, output, metadata, release, version, environment, latency (seconds),
 totalCost (USD), observations: [{id, traceId, type (SPAN, GENERATION, EVENT, RETRIEVER, ...), name, startTime,
 endTime, parentObservationId, input, output, model, usage {input, output, total}, usageDetails, calculatedTotalCost}]}.
-The file: a list of traces, an object {"data": [...]} (the list endpoint's shape), one trace, or one trace a line.
+The file: a list of traces, an object {"data": [...]} (the list endpoint's shape), one trace, or one trace a line
+(read a line at a time; the others are one JSON document, read whole within the loaders' memory bound).
 
 The trace is the root span (its input, output, latency and cost); a GENERATION is an LLM span, a RETRIEVER observation's
 output the retrieved documents (a list, or {"documents": [...]}, each {id, content|text|page_content, score}).
@@ -15,8 +16,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
+from evaluators.loaders.formats import check_fits
 from evaluators.loaders.problems import Problems, kind
 from evaluators.loaders.traces import spans as sa
 from evaluators.loaders.traces.spans import Span
@@ -27,35 +29,74 @@ _KINDS = {"GENERATION": "LLM", "RETRIEVER": "RETRIEVER", "EMBEDDING": "EMBEDDING
 _ID_KEYS, _TEXT_KEYS = ("id", "doc_id", "chunk_id", "document_id"), ("content", "text", "page_content")
 
 
-_MARKERS = (re.compile(rb'(?<!\\)"observations"\s*:\s*\['), re.compile(rb'(?<!\\)"(traceId|timestamp)"\s*:'))
+_OBSERVATIONS = re.compile(rb'(?<!\\)"observations"\s*:\s*\[')
+_TRACE_KEY = re.compile(rb'(?<!\\)"(traceId|timestamp)"\s*:')
+_ONE_A_LINE = ("Export the traces one a line (JSON Lines: each line one trace with its observations): such a file is "
+               "read a line at a time, whatever its size")
+_OVERLAP = 64  # bytes of one block kept before the next, so a key split between blocks is still found
 
 
-def is_langfuse(head: bytes) -> bool:
-    """Keys of a trace with its observations (not the same words quoted inside a text)."""
-    return all(marker.search(head) for marker in _MARKERS)
+def is_langfuse(head: bytes, more: Iterable[bytes] = ()) -> bool:
+    """Keys of a trace with its observations (not the same words quoted inside a text). A trace's key in the head
+    without the observations key (long input / output texts come first): the observations key looked for in `more`,
+    the bytes after the head, a block at a time."""
+    if not _TRACE_KEY.search(head):
+        return False
+    if _OBSERVATIONS.search(head):
+        return True
+    tail = head[-_OVERLAP:]
+    for block in more:
+        window = tail + block
+        if _OBSERVATIONS.search(window):
+            return True
+        tail = window[-_OVERLAP:]
+    return False
 
 
-def spans(lines: Iterator[bytes], problems: Problems, keep) -> Iterator[Span]:
-    data = b"".join(lines)
+def spans(lines: Iterable[bytes], problems: Problems, keep, size: int) -> Iterator[Span]:
+    """Every trace's spans. One trace a line (JSON Lines) is read a line at a time; a single JSON document (a list,
+    {"data": [...]}, one pretty-printed trace) only whole, so it is first held to the loaders' memory bound
+    (`formats.check_fits`, the file's `size`), with the advice to export one trace a line."""
+    lines = iter(lines)
+    number = 0  # traces so far: a message names the trace by its place where lines do not tell traces apart
+    for line, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError as err:
+            if number == 0 and not raw.rstrip().endswith((b"}", b"]")):  # a document's opening, not a broken line
+                yield from _document(raw, lines, line, problems, keep, size)
+                return
+            problems.add(line, None, f"this line is not valid JSON ({err}); each line must hold one trace")
+            continue
+        found = _traces(value)
+        for trace in found:
+            number += 1
+            yield from _checked(trace, line if len(found) == 1 else number, number, problems, keep)
+
+
+def _document(first: bytes, lines: Iterator[bytes], line: int, problems: Problems, keep, size: int) -> Iterator[Span]:
+    check_fits(None, size, problems, advice=_ONE_A_LINE)
+    data = first + b"\n" + b"\n".join(lines)
     try:
         top = json.loads(data)
-        items = [(1, t) for t in _traces(top)]
-    except ValueError:  # one trace a line
-        items = []
-        for line, raw in enumerate(data.split(b"\n"), 1):
-            if raw.strip():
-                try:
-                    items.append((line, json.loads(raw)))
-                except ValueError as err:
-                    problems.add(line, None, f"this line is not valid JSON ({err}); each line must hold one trace")
+    except ValueError as err:
+        problems.add(line, None, f"the file is not valid JSON ({err}); a Langfuse export holds a list of traces, "
+                     "or one trace a line")
+        return
     del data
-    for number, (line, trace) in enumerate(items, 1):
-        where = line if line > 1 or len(items) == 1 else number  # a JSON file: the trace's place in the list
-        if not isinstance(trace, dict) or not isinstance(trace.get("observations"), list):
-            problems.add(where, "observations", f"trace {number} is {kind(trace)} without an observations list; "
-                         "export the traces with their observations (GET /api/public/traces/{id})")
-            continue
-        yield from _trace_spans(trace, where, problems, keep)
+    found = _traces(top)
+    for number, trace in enumerate(found, 1):
+        yield from _checked(trace, line if len(found) == 1 else number, number, problems, keep)
+
+
+def _checked(trace, where: int, number: int, problems: Problems, keep) -> Iterator[Span]:
+    if not isinstance(trace, dict) or not isinstance(trace.get("observations"), list):
+        problems.add(where, "observations", f"trace {number} is {kind(trace)} without an observations list; "
+                     "export the traces with their observations (GET /api/public/traces/{id})")
+        return
+    yield from _trace_spans(trace, where, problems, keep)
 
 
 def _traces(top) -> list:

@@ -9,6 +9,16 @@ llm.token_count.{prompt,completion,total}, llm.model_name, llm.cost.total. Where
 GenAI conventions (opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans): gen_ai.operation.name,
 gen_ai.usage.input_tokens, gen_ai.usage.output_tokens, gen_ai.request.model, gen_ai.response.model,
 gen_ai.output.messages.
+
+GenAI retrieval (open-telemetry/semantic-conventions-genai, docs/gen-ai/gen-ai-spans.md "Retrievals", the span
+gen_ai.retrieval.client; registry attributes gen_ai.retrieval.*): a span with gen_ai.operation.name "retrieval" is a
+retriever; gen_ai.retrieval.query.text is its query (the question where the root span has none);
+gen_ai.retrieval.documents (type any: structured, or a JSON string where structured values are not supported) is the
+list of documents in retrieval order, each object SHOULD carry `id` (string) and `score` (double), per the schema
+docs/gen-ai/gen-ai-retrieval-documents.json, whose objects allow further properties. What the spec lacks: any
+property for a document's text. The chunks' ids and scores are read as the spec gives them; their text only from a
+`content` (or `text`) property where the instrumentation adds one, and a document without one is a problem (the
+context metrics judge the text), not an empty chunk.
 """
 from __future__ import annotations
 
@@ -26,9 +36,12 @@ GENAI_INPUT_TOKENS, GENAI_OUTPUT_TOKENS = "gen_ai.usage.input_tokens", "gen_ai.u
 GENAI_MODELS = ("gen_ai.response.model", "gen_ai.request.model")
 GENAI_OUTPUT_MESSAGES = "gen_ai.output.messages"
 GENAI_LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
+GENAI_RETRIEVAL_OPERATION = "retrieval"
+GENAI_DOCUMENTS, GENAI_QUERY = "gen_ai.retrieval.documents", "gen_ai.retrieval.query.text"
 
 _WANTED = {KIND, INPUT, INPUT_MIME, OUTPUT, OUTPUT_MIME, PROMPT_TOKENS, COMPLETION_TOKENS, MODEL, COST,
-           GENAI_OPERATION, GENAI_INPUT_TOKENS, GENAI_OUTPUT_TOKENS, *GENAI_MODELS, GENAI_OUTPUT_MESSAGES}
+           GENAI_OPERATION, GENAI_INPUT_TOKENS, GENAI_OUTPUT_TOKENS, *GENAI_MODELS, GENAI_OUTPUT_MESSAGES,
+           GENAI_DOCUMENTS, GENAI_QUERY}
 _WANTED_PREFIXES = (DOCUMENTS, OUTPUT_MESSAGES)
 
 
@@ -67,8 +80,12 @@ class Span:
 
     @property
     def kind(self) -> str | None:
-        """RETRIEVER, LLM, ... (OpenInference), or LLM for a GenAI span that calls a model."""
+        """RETRIEVER, LLM, ... (OpenInference), or LLM / RETRIEVER for a GenAI span that calls a model / retrieves."""
         kind = self.attributes.get(KIND)
-        if kind is None and self.attributes.get(GENAI_OPERATION) in GENAI_LLM_OPERATIONS:
-            return "LLM"
+        if kind is None:
+            operation = self.attributes.get(GENAI_OPERATION)
+            if operation in GENAI_LLM_OPERATIONS:
+                return "LLM"
+            if operation == GENAI_RETRIEVAL_OPERATION:
+                return "RETRIEVER"
         return kind.upper() if isinstance(kind, str) else kind

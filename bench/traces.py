@@ -147,7 +147,10 @@ def main() -> None:
               f"Time ratio, traces / equivalent JSONL: **{ratio:.2f}** (target <= 1.0). Peak RSS ratio: "
               f"{trace['peak_mb'] / jsonl['peak_mb']:.2f}; the trace file is "
               f"{sizes['traces.jsonl'] / sizes['outputs.jsonl']:.1f}x "
-              "the size of the JSONL file it is equivalent to.\n")
+              "the size of the JSONL file it is equivalent to. Bytes read per second: traces "
+              f"{sizes['traces.jsonl'] / trace['seconds']:.0f} MB/s, JSONL {sizes['outputs.jsonl'] / jsonl['seconds']:.0f} "
+              f"MB/s (ratio {sizes['traces.jsonl'] / trace['seconds'] / (sizes['outputs.jsonl'] / jsonl['seconds']):.2f}"
+              ").\n")
     print(report)
     if not args.no_write:
         RESULTS.write_text(report, encoding="utf-8")

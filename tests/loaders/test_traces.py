@@ -129,12 +129,18 @@ def test_ten_thousand_documents_on_one_retriever_are_read_in_order(tmp_path):
     assert len(out.contexts) == 10_000 and out.contexts[9_999].chunk_id == "d9999" and out.contexts[10].score == -10.0
 
 
-def test_a_pretty_printed_export_request_is_one_object(tmp_path):
+def test_a_pretty_printed_export_request_is_one_object_held_to_the_memory_bound(tmp_path, monkeypatch):
     gold = golden(tmp_path)
     path = tmp_path / "one.json"
     path.write_text(json.dumps(request("svc", rag_trace("t", "Who wrote Hamlet?", "S.")), indent=2), encoding="utf-8")
     [out] = read(path, gold).outputs
     assert (out.method, out.question_id) == ("svc", "q2")
+    monkeypatch.setenv("RAGSCOPE_INPUT_MEMORY_MB", str(path.stat().st_size / 2**20))  # under what it would take
+    (problem,) = problems(path, gold)
+    assert "too big" in problem.message and "one request a line" in problem.message, problem.message
+    lines = tmp_path / "lines.jsonl"  # the same request on one line: read by line, whatever the bound
+    lines.write_text(json.dumps(request("svc", rag_trace("t", "Who wrote Hamlet?", "S."))) + "\n", encoding="utf-8")
+    assert len(read(lines, gold).outputs) == 1
 
 
 def test_a_trace_file_is_not_a_golden_set(tmp_path):

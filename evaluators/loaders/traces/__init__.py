@@ -70,7 +70,7 @@ def read(fmt: str, lines: Iterator[bytes] | None, batches, problems: Problems, *
     method_attribute = method_attribute or DEFAULT_METHOD_ATTRIBUTE
     keep = wanted(frozenset(a for a in (method_attribute, question_id_attribute) if a))
     if fmt == "otlp":
-        spans = otlp.spans(lines, problems, keep)
+        spans = otlp.spans(lines, problems, keep, size)
     elif fmt == "phoenix":
         spans = phoenix.spans(lines, batches, problems, keep)
     else:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
+from evaluators.loaders.formats import check_fits
 from evaluators.loaders.problems import Problems, kind
 from evaluators.loaders.traces.spans import Span
 
@@ -28,12 +29,17 @@ from evaluators.loaders.traces.spans import Span
 MARKER = re.compile(rb'(?<!\\)"resourceSpans"\s*:')
 
 
+ONE_A_LINE = ("Export the traces one request a line (JSON Lines, as the Collector's file exporter and "
+              "opentelemetry-exporter-otlp-json-file write them): such a file is read a line at a time, whatever its size")
+
+
 class _BadValue(ValueError):
     pass
 
 
-def spans(lines: Iterable[bytes], problems: Problems, keep: Callable[[str], bool]) -> Iterator[Span]:
-    """Every span of the file, in file order; a line that is not OTLP JSON is a problem, the others are still read."""
+def spans(lines: Iterable[bytes], problems: Problems, keep: Callable[[str], bool], size: int = 0) -> Iterator[Span]:
+    """Every span of the file, in file order; a line that is not OTLP JSON is a problem, the others are still read.
+    A pretty-printed file is one object, read whole: first held to the loaders' memory bound (its `size`)."""
     lines = iter(lines)
     first = True
     for line_number, raw in enumerate(lines, 1):
@@ -51,6 +57,7 @@ def spans(lines: Iterable[bytes], problems: Problems, keep: Callable[[str], bool
             request = json.loads(raw)
         except ValueError as err:
             if first and raw.strip() in (b"{", b"["):  # pretty-printed: the file is one object
+                check_fits(None, size, problems, advice=ONE_A_LINE)
                 yield from _whole_object(raw + b"".join(lines), line_number, problems, keep)
                 return
             problems.add(line_number, None, f"this line is not valid JSON ({err}); each line must hold one complete "

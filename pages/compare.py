@@ -17,7 +17,7 @@ from evaluators.queries.compare import scale_text, type_name
 from evaluators.queries.hypotheses import caption as tests_caption
 from evaluators.queries import ALL_TYPES, question_types
 from evaluators.queries.sides import Side
-from evaluators.queries.system import metric_options
+from evaluators.queries.system import AXES, metric_options
 from evaluators.presentation import figures
 from evaluators.presentation.figures import GREEN, GREY, RED, plot_label as label, plot_wrap as wrap
 from ui.common import md_escape as md
@@ -133,11 +133,14 @@ cell = cell if cell and cell[0] in types and cell[1] in run_metrics else None
 QUALITY_KEY = f"cmp-quality-{run_id}"  # the latency and cost chart's quality axis, picked in its section below
 quality_metric = st.session_state.get(QUALITY_KEY)
 quality_metric = quality_metric if quality_metric in metric_options(run_metrics) else None
+AXIS_KEY = f"cmp-cost-axis-{run_id}"  # and its x axis
+cost_axis = st.session_state.get(AXIS_KEY) if st.session_state.get(AXIS_KEY) in AXES else None
 
 with st.spinner("Pairing the questions and testing every metric..."):
     tables = q.view(store(), run_id, methods=chosen, baseline=baseline, question_type=chosen_type,
                     families=chosen_families, scale=view, details_for=method_a, metric=asked_metric,
-                    cell_type=cell and cell[0], cell_metric=cell and cell[1], quality_metric=quality_metric)
+                    cell_type=cell and cell[0], cell_metric=cell and cell[1], quality_metric=quality_metric,
+                    cost_axis=cost_axis)
 shown = tables["metrics"]
 pair_sides = q.sides(store(), run_id, [method_a, baseline])
 
@@ -343,7 +346,9 @@ with right:
 if (qid := q.selected_row(disagreements, gap_event.get("selection", {}).get("rows", []))) is not None:
     drill(qid)
 
-# -- the RAG system's own latency and cost of the compared methods of this run, when their answers record them
-system_how = latency_cost_section(tables, run_metrics, figures.method_colours(methods), run_id, QUALITY_KEY)
+# -- the RAG system's own latency and cost of the compared methods (each from its own run), when their answers record
+# them; another run's sides coloured after this run's methods, which keep their colours
+colours = figures.method_colours(methods, others=[m for m in chosen if m not in methods])
+system_how = latency_cost_section(tables, run_metrics, colours, run_id, QUALITY_KEY, AXIS_KEY)
 
 how_computed(detail_metrics, intro=system_how)

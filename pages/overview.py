@@ -10,7 +10,7 @@ from evaluators.queries import OWN, VIEWS
 from evaluators.queries import overview as q
 from evaluators.queries.compare import run_methods, run_metrics
 from evaluators.queries.hypotheses import caption as tests_caption
-from evaluators.queries.system import metric_options
+from evaluators.queries.system import AXES, metric_options
 from evaluators.records.run_status import RunStatus
 from ui.common import (current_run, downloads, how_computed, md_escape, plotly_config,
                        report_button, run_header, stop_without_scores, store)
@@ -52,10 +52,12 @@ above = st.container()
 st.subheader("By question type")
 metric = st.selectbox("Metric", metric_ids, index=metric_ids.index(q.default_metric(metric_ids)))
 QUALITY_KEY = f"overview-quality-{run_id}"  # the latency and cost chart's quality axis, picked in its section below
-quality_metric = st.session_state.get(QUALITY_KEY)
+AXIS_KEY = f"overview-cost-axis-{run_id}"  # and its x axis
+quality_metric, cost_axis = st.session_state.get(QUALITY_KEY), st.session_state.get(AXIS_KEY)
 tables = q.view(store(), run_id, question_type=chosen_type, scale=view, metric=metric,
                 baseline=None if against == LEADER else against,
-                quality_metric=quality_metric if quality_metric in metric_options(metric_ids) else None)
+                quality_metric=quality_metric if quality_metric in metric_options(metric_ids) else None,
+                cost_axis=cost_axis if cost_axis in AXES else None)
 
 with notice:
     state = tables["progress"].iloc[0] if len(tables["progress"]) else None
@@ -99,7 +101,7 @@ with above:
                    "where they do not all agree (a rating or a verdict that flips).")
 
     # the RAG system's own latency and cost (all questions), when its answers record them
-    system_how = latency_cost_section(tables, metric_ids, colours, run_id, QUALITY_KEY)
+    system_how = latency_cost_section(tables, metric_ids, colours, run_id, QUALITY_KEY, AXIS_KEY)
 
 with headline_area:
     scores = tables["headline"]

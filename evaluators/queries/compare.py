@@ -365,7 +365,8 @@ LEFT_OUT = 500  # questions listed per method whose reference differs from the b
 def view(store: Store, run_id: str, *, methods: list[str] | None = None, baseline: str | None = None,
          question_type: str = ALL_TYPES, families: list[str] | None = None, scale: str = OWN,
          details_for: str | None = None, metric: str | None = None, cell_type: str | None = None,
-         cell_metric: str | None = None, quality_metric: str | None = None) -> dict[str, pd.DataFrame]:
+         cell_metric: str | None = None, quality_metric: str | None = None,
+         cost_axis: str | None = None) -> dict[str, pd.DataFrame]:
     """The Compare screen's tables, as shown: `summary` (per method, the metrics where it is significantly better
     or worse than the baseline, and how many questions were left out because their reference differs between
     the two runs' golden sets), `metrics` (per method and metric: the paired difference with its CI, tests,
@@ -378,8 +379,8 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
     largest gaps) and `attribution` (Diagnosis's sentences for the pair in detail: the questions each one loses
     that the other answers, by retrieval or generation; empty for a side of another run). Every table is empty
     when no question is scored `ok` by both methods. Then the RAG system's own latency and cost of the compared
-    methods of this run (queries/system.py; empty when their answers carry none): `latency_cost`, `quality_cost`
-    (the chart's points, the Pareto front marked) and `pareto` (in sentences).
+    methods, each side's answers from its own run (queries/system.py; empty when their answers carry none):
+    `latency_cost`, `quality_cost` (the chart's points, the Pareto front marked) and `pareto` (in sentences).
 
     A method is a method of the run in view or `RUN_ID:METHOD`, a method of another run on the same question ids
     (named so in the tables); question types, texts and the types offered come from the baseline's golden set.
@@ -394,6 +395,7 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
     cell_type: the question type of the heatmap cell whose questions are listed ("" for none; with cell_metric)
     cell_metric: the metric of the heatmap cell whose questions are listed (with cell_type)
     quality_metric: the quality axis of the latency and cost chart (default: the first headline metric scored)
+    cost_axis: the latency and cost chart's x: cost, median_latency or p95_latency (default: cost if recorded)
     """
     known = run_methods(store, run_id)
     versions.know(store, run_id)
@@ -440,8 +442,7 @@ def view(store: Store, run_id: str, *, methods: list[str] | None = None, baselin
         "scatter": _scatter(store, run_id, *pair, scale, **per_question),
         "disagreements": _questions(store, run_id, *pair, scale, **per_question, order="gap", limit=DISAGREEMENTS),
         "attribution": _attribution(store, run_id, [details_for, baseline]),
-        **system.tables(store, run_id, [s.method for s in chosen if s.run_id == run_id], run_metric_ids,
-                        quality_metric),
+        **system.tables(store, run_id, chosen, run_metric_ids, quality_metric, cost_axis),
     }
 
 

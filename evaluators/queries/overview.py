@@ -158,7 +158,7 @@ def default_metric(metric_ids: list[str]) -> str | None:
 
 def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: str = OWN,
          metric: str | None = None, baseline: str | None = None,
-         quality_metric: str | None = None) -> dict[str, pd.DataFrame]:
+         quality_metric: str | None = None, cost_axis: str | None = None) -> dict[str, pd.DataFrame]:
     """The Overview screen's tables, as shown: `progress` (how much of the run is scored: a run that is not finished
     shows a notice that its numbers are partial), the headline of all questions (`headline`: per method the primary
     scores with 95% CI and n; `findings`: the differences that hold, in sentences; `judge`, the offline judge's
@@ -175,6 +175,7 @@ def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: st
     metric: the metric per question type (default: judge_overall when the run has it, else the first)
     baseline: the method the headline compares the others with (default: the one rated best overall)
     quality_metric: the quality axis of the latency and cost chart (default: the first headline metric scored)
+    cost_axis: the latency and cost chart's x: cost, median_latency or p95_latency (default: cost if recorded)
     """
     one_of(question_type, [ALL_TYPES, *question_types(store, run_id)], "question type")
     one_of(scale, VIEWS, "scale")
@@ -204,7 +205,7 @@ def view(store: Store, run_id: str, *, question_type: str = ALL_TYPES, scale: st
             "share_disagreeing": "samples whose replies disagree"}),
         "by_question_type_chart": in_scale(by_type, scale)[per_type],
         "by_question_type": by_type[per_type].round(3),
-        **system.tables(store, run_id, sorted(means["method"].unique()), metric_ids, quality_metric),
+        **system.tables(store, run_id, sorted(means["method"].unique()), metric_ids, quality_metric, cost_axis),
     }
 
 

@@ -19,17 +19,22 @@ PLAN = {
 }
 
 
-def usage_run(db: Path, tmp_path: Path, *, usage: bool = True, metrics=("faithfulness",)) -> str:
-    """The run (finished; the store stays open). usage False: the same answers with no usage columns. `metrics`:
-    headline metrics scored, each with the faithfulness plan's values (the second and later shifted down by 0.1)."""
+def usage_run(db: Path, tmp_path: Path, *, usage: bool = True, metrics=("faithfulness",), spend: float = 1.0,
+              without: tuple[str, ...] = ()) -> str:
+    """The run (finished; the store stays open). usage False: the same answers with no usage columns; `without`:
+    the usage columns left out. `metrics`: headline metrics scored, each with the faithfulness plan's values (the
+    second and later shifted down by 0.1). spend: the plan's latencies and costs times this (another run of the
+    same methods, e.g. on slower hardware)."""
     golden = pd.DataFrame({"question_id": [f"q{i}" for i in range(N)], "question": [f"Question {i}?" for i in range(N)],
                            "reference": [f"Answer {i}." for i in range(N)]})
     rows = [{"question_id": f"q{i}", "method": m, "answer": f"{m} says {i}.", "contexts": '["a chunk"]',
-             "latency_ms": latency(i), "input_tokens": 1000 + i, "output_tokens": 50, "cost_usd": round(cost * (1 + i / 50), 6)}
+             "latency_ms": spend * latency(i), "input_tokens": 1000 + i, "output_tokens": 50,
+             "cost_usd": round(spend * cost * (1 + i / 50), 6)}
             for m, (_, latency, cost) in PLAN.items() for i in range(N)]
     outputs = pd.DataFrame(rows)
     if not usage:
         outputs = outputs.drop(columns=["latency_ms", "input_tokens", "output_tokens", "cost_usd"])
+    outputs = outputs.drop(columns=list(without))
     golden.to_csv(tmp_path / "golden.csv", index=False)
     outputs.to_csv(tmp_path / f"outputs-{usage}.csv", index=False)
     store = open_store(db)

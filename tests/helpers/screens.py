@@ -104,7 +104,9 @@ def figure(at, key: str) -> dict:
 def values(array) -> list:
     """A plotly JSON array: a list, or numpy data as {"dtype", "bdata": base64} (plotly >= 6)."""
     if isinstance(array, dict):
-        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"]).tolist()
+        raw = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
+        shape = [int(d) for d in str(array.get("shape", raw.size)).split(",")]  # a heatmap's z is 2-D
+        return raw.reshape(shape).tolist()
     return list(array)
 
 

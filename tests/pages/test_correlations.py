@@ -4,7 +4,6 @@ click shows that pair's scatter, and a point opens Claims.
 
 AppTest cannot click a plotly chart: `click` sends the selection the browser sends on a click with
 the next run, so the page's own code reads the event, as in the browser."""
-import base64
 import json
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from evaluators.queries import correlations as q
 from evaluators.store import open_store
+from tests.helpers.screens import values
 
 pytestmark = pytest.mark.usefixtures("navigation_pages")
 
@@ -26,15 +26,6 @@ def chart(at, key: str):
 
 def figure(at, key: str) -> dict:
     return json.loads(chart(at, key).proto.spec)
-
-
-def values(array) -> list:
-    """A plotly JSON array: a list, or numpy data as {"dtype", "bdata": base64} (plotly >= 6)."""
-    if isinstance(array, dict):
-        raw = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
-        shape = [int(d) for d in str(array.get("shape", raw.size)).split(",")]
-        return raw.reshape(shape).tolist()
-    return list(array)
 
 
 def click(at, target, customdata) -> None:

@@ -1,9 +1,7 @@
 """The Overview page on the evaluated demo run (AppTest): it draws the tables of `queries.overview.view` (whose
 numbers tests/queries/test_overview.py checks), for the chosen scale and chart metric."""
-import base64
 import json
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -13,15 +11,9 @@ from evaluators.queries import overview as q
 from evaluators.store import close_store, open_store
 from tests.helpers.calibration import calibration_row
 from tests.helpers.headline_run import headline_run
+from tests.helpers.screens import values
 
 pytestmark = pytest.mark.usefixtures("navigation_pages")
-
-
-def values(array) -> list:
-    """A plotly JSON array: a list, or numpy data as {"dtype", "bdata": base64} (plotly >= 6)."""
-    if isinstance(array, dict):
-        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"]).tolist()
-    return list(array)
 
 
 def widget(at, kind: str, label: str):

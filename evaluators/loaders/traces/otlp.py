@@ -28,9 +28,9 @@ from evaluators.loaders.traces.spans import Span
 # What tells an OTLP JSON file by its content: the key, not the same words quoted inside a text (\"resourceSpans\")
 MARKER = re.compile(rb'(?<!\\)"resourceSpans"\s*:')
 
-
 ONE_A_LINE = ("Export the traces one request a line (JSON Lines, as the Collector's file exporter and "
-              "opentelemetry-exporter-otlp-json-file write them): such a file is read a line at a time, whatever its size")
+              "opentelemetry-exporter-otlp-json-file write them): such a file is read a line at a time, whatever "
+              "its size")
 
 
 class _BadValue(ValueError):
@@ -58,7 +58,7 @@ def spans(lines: Iterable[bytes], problems: Problems, keep: Callable[[str], bool
         except ValueError as err:
             if first and raw.strip() in (b"{", b"["):  # pretty-printed: the file is one object
                 check_fits(None, size, problems, advice=ONE_A_LINE)
-                yield from _whole_object(raw + b"".join(lines), line_number, problems, keep)
+                yield from _whole_object(raw + b"\n" + b"\n".join(lines), line_number, problems, keep)
                 return
             problems.add(line_number, None, f"this line is not valid JSON ({err}); each line must hold one complete "
                          "OTLP JSON export request")

@@ -8,8 +8,10 @@ as opentelemetry-exporter-otlp-json-file writes it with a SimpleSpanProcessor (o
 a line): per trace a root CHAIN span (question, answer), a RETRIEVER span with 3-5 documents of 500-800 characters
 (id, content, score) and an LLM span (model, tokens, the prompt's input messages: the chunks again, as real LLM spans
 carry them), two services (methods); each question answered once per method. The JSONL file holds the same outputs
-as {question_id, method, answer, contexts: [{id, text}]}. Each read is a fresh child process (its peak RSS from
-os.wait4); the JSONL read runs with the loaders' up-front memory bound raised, as the traces are never bound by it.
+as {question_id, method, answer, contexts: [{id, text, score}], latency_ms, input_tokens, output_tokens, model}: the
+two reads must give the same outputs, usage and chunk scores included (a digest of each, compared). Each read is a
+fresh child process (its peak RSS from os.wait4); the JSONL read runs with the loaders' up-front memory bound raised,
+as the traces are never bound by it.
 Writes bench/results/traces.md unless --no-write.
 """
 from __future__ import annotations
@@ -33,7 +35,7 @@ WORDS = ("the cornish coast granite harbour pilchard fishing village chapel mine
          "lighthouse tide church tower legend giant saint well cross valley river estuary boat sail net").split()
 
 CHILD = """
-import json, sys, time
+import hashlib, json, sys, time
 from evaluators import loaders
 golden = loaders.load(sys.argv[2], role="golden")
 start = time.perf_counter()
@@ -42,7 +44,11 @@ if sys.argv[1] == "traces":
 else:
     ds = loaders.load(sys.argv[3], role="outputs")
 seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds, "outputs": len(ds.outputs), "chunks": sum(len(o.contexts) for o in ds.outputs)}))
+# what both reads must agree on, whole: every answer with its chunks (ids, texts, scores) and its usage
+same = hashlib.sha256(repr(sorted((o.question_id, o.method, o.answer, o.contexts, o.usage)
+                                  for o in ds.outputs)).encode()).hexdigest()
+print(json.dumps({"seconds": seconds, "outputs": len(ds.outputs), "chunks": sum(len(o.contexts) for o in ds.outputs),
+                  "digest": same}))
 """
 
 
@@ -103,7 +109,9 @@ def make(folder: Path, megabytes: int) -> tuple[Path, Path, Path, int]:
                 t.write(line(method, trace, "0000000000000001", None, "rag", start, 900, {
                     "openinference.span.kind": "CHAIN", "input.value": question, "output.value": answer}))
                 o.write(json.dumps({"question_id": f"q{n}", "method": method, "answer": answer,
-                                    "contexts": [{"id": i, "text": c} for i, c, _ in docs]}) + "\n")
+                                    "contexts": [{"id": i, "text": c, "score": sc} for i, c, sc in docs],
+                                    "latency_ms": 900.0, "input_tokens": len(prompt) // 4,
+                                    "output_tokens": len(answer) // 4, "model": "gpt-4o-mini"}) + "\n")
     return golden, traces, outputs, n
 
 
@@ -132,7 +140,7 @@ def main() -> None:
         sizes = {p.name: p.stat().st_size / 2**20 for p in (traces, outputs)}
         jsonl = measure("jsonl", golden, outputs)
         trace = measure("traces", golden, traces)
-    assert trace["outputs"] == jsonl["outputs"] and trace["chunks"] == jsonl["chunks"], (trace, jsonl)
+    assert trace["digest"] == jsonl["digest"], ("the two files do not read as the same outputs", trace, jsonl)
     ratio = trace["seconds"] / jsonl["seconds"]
     table = "\n".join([
         "| file | size (MB) | read (s) | child wall (s) | peak RSS (MB) | outputs | chunks |",

@@ -10,6 +10,7 @@ the model and the cost. A trace with no retriever span has no chunks (the contex
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 
@@ -170,14 +171,13 @@ def _documents(span: Span) -> list[Chunk]:
     """The retriever span's documents in index order: id (else the rank), content, score (OpenInference's, else the
     GenAI conventions')."""
     docs: dict[int, dict] = {}
-    start = len(sa.DOCUMENTS)
     for key, value in span.attributes.items():
         if key.startswith(sa.DOCUMENTS):
-            index, _, field = key[start:].partition(".document.")
-            if not index.isdigit():
+            index, field = _document_key(key)
+            if index is None:
                 raise Bad(span.line, key, f"span {span.span_id}: attribute {key} has no list index after "
                           f"{sa.DOCUMENTS}")
-            docs.setdefault(int(index), {})[field] = (key, value)
+            docs.setdefault(index, {})[field] = (key, value)
     if not docs and sa.GENAI_DOCUMENTS in span.attributes:
         docs = _genai_documents(span)
     chunks = []
@@ -198,6 +198,13 @@ def _documents(span: Span) -> list[Chunk]:
                       "number")
         chunks.append(Chunk(str(doc_id), content, None if score is None else float(score)))
     return chunks
+
+
+@functools.lru_cache(maxsize=4096)  # every retriever span repeats the same keys
+def _document_key(key: str) -> tuple[int | None, str]:
+    """retrieval.documents.N.document.FIELD -> (N, FIELD); N None when it is no index."""
+    index, _, field = key[len(sa.DOCUMENTS):].partition(".document.")
+    return (int(index) if index.isdigit() else None), field
 
 
 def _genai_documents(span: Span) -> dict[int, dict]:

@@ -183,17 +183,16 @@ def _documents(span: Span) -> list[Chunk]:
     chunks = []
     for rank, index in enumerate(sorted(docs), 1):
         fields = docs[index]
-        key, content = fields.get("content") or (f"{sa.DOCUMENTS}{index}.document.content", None)
-        if type(content) is not str:
+        key, content = fields.get("content", (f"{sa.DOCUMENTS}{index}.document.content", None))
+        if not isinstance(content, str):
             raise Bad(span.line, key, f"span {span.span_id}: document {index}'s content is {kind_of(content)}, "
                       "not a text")
-        key, doc_id = fields.get("id") or (None, rank)
-        if type(doc_id) is not str and (isinstance(doc_id, bool) or not isinstance(doc_id, int)):
+        key, doc_id = fields.get("id", (None, rank))
+        if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
             raise Bad(span.line, key, f"span {span.span_id}: document {index}'s id is {kind_of(doc_id)}, not a "
                       "text or a whole number")
-        key, score = fields.get("score") or (None, None)
-        if score is not None and type(score) is not float and (isinstance(score, bool)
-                                                               or not isinstance(score, (int, float))):
+        key, score = fields.get("score", (None, None))
+        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
             raise Bad(span.line, key, f"span {span.span_id}: document {index}'s score is {kind_of(score)}, not a "
                       "number")
         chunks.append(Chunk(str(doc_id), content, None if score is None else float(score)))

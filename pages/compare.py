@@ -134,7 +134,8 @@ QUALITY_KEY = f"cmp-quality-{run_id}"  # the latency and cost chart's quality ax
 quality_metric = st.session_state.get(QUALITY_KEY)
 quality_metric = quality_metric if quality_metric in metric_options(run_metrics) else None
 AXIS_KEY = f"cmp-cost-axis-{run_id}"  # and its x axis
-cost_axis = st.session_state.get(AXIS_KEY) if st.session_state.get(AXIS_KEY) in AXES else None
+cost_axis = st.session_state.get(AXIS_KEY)
+cost_axis = cost_axis if cost_axis in AXES else None
 
 with st.spinner("Pairing the questions and testing every metric..."):
     tables = q.view(store(), run_id, methods=chosen, baseline=baseline, question_type=chosen_type,

@@ -7,7 +7,6 @@ be noise; problems inside records are all collected before raising.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from pathlib import Path
 
 from evaluators.loaders import cells, traces
 from evaluators.loaders.columns import GOLDEN_FIELDS, OUTPUT_FIELDS, id_field, plan_roles, resolve_columns
-from evaluators.loaders.formats import Source, gc_paused, parquet_columns, parse, traces_input
+from evaluators.loaders.formats import Source, gc_paused, parquet_columns, parse
 from evaluators.loaders.problems import Problems
 from evaluators.loaders.relevant import retrieval_problems
 from evaluators.loaders.records import RecordReader, derive_question_id, duplicate_outputs
@@ -119,15 +118,11 @@ def _load_traces(src: Source, fmt: str, role: str, method, golden: Dataset | Non
         if value is not None and not str(value).strip():
             problems.add(None, None, f"the {option} is empty; name an attribute of the spans or their resource")
     problems.raise_if_any()
-    digest = hashlib.sha256()
-    lines, batches = traces_input(src, fmt, digest, problems, traces.wanted(frozenset(
-        a for a in (method_attribute or traces.DEFAULT_METHOD_ATTRIBUTE, question_id_attribute) if a)))
-    read = traces.read(fmt, lines, batches, problems, golden=golden.golden if golden is not None else None,
+    read = traces.read(fmt, src, problems, golden=golden.golden if golden is not None else None,
                        method=method, default_method=_file_method(src.file),
-                       method_attribute=method_attribute, question_id_attribute=question_id_attribute, size=src.size)
+                       method_attribute=method_attribute, question_id_attribute=question_id_attribute)
     problems.raise_if_any()
-    if batches is not None:
-        digest = src.sha256()
+    digest = read.sha256
     options = {"format": fmt, "method": method, "method_attribute": method_attribute,
                "question_id_attribute": question_id_attribute,
                "golden": golden.content_hash if golden is not None else None}

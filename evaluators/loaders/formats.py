@@ -139,16 +139,20 @@ class Source:
                 limit -= len(chunk)
                 yield chunk
 
-    def lines(self, digest, block: int = 1 << 22) -> Iterator[bytes]:
-        """The bytes a line at a time, hashed into `digest` a block at a time as read: a file is never all in memory."""
+    def lines(self, digest, block: int = 1 << 22, start: int = 0, end: int | None = None) -> Iterator[bytes]:
+        """The bytes a line at a time, hashed into `digest` (None: not hashed) a block at a time as read: a file is
+        never all in memory. start/end: a part of a file on disk, from a line's start to the next part's."""
         if self.path is None:
             digest.update(self.data)
             yield from io.BytesIO(self.data)
             return
-        rest = b""
+        rest, left = b"", (self.size if end is None else end) - start
         with self._disk(lambda: self.path.open("rb")) as stream:
-            while chunk := stream.read(block):
-                digest.update(chunk)
+            stream.seek(start)
+            while left > 0 and (chunk := stream.read(min(block, left))):
+                left -= len(chunk)
+                if digest is not None:
+                    digest.update(chunk)
                 lines = (rest + chunk).split(b"\n")
                 rest = lines.pop()
                 yield from lines

@@ -11,6 +11,7 @@ by the question's text. One module a step:
 - phoenix.py   Arize Phoenix's span export (get_spans_dataframe() columns, Parquet or JSON Lines) -> spans
 - langfuse.py  Langfuse's trace export (traces with their observations, JSON) -> spans
 - assemble.py  one trace's spans -> its question, answer, chunks and usage, or the problem with it
+- parts.py     a big OTLP file read in parts, a process a part, as if read by line
 - join.py      traces -> outputs of the golden set's questions; what was left out, as notes
 
 Spans are grouped per trace as they are read, each keeping only what its trace needs, so a big file takes the memory
@@ -18,11 +19,14 @@ of its outputs, not of its spans (bench/traces.py).
 """
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from evaluators.loaders.formats import Source, traces_input
 from evaluators.loaders.problems import Problems
-from evaluators.loaders.traces import langfuse, otlp, phoenix
+from evaluators.loaders.traces import langfuse, otlp, parts, phoenix
 from evaluators.loaders.traces.assemble import Trace, assemble
 from evaluators.loaders.traces.join import join
 from evaluators.loaders.traces.spans import Span, wanted
@@ -59,36 +63,49 @@ class TraceOutputs:
     outputs: tuple[RagOutput, ...]
     lines: tuple[int, ...]  # each output's line (its root span's) in the file
     notes: tuple[str, ...]  # what was read but not scored: unmatched traces, earlier duplicates, a method defaulted
+    sha256: Any  # the file's bytes, hashed (a hashlib object)
 
 
-def read(fmt: str, lines: Iterator[bytes] | None, batches, problems: Problems, *, golden: Sequence[GoldenItem] | None,
-         method: str | None, default_method: str, method_attribute: str | None = None,
-         question_id_attribute: str | None = None, size: int = 0) -> TraceOutputs:
-    """A trace file's outputs. lines: the file's lines (OTLP, JSON Lines, Langfuse JSON); batches: a Parquet file's
-    record batches (Phoenix); size: the file's, in bytes (what a format read whole is held to). Problems are added
-    to `problems`; the caller raises them."""
+def read(fmt: str, src: Source, problems: Problems, *, golden: Sequence[GoldenItem] | None, method: str | None,
+         default_method: str, method_attribute: str | None = None,
+         question_id_attribute: str | None = None) -> TraceOutputs:
+    """A trace file's outputs. Problems are added to `problems`; the caller raises them. A big OTLP file on disk is
+    read in parts, a process a part (parts.py); the others a line (Parquet: a batch) at a time."""
     method_attribute = method_attribute or DEFAULT_METHOD_ATTRIBUTE
-    keep = wanted(frozenset(a for a in (method_attribute, question_id_attribute) if a))
-    if fmt == "otlp":
-        spans = otlp.spans(lines, problems, keep, size)
-    elif fmt == "phoenix":
-        spans = phoenix.spans(lines, batches, problems, keep)
+    extra = frozenset(a for a in (method_attribute, question_id_attribute) if a)
+    digest = hashlib.sha256()
+    lines, batches = traces_input(src, fmt, digest, problems, wanted(extra))
+    if fmt == "otlp" and (at := parts.cuts(src)):
+        found = parts.traces(src, at, digest, problems, extra, method_attribute, question_id_attribute)
     else:
-        spans = langfuse.spans(lines, problems, keep, size)
-    traces = _traces(spans, problems, method_attribute, question_id_attribute)
+        if fmt == "otlp":
+            spans = otlp.spans(lines, problems, wanted(extra), src.size)
+        elif fmt == "phoenix":
+            spans = phoenix.spans(lines, batches, problems, wanted(extra))
+        else:
+            spans = langfuse.spans(lines, problems, wanted(extra), src.size)
+        found = _traces(spans, problems.file, method_attribute, question_id_attribute)
+    traces = _kept(found, problems)
     outputs, rows, notes = join(traces, golden, problems, method=method, default_method=default_method,
                                 method_attribute=method_attribute, question_id_attribute=question_id_attribute)
-    return TraceOutputs(outputs, rows, notes)
+    return TraceOutputs(outputs, rows, notes, src.sha256() if batches is not None else digest)
 
 
-def _traces(spans: Iterator[Span], problems: Problems, method_attribute: str,
-            question_id_attribute: str | None) -> list[Trace]:
+def _traces(spans: Iterator[Span], file: str, method_attribute: str,
+            question_id_attribute: str | None) -> Iterator[Trace | Problem]:
+    """Each trace's spans assembled, in the order of its first span; a trace is assembled once the file is read
+    (its spans may be anywhere in it)."""
     by_trace: dict[str, list[Span]] = {}
     for span in spans:
         by_trace.setdefault(span.trace_id, []).append(span)
-    traces = []
     for trace_id in list(by_trace):
-        result = assemble(problems.file, trace_id, by_trace.pop(trace_id), method_attribute, question_id_attribute)
+        yield assemble(file, trace_id, by_trace.pop(trace_id), method_attribute, question_id_attribute)
+
+
+def _kept(found: Iterable[Trace | Problem], problems: Problems) -> list[Trace]:
+    """The traces assembled; the problems of those that are not answers go to `problems`."""
+    traces = []
+    for result in found:
         if isinstance(result, Problem):
             problems.items.append(result)
         else:

@@ -10,7 +10,6 @@ the model and the cost. A trace with no retriever span has no chunks (the contex
 """
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass
 
@@ -54,9 +53,9 @@ def assemble(file: str, trace_id: str, spans: list[Span], method_attribute: str,
 
 def _assemble(trace_id, spans, method_attribute, question_id_attribute) -> Trace:
     root = _root(spans)
-    ordered = sorted(spans, key=lambda s: s.start_ns)
-    retrievers = [s for s in ordered if s.kind == "RETRIEVER"]
-    llms = [s for s in ordered if s.kind == "LLM"]
+    kinds = [(s.kind, s) for s in sorted(spans, key=lambda s: s.start_ns)]
+    retrievers = [s for kind, s in kinds if kind == "RETRIEVER"]
+    llms = [s for kind, s in kinds if kind == "LLM"]
     question = _text(root, sa.INPUT, sa.INPUT_MIME, _QUESTION_KEYS)
     if question is None:
         question = next((q for s in retrievers if (q := _text(s, sa.INPUT, sa.INPUT_MIME, _QUESTION_KEYS)
@@ -69,7 +68,7 @@ def _assemble(trace_id, spans, method_attribute, question_id_attribute) -> Trace
     if answer is None:
         raise Bad(root.line, sa.OUTPUT, "no answer: the root span has no output.value and no LLM span an output "
                   "message; export the trace once the pipeline has answered")
-    contexts = _dedup(chunk for s in retrievers for chunk in _documents(s))
+    contexts = _dedup([chunk for s in retrievers for chunk in _documents(s)])
     return Trace(trace_id, root.line, question.strip(), answer, contexts, _usage(root, llms),
                  _attribute(root, spans, method_attribute), _attribute(root, spans, question_id_attribute),
                  root.start_ns)
@@ -172,38 +171,55 @@ def _documents(span: Span) -> list[Chunk]:
     GenAI conventions')."""
     docs: dict[int, dict] = {}
     for key, value in span.attributes.items():
-        if key.startswith(sa.DOCUMENTS):
-            index, field = _document_key(key)
+        parsed = _DOCUMENT_KEYS[key]
+        if parsed:
+            index, field = parsed
             if index is None:
                 raise Bad(span.line, key, f"span {span.span_id}: attribute {key} has no list index after "
                           f"{sa.DOCUMENTS}")
-            docs.setdefault(index, {})[field] = (key, value)
+            if (doc := docs.get(index)) is None:
+                docs[index] = {field: (key, value)}
+            else:
+                doc[field] = (key, value)
     if not docs and sa.GENAI_DOCUMENTS in span.attributes:
         docs = _genai_documents(span)
     chunks = []
     for rank, index in enumerate(sorted(docs), 1):
         fields = docs[index]
-        key, content = fields.get("content", (f"{sa.DOCUMENTS}{index}.document.content", None))
-        if not isinstance(content, str):
+        key, content = fields.get("content") or (f"{sa.DOCUMENTS}{index}.document.content", None)
+        if type(content) is not str and not isinstance(content, str):
             raise Bad(span.line, key, f"span {span.span_id}: document {index}'s content is {kind_of(content)}, "
                       "not a text")
-        key, doc_id = fields.get("id", (None, rank))
-        if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+        key, doc_id = fields.get("id") or (None, rank)
+        if type(doc_id) is not str and (isinstance(doc_id, bool) or not isinstance(doc_id, (str, int))):
             raise Bad(span.line, key, f"span {span.span_id}: document {index}'s id is {kind_of(doc_id)}, not a "
                       "text or a whole number")
-        key, score = fields.get("score", (None, None))
-        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
-            raise Bad(span.line, key, f"span {span.span_id}: document {index}'s score is {kind_of(score)}, not a "
-                      "number")
-        chunks.append(Chunk(str(doc_id), content, None if score is None else float(score)))
+        key, score = fields.get("score") or (None, None)
+        if score is not None and type(score) is not float:
+            if isinstance(score, bool) or not isinstance(score, (int, float)):
+                raise Bad(span.line, key, f"span {span.span_id}: document {index}'s score is {kind_of(score)}, "
+                          "not a number")
+            score = float(score)
+        chunks.append(Chunk(doc_id if type(doc_id) is str else str(doc_id), content, score))
     return chunks
 
 
-@functools.lru_cache(maxsize=4096)  # every retriever span repeats the same keys
-def _document_key(key: str) -> tuple[int | None, str]:
-    """retrieval.documents.N.document.FIELD -> (N, FIELD); N None when it is no index."""
-    index, _, field = key[len(sa.DOCUMENTS):].partition(".document.")
-    return (int(index) if index.isdigit() else None), field
+class _DocumentKeys(dict):
+    """Attribute name -> (N, FIELD) for retrieval.documents.N.document.FIELD (N None when it is no index), () for
+    any other name: each name parsed once (every retriever span repeats them), looked up in C."""
+
+    def __missing__(self, key: str) -> tuple:
+        if len(self) > 1 << 16:  # a bound: a file of ever new names costs a parse a name, never unbounded memory
+            self.clear()
+        parsed = ()
+        if key.startswith(sa.DOCUMENTS):
+            index, _, field = key[len(sa.DOCUMENTS):].partition(".document.")
+            parsed = (int(index) if index.isdigit() else None), field
+        self[key] = parsed
+        return parsed
+
+
+_DOCUMENT_KEYS = _DocumentKeys()
 
 
 def _genai_documents(span: Span) -> dict[int, dict]:
@@ -231,8 +247,11 @@ def _genai_documents(span: Span) -> dict[int, dict]:
     return docs
 
 
-def _dedup(chunks) -> tuple[Chunk, ...]:
+def _dedup(chunks: list[Chunk]) -> tuple[Chunk, ...]:
     """Chunks in order, a chunk retrieved again by a later retriever span kept once (its first place)."""
+    kept = dict.fromkeys((chunk.chunk_id, chunk.text) for chunk in chunks)
+    if len(kept) == len(chunks):  # the common case: nothing retrieved twice
+        return tuple(chunks)
     seen, kept = set(), []
     for chunk in chunks:
         if (chunk.chunk_id, chunk.text) not in seen:
@@ -264,8 +283,8 @@ def _sum(spans: list[Span], key: str, genai_key: str) -> int | None:
 
 def _whole(span: Span, key: str) -> int | None:
     value = span.attributes.get(key)
-    if value is None:
-        return None
+    if value is None or (type(value) is int and value >= 0):
+        return value
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
     if isinstance(value, float) and value.is_integer():  # a table's column of counts with gaps is a float column

@@ -37,11 +37,12 @@ class _BadValue(ValueError):
     pass
 
 
-def spans(lines: Iterable[bytes], problems: Problems, keep: Callable[[str], bool], size: int = 0) -> Iterator[Span]:
+def spans(lines: Iterable[bytes], problems: Problems, keep: Callable[[str], bool], size: int = 0,
+          first: bool = True) -> Iterator[Span]:
     """Every span of the file, in file order; a line that is not OTLP JSON is a problem, the others are still read.
-    A pretty-printed file is one object, read whole: first held to the loaders' memory bound (its `size`)."""
+    A pretty-printed file is one object, read whole: first held to the loaders' memory bound (its `size`). first:
+    whether the lines start the file (a part of it after the first is never one object: traces/parts.py)."""
     lines = iter(lines)
-    first = True
     for line_number, raw in enumerate(lines, 1):
         try:
             fast = _fast_spans(_DECODER.decode(raw), line_number, keep)

@@ -1,7 +1,9 @@
-"""Benchmark: reading a big OTLP JSON trace file (loaders.load, streamed by line) against reading the equivalent JSONL
-outputs file (the same answers and chunks, RAGScope's own columns), time and peak memory, in one run.
+"""Benchmark: reading a big OTLP JSON trace file (loaders.load: in parts, a process per usable core, each streamed by
+line; loaders/traces/parts.py) against reading the equivalent JSONL outputs file (the same answers and chunks,
+RAGScope's own columns), time, CPU time and peak memory, in one run: a JSONL read then a trace read, `runs` times
+(the machine is shared: one pair can be off either way).
 
-    .venv/bin/python bench/traces.py [--mb 1024] [--no-write]
+    .venv/bin/python bench/traces.py [--mb 1024] [--runs 3] [--no-write]
 
 Inputs, made in a temporary folder with a fixed seed: a golden set of Q questions and a trace file of about `mb` MB
 as opentelemetry-exporter-otlp-json-file writes it with a SimpleSpanProcessor (one ExportTraceServiceRequest per span
@@ -10,7 +12,8 @@ a line): per trace a root CHAIN span (question, answer), a RETRIEVER span with 3
 carry them), two services (methods); each question answered once per method. The JSONL file holds the same outputs
 as {question_id, method, answer, contexts: [{id, text, score}], latency_ms, input_tokens, output_tokens, model}: the
 two reads must give the same outputs, usage and chunk scores included (a digest of each, compared). Each read is a
-fresh child process (its peak RSS from os.wait4); the JSONL read runs with the loaders' up-front memory bound raised,
+fresh child process (its peak RSS from os.wait4; a trace read's part processes' largest beside it; CPU time of all
+its processes, the read alone); the JSONL read runs with the loaders' up-front memory bound raised,
 as the traces are never bound by it.
 Writes bench/results/traces.md unless --no-write.
 """
@@ -22,6 +25,7 @@ import json
 import os
 import platform
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,22 +39,28 @@ WORDS = ("the cornish coast granite harbour pilchard fishing village chapel mine
          "lighthouse tide church tower legend giant saint well cross valley river estuary boat sail net").split()
 
 CHILD = """
-import hashlib, json, sys, time
+import hashlib, json, resource, sys, time
 from evaluators import loaders
+from evaluators.loaders.formats import Source
+from evaluators.loaders.traces import parts
 golden = loaders.load(sys.argv[2], role="golden")
-start = time.perf_counter()
+cpu = lambda who: (lambda u: u.ru_utime + u.ru_stime)(resource.getrusage(who))
+start, started = time.perf_counter(), cpu(resource.RUSAGE_SELF)
 if sys.argv[1] == "traces":
     ds = loaders.load(sys.argv[3], role="outputs", golden=golden)
 else:
     ds = loaders.load(sys.argv[3], role="outputs")
 seconds = time.perf_counter() - start
+cpu_seconds = cpu(resource.RUSAGE_SELF) - started + cpu(resource.RUSAGE_CHILDREN)
+cut = parts.cuts(Source(sys.argv[3])) if sys.argv[1] == "traces" else None
 # what both reads must agree on, whole: every answer with its chunks (ids, texts, scores) and its usage (hashed an
 # output at a time, so the check adds nothing to the peak memory measured)
 same = hashlib.sha256()
 for o in sorted(ds.outputs, key=lambda o: (o.question_id, o.method)):
     same.update(repr((o.question_id, o.method, o.answer, o.contexts, o.usage)).encode())
 print(json.dumps({"seconds": seconds, "outputs": len(ds.outputs), "chunks": sum(len(o.contexts) for o in ds.outputs),
-                  "digest": same.hexdigest()}))
+                  "digest": same.hexdigest(), "cpu": cpu_seconds, "parts": len(cut) - 1 if cut else 1,
+                  "part_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 """
 
 
@@ -133,6 +143,7 @@ def measure(kind: str, golden: Path, path: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=int, default=1024, help="the trace file's size in MB (default 1024)")
+    parser.add_argument("--runs", type=int, default=3, help="pairs of reads, JSONL then traces (default 3)")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ragscope-traces-bench-") as tmp:
@@ -140,30 +151,43 @@ def main() -> None:
         golden, traces, outputs, questions = make(Path(tmp), args.mb)
         made = time.perf_counter() - made
         sizes = {p.name: p.stat().st_size / 2**20 for p in (traces, outputs)}
-        jsonl = measure("jsonl", golden, outputs)
-        trace = measure("traces", golden, traces)
-    assert trace["digest"] == jsonl["digest"], ("the two files do not read as the same outputs", trace, jsonl)
-    ratio = trace["seconds"] / jsonl["seconds"]
-    table = "\n".join([
-        "| file | size (MB) | read (s) | child wall (s) | peak RSS (MB) | outputs | chunks |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-        f"| OTLP JSON traces (streamed by line) | {sizes['traces.jsonl']:,.0f} | {trace['seconds']:.1f} | "
-        f"{trace['wall']:.1f} | {trace['peak_mb']:,.0f} | {trace['outputs']:,} | {trace['chunks']:,} |",
-        f"| equivalent JSONL outputs (read whole) | {sizes['outputs.jsonl']:,.0f} | {jsonl['seconds']:.1f} | "
-        f"{jsonl['wall']:.1f} | {jsonl['peak_mb']:,.0f} | {jsonl['outputs']:,} | {jsonl['chunks']:,} |"])
+        pairs = [(measure("jsonl", golden, outputs), measure("traces", golden, traces)) for _ in range(args.runs)]
+    rows, ratios = [], []
+    for run, (jsonl, trace) in enumerate(pairs, 1):
+        assert trace["digest"] == jsonl["digest"], ("the two files do not read as the same outputs", trace, jsonl)
+        ratios.append(trace["seconds"] / jsonl["seconds"])
+        rows += [f"| {run} | OTLP JSON traces ({_parts(trace)}) | {sizes['traces.jsonl']:,.0f} | "
+                 f"{trace['seconds']:.1f} | {trace['cpu']:.1f} | {trace['wall']:.1f} | {_peak(trace)} | "
+                 f"{trace['outputs']:,} | {trace['chunks']:,} |",
+                 f"| {run} | equivalent JSONL outputs (read whole) | {sizes['outputs.jsonl']:,.0f} | "
+                 f"{jsonl['seconds']:.1f} | {jsonl['cpu']:.1f} | {jsonl['wall']:.1f} | {jsonl['peak_mb']:,.0f} | "
+                 f"{jsonl['outputs']:,} | {jsonl['chunks']:,} |"]
+    table = "\n".join(["| run | file | size (MB) | read (s) | CPU (s) | child wall (s) | peak RSS (MB) | outputs | "
+                       "chunks |", "|---:|---|---:|---:|---:|---:|---:|---:|---:|", *rows])
+    cpu = statistics.median(t["cpu"] / j["cpu"] for j, t in pairs)
+    jsonl, trace = pairs[-1]
     report = (f"# Reading trace files (bench/traces.py)\n\n{dt.date.today()}, {platform.machine()}, {os.cpu_count()} "
               f"cores (shared with other jobs), Python {platform.python_version()}; inputs made in {made:.0f} s: "
-              f"{questions:,} golden questions, {len(METHODS)} methods.\n\n{table}\n\n"
-              f"Time ratio, traces / equivalent JSONL: **{ratio:.2f}** (target <= 1.0). Peak RSS ratio: "
-              f"{trace['peak_mb'] / jsonl['peak_mb']:.2f}; the trace file is "
-              f"{sizes['traces.jsonl'] / sizes['outputs.jsonl']:.1f}x "
-              "the size of the JSONL file it is equivalent to. Bytes read per second: traces "
-              f"{sizes['traces.jsonl'] / trace['seconds']:.0f} MB/s, JSONL {sizes['outputs.jsonl'] / jsonl['seconds']:.0f} "
-              f"MB/s (ratio {sizes['traces.jsonl'] / trace['seconds'] / (sizes['outputs.jsonl'] / jsonl['seconds']):.2f}"
-              ").\n")
+              f"{questions:,} golden questions, {len(METHODS)} methods; {args.runs} runs, each a JSONL read then a "
+              f"trace read.\n\n{table}\n\n"
+              f"Time ratio, traces / equivalent JSONL, by run: {', '.join(f'{r:.2f}' for r in ratios)}; median "
+              f"**{statistics.median(ratios):.2f}** (target <= 1.0). CPU time ratio (median): {cpu:.2f}. Peak RSS "
+              f"ratio (the reading process): {trace['peak_mb'] / jsonl['peak_mb']:.2f}; the trace file is "
+              f"{sizes['traces.jsonl'] / sizes['outputs.jsonl']:.1f}x the size of the JSONL file it is equivalent to.\n")
     print(report)
     if not args.no_write:
         RESULTS.write_text(report, encoding="utf-8")
+
+
+def _parts(read: dict) -> str:
+    return "streamed by line" if read["parts"] == 1 else f"{read['parts']} parts, a process each, streamed by line"
+
+
+def _peak(read: dict) -> str:
+    """The reading process's peak RSS, and its part processes' largest."""
+    if read["parts"] == 1:
+        return f"{read['peak_mb']:,.0f}"
+    return f"{read['peak_mb']:,.0f} + {read['part_peak_mb']:,.0f} a part process"
 
 
 if __name__ == "__main__":

@@ -15,8 +15,11 @@ torch, OpenBLAS or MKL under numpy, and DuckDB start one thread per core they se
 - In a container, the cores seen (os.cpu_count) are the host's, not the CPU quota the container may use (cgroup
   cpu.max): DuckDB, whose scans and aggregates do gain from threads, gets the quota's cores (store.py).
 
-An explicit choice wins: RAGSCOPE_TORCH_THREADS for the models, RAGSCOPE_WORKERS for `parallel`, and the
-libraries' own variables (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS) for BLAS.
+- A big OTLP trace file is read in parts by `workers()` processes (loaders/traces/parts.py).
+
+An explicit choice wins: RAGSCOPE_TORCH_THREADS for the models, RAGSCOPE_WORKERS for `parallel` and the trace
+reading processes, and the libraries' own variables (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS) for
+BLAS.
 """
 from __future__ import annotations
 

@@ -89,8 +89,7 @@ def test_a_part_process_that_cannot_start_or_dies_midway_costs_only_time(tmp_pat
         assert read(path, gold, 3, monkeypatch).outputs == whole.outputs
     # a process that sends its trace ids and then dies before its reply
     dies = ("import sys; from evaluators.loaders.traces import parts as p; "
-            "part = p._Part(p._receive(sys.stdin.buffer, p.Job)); "
-            "p._send(sys.stdout.buffer, (part.lines, part.trace_ids)); sys.exit(3)")
+            "part = p._Part(p._receive(sys.stdin.buffer, p.Job)); p._send(sys.stdout.buffer, part.told); sys.exit(3)")
     monkeypatch.setattr(parts, "_MAIN", dies)
     again = read(path, gold, 3, monkeypatch)
     assert (again.outputs, again.output_rows, again.content_hash) == (whole.outputs, whole.output_rows,
@@ -112,16 +111,15 @@ def test_a_pretty_printed_file_or_one_in_memory_is_never_cut(tmp_path, monkeypat
 def test_a_part_process_reads_its_part_as_this_process_would(tmp_path):
     path = spread_traces(tmp_path / "traces.jsonl", bad_lines=[(230, "{not json")])
     data = path.read_bytes()
-    job = parts.Job(str(path), "traces.jsonl", data.index(b"\n", len(data) // 2) + 1, len(data),
-                    frozenset({"service.name"}), "service.name", None)
+    start = data.index(b"\n", len(data) // 2) + 1
+    job = parts.Job(str(path), "traces.jsonl", start, len(data), frozenset({"service.name"}), "service.name", None)
     remote, here = parts._Remote(job), parts._Part(job)
-    assert remote.ids() is remote  # the process answered (a failed one is replaced by a part read here)
-    assert (remote.lines, remote.trace_ids) == (here.lines, here.trace_ids)
-    shared = frozenset(here.trace_ids[::3])
-    remote.finish(shared, 1000)
-    here.finish(shared, 1000)
-    reply = remote.collect()
+    assert remote.read() is remote  # the process answered (a failed one is replaced by a part read here)
+    assert remote.told == here.told and remote.told.traces
+    assert remote.told.problems[0].row == 230 - data[:start].count(b"\n")  # counted from the part's start
+    shared = frozenset(here.told.trace_ids[::3])
+    remote.ask(shared)
+    here.ask(shared)
+    spans = remote.shared_spans()
     assert remote.process.returncode == 0  # it replied and ended (a failed one is killed)
-    assert reply == here.collect()
-    assert reply.problems[0].row > 1000 and reply.shared_spans and reply.traces
-    assert all(span.line > 1000 for spans in reply.shared_spans.values() for span in spans)
+    assert spans == here.shared_spans() and set(spans) == shared

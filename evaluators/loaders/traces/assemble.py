@@ -11,6 +11,7 @@ the model and the cost. A trace with no retriever span has no chunks (the contex
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import dataclass
 
 from evaluators.loaders.problems import kind as kind_of
@@ -22,10 +23,10 @@ _QUESTION_KEYS = ("question", "query", "query_str", "input", "user_input", "text
 _ANSWER_KEYS = ("answer", "output", "response", "result", "content", "text")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Trace:
     trace_id: str
-    line: int  # the root span's
+    line: int  # the root span's (a part read apart counts from its own start: parts.py makes it the file's)
     question: str
     answer: str
     contexts: tuple[Chunk, ...]
@@ -33,6 +34,7 @@ class Trace:
     method: str | None  # the method attribute's value, None when the trace does not carry it
     question_id: str | None  # the question-id attribute's value, when one is named and carried
     start_ns: int
+    question_key: str  # the question as the golden set's are matched to it (`normalise`)
 
 
 class Bad(Exception):
@@ -71,7 +73,12 @@ def _assemble(trace_id, spans, method_attribute, question_id_attribute) -> Trace
     contexts = _dedup([chunk for s in retrievers for chunk in _documents(s)])
     return Trace(trace_id, root.line, question.strip(), answer, contexts, _usage(root, llms),
                  _attribute(root, spans, method_attribute), _attribute(root, spans, question_id_attribute),
-                 root.start_ns)
+                 root.start_ns, normalise(question))
+
+
+def normalise(question: str) -> str:
+    """A question's text as traces join the golden set by it: Unicode NFC, case folded, whitespace collapsed."""
+    return " ".join(unicodedata.normalize("NFC", question).casefold().split())
 
 
 def _root(spans: list[Span]) -> Span:

@@ -3,19 +3,14 @@ attribute when one is named, else by the question's text: Unicode NFC, case fold
 trace where one method answered a question more than once; what was left out is said in notes, not scored."""
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 
 from evaluators.loaders.problems import Problems, preview
 from evaluators.loaders.records import derive_question_id
-from evaluators.loaders.traces.assemble import Trace
+from evaluators.loaders.traces.assemble import Trace, normalise
 from evaluators.records import GoldenItem, RagOutput
 
 SHOWN = 3  # unmatched questions named in the note
-
-
-def normalise(question: str) -> str:
-    return " ".join(unicodedata.normalize("NFC", question).casefold().split())
 
 
 def join(traces: Sequence[Trace], golden: Sequence[GoldenItem] | None, problems: Problems, *, method: str | None,
@@ -34,7 +29,7 @@ def join(traces: Sequence[Trace], golden: Sequence[GoldenItem] | None, problems:
         if lookup is None:
             question_id = trace.question_id or derive_question_id(trace.question)
         else:
-            question_id = lookup.get(trace.question_id if question_id_attribute else normalise(trace.question))
+            question_id = lookup.get(trace.question_id if question_id_attribute else trace.question_key)
             if question_id is None:
                 unmatched.append(trace)
                 continue

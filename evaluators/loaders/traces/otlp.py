@@ -174,9 +174,11 @@ def _value(value, key: str):
     raise _BadValue(f"attribute {key}: unknown value type {', '.join(map(str, value))}")
 
 
-# -- the fast path: the common shape as typed records (msgspec); anything else goes to the general path above
+# -- the fast path: the common shape as typed records (msgspec); anything else goes to the general path above. A
+# line's records form a tree, never a cycle: untracked by the garbage collector (gc=False), they cost less to make and
+# free (a tenth off a 1 GB read).
 
-class _AnyValue(msgspec.Struct, forbid_unknown_fields=True):
+class _AnyValue(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     stringValue: str | None = None
     intValue: int | str | None = None
     doubleValue: float | str | None = None
@@ -186,12 +188,12 @@ class _AnyValue(msgspec.Struct, forbid_unknown_fields=True):
     kvlistValue: dict | None = None
 
 
-class _KeyValue(msgspec.Struct):
+class _KeyValue(msgspec.Struct, gc=False):
     key: str
     value: _AnyValue | None = None
 
 
-class _Span(msgspec.Struct):
+class _Span(msgspec.Struct, gc=False):
     traceId: str
     spanId: str
     startTimeUnixNano: int | str
@@ -201,21 +203,21 @@ class _Span(msgspec.Struct):
     attributes: list[_KeyValue] | None = None
 
 
-class _Scope(msgspec.Struct):
+class _Scope(msgspec.Struct, gc=False):
     spans: list[_Span] | None = None
 
 
-class _Resource(msgspec.Struct):
+class _Resource(msgspec.Struct, gc=False):
     attributes: list[_KeyValue] | None = None
 
 
-class _ResourceSpans(msgspec.Struct):
+class _ResourceSpans(msgspec.Struct, gc=False):
     resource: _Resource | None = None
     scopeSpans: list[_Scope] | None = None
     instrumentationLibrarySpans: list[_Scope] | None = None
 
 
-class _Request(msgspec.Struct):
+class _Request(msgspec.Struct, gc=False):
     resourceSpans: list[_ResourceSpans]
 
 

@@ -3,10 +3,11 @@
 Reading a trace is Python work per span (decode a line, keep the attributes an output needs, assemble the trace):
 one core reads about 80 MB/s, so a 1 GB export takes 13 s (bench/traces.py). The lines are independent, so the file
 is cut at line starts into parts, one per core; each part is read by its own process (`main`), the first by the
-caller's. A trace's spans may sit on lines of different parts, so a part first groups its spans by
-trace and tells its trace ids; a trace seen in more than one part is assembled by the caller from all its spans in
-file order, every other trace by the part that read it. The outcome is the sequential read's, exactly: the same
-traces and problems in the same order, with the file's line numbers (tests/loaders/test_trace_parts.py).
+caller's. A part groups its spans by trace and assembles each trace from its own spans; but a trace's spans may sit
+on lines of different parts, so the parts then tell their trace ids, and a trace seen in more than one part is
+assembled again by the caller from all its spans in file order (a part's attempt at it is dropped). The outcome is
+the sequential read's, exactly: the same traces and problems in the same order, with the file's line numbers (tests/
+loaders/test_trace_parts.py).
 
 Parts talk msgpack (msgspec) over the part process's stdin and stdout: the records are dataclasses msgspec encodes
 and decodes as they are, six times as fast as pickle. The file is hashed whole, in order, by a thread of the caller's
@@ -15,6 +16,9 @@ reply) costs only time: its part is read again in the caller's process.
 """
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
+import fcntl
 import gc
 import os
 import struct
@@ -35,7 +39,7 @@ from evaluators.loaders.traces.assemble import Trace, assemble
 from evaluators.loaders.traces.spans import Span, wanted
 from evaluators.records import Problem
 
-PART_BYTES = 128 * 2**20  # the least a part holds: a process costs ~0.3 s to start, a core reads ~80 MB/s
+PART_BYTES = 64 * 2**20  # the least a part holds: a process costs ~0.3 s to start, a core reads ~80 MB/s
 MAX_PARTS = 8
 _ROOT = str(Path(__file__).resolve().parents[3])  # what a part process imports `evaluators` from
 _MAIN = "from evaluators.loaders.traces import parts; parts.main()"
@@ -81,48 +85,64 @@ def traces(src: Source, at: list[int], digest, problems: Problems, extra: frozen
            question_id_attribute: str | None) -> list[Trace | Problem]:
     """Every trace of the file in `at`'s parts, assembled (or its problem), in the order of its first span in the
     file; reading problems go to `problems` in line order. The whole file is hashed into `digest`."""
-    hashing = threading.Thread(target=lambda: [digest.update(b) for b in src.blocks(0, src.size, 1 << 22)])
-    hashing.start()
+    hashed = _in_thread(lambda: [digest.update(block) for block in src.blocks(0, src.size, 1 << 22)])
     jobs = [Job(str(src.path), src.file, start, end, extra, method_attribute, question_id_attribute)
             for start, end in zip(at, at[1:])]
     others = [_Remote(job) for job in jobs[1:]]  # started first: they read while this process reads the first part
-    parts = [_Part(jobs[0])] + [part.ids() for part in others]
-    seen: dict[str, int] = {}
-    for part in parts:
-        for trace_id in part.trace_ids:
-            seen[trace_id] = seen.get(trace_id, 0) + 1
-    shared = frozenset(t for t, n in seen.items() if n > 1)
-    offsets = list(accumulate((part.lines for part in parts), initial=0))
-    for part, offset in reversed(list(zip(parts, offsets))):  # this process's own part last: the others work meanwhile
-        part.finish(shared, offset)
-    replies = [part.collect() for part in parts]
-    hashing.join()
-    for reply in replies:
-        problems.items.extend(reply.problems)
+    try:
+        parts = [_Part(jobs[0])] + [part.read() for part in others]
+        seen: dict[str, int] = {}
+        for part in parts:
+            for trace_id in part.told.trace_ids:
+                seen[trace_id] = seen.get(trace_id, 0) + 1
+        shared = frozenset(t for t, n in seen.items() if n > 1)
+        for part in parts:
+            part.ask(shared)
+        shared_spans = [part.shared_spans() for part in parts]
+        hashed.result()
+    finally:
+        for part in others:
+            part.stop()
     out, done = [], set()
-    for part, reply in zip(parts, replies):
-        own = iter(reply.results())
-        for trace_id in part.trace_ids:
+    told = [part.told for part in parts]
+    offsets = list(accumulate((t.lines for t in told), initial=0))
+    for offset, spans_of in zip(offsets, shared_spans):
+        for span in (span for spans in spans_of.values() for span in spans):
+            span.line += offset
+    for part, offset in zip(told, offsets):
+        problems.items.extend(_moved(p, offset) for p in part.problems)
+        for trace_id, result in zip(part.trace_ids, part.results()):
             if trace_id not in shared:
-                out.append(next(own))
+                out.append(_moved(result, offset))
             elif trace_id not in done:
                 done.add(trace_id)
-                spans = [span for r in replies for span in r.shared_spans.get(trace_id, ())]
+                spans = [span for of in shared_spans for span in of.get(trace_id, ())]
                 out.append(assemble(src.file, trace_id, spans, method_attribute, question_id_attribute))
     return out
 
 
-@dataclass
-class _Reply:
-    """What a part gives back once its traces are assembled."""
+def _moved(result: Trace | Problem, offset: int) -> Trace | Problem:
+    """A result of a part, its line number counted from the file's start."""
+    if isinstance(result, Trace):
+        result.line += offset
+        return result
+    return result if result.row is None or not offset else replace(result, row=result.row + offset)
 
-    problems: list[Problem]  # reading problems, in line order, with the file's line numbers
-    traces: list[Trace]  # its own traces (those no other part has spans of) that are answers, in its order
-    failed: list[tuple[int, Problem]]  # its own traces that are not: (place among its own, why)
-    shared_spans: dict[str, list[Span]]  # the spans of its traces that other parts have spans of too
+
+@dataclass
+class _Read:
+    """What a part tells once read: its line count, its traces (ids in the order of their first span, each
+    assembled from the part's own spans of it, or its problem) and its reading problems; line numbers count from
+    the part's start. A trace that other parts have spans of too is assembled again from all of them."""
+
+    lines: int
+    trace_ids: list[str]
+    traces: list[Trace]  # the traces that are answers, in order
+    failed: list[tuple[int, Problem]]  # the others: (place among all, why)
+    problems: list[Problem]
 
     def results(self) -> list[Trace | Problem]:
-        """Its own traces, each assembled or its problem, in its order."""
+        """Every trace assembled or its problem, in order."""
         out = list(self.traces)
         for at, problem in self.failed:
             out.insert(at, problem)
@@ -133,40 +153,29 @@ class _Part:
     """A part read in this process."""
 
     def __init__(self, job: Job):
-        self.job, self.problems, self.by_trace = job, Problems(job.file), {}
+        problems = Problems(job.file)
         counted = _Counted(Source(job.path, job.file).lines(None, start=job.start, end=job.end))
-        for span in otlp.spans(counted, self.problems, wanted(job.extra), first=job.start == 0):
+        self.by_trace: dict[str, list[Span]] = {}
+        for span in otlp.spans(counted, problems, wanted(job.extra), first=job.start == 0):
             self.by_trace.setdefault(span.trace_id, []).append(span)
-        self.lines, self.trace_ids = counted.n, list(self.by_trace)
+        self.told = _Read(counted.n, list(self.by_trace), [], [], problems.items)
+        for trace_id, spans in self.by_trace.items():  # before the shared traces are known: few will be
+            result = assemble(job.file, trace_id, spans, job.method_attribute, job.question_id_attribute)
+            if isinstance(result, Problem):
+                self.told.failed.append((len(self.told.traces) + len(self.told.failed), result))
+            else:
+                self.told.traces.append(result)
 
-    def ids(self) -> _Part:
+    def read(self) -> _Part:
         return self
 
-    def finish(self, shared: frozenset[str], offset: int) -> None:
-        self.reply = _finish(self, shared, offset)
+    def ask(self, shared: frozenset[str]) -> None:
+        self.shared = shared
 
-    def collect(self) -> _Reply:
-        return self.reply
-
-
-def _finish(part: _Part, shared: frozenset[str], offset: int) -> _Reply:
-    """The part's own traces assembled, its shared traces' spans set aside, line numbers made the file's."""
-    job = part.job
-    problems = [p if p.row is None else replace(p, row=p.row + offset) for p in part.problems.items]
-    reply = _Reply(problems, [], [], {})
-    for trace_id, spans in part.by_trace.items():
-        for span in spans if offset else ():
-            span.line += offset
-        if trace_id in shared:
-            reply.shared_spans[trace_id] = spans
-            continue
-        result = assemble(job.file, trace_id, spans, job.method_attribute, job.question_id_attribute)
-        if isinstance(result, Problem):
-            reply.failed.append((len(reply.traces) + len(reply.failed), result))
-        else:
-            reply.traces.append(result)
-    part.by_trace = {}
-    return reply
+    def shared_spans(self) -> dict[str, list[Span]]:
+        spans = {t: self.by_trace[t] for t in self.told.trace_ids if t in self.shared}
+        self.by_trace = {}
+        return spans
 
 
 class _Remote:
@@ -178,43 +187,69 @@ class _Remote:
         try:
             self.process = subprocess.Popen([sys.executable, "-c", _MAIN], stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, env=env)
+            if hasattr(fcntl, "F_SETPIPE_SZ"):  # messages of hundreds of MB: fewer, larger writes (Linux)
+                with contextlib.suppress(OSError):
+                    fcntl.fcntl(self.process.stdout.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
             _send(self.process.stdin, job)
         except OSError:
             self.process = None
+            return
+        # what the part tells is taken from the pipe as it comes, while this process reads its own part
+        self.message = _in_thread(lambda: _message(self.process.stdout))
 
-    def ids(self) -> _Remote | _Part:
+    def read(self) -> _Remote | _Part:
         try:
-            self.lines, self.trace_ids = _receive(self.process.stdout, tuple[int, list[str]])
+            self.told = msgspec.msgpack.decode(self.message.result(), type=_Read)
+            if len(self.told.traces) + len(self.told.failed) != len(self.told.trace_ids):
+                raise ValueError("a part process's reply does not hold its traces")
         except Exception:  # noqa: BLE001 - whatever went wrong in the process, its part is read here
-            self._stop()
-            return _Part(self.job)
+            return self._here()
         return self
 
-    def finish(self, shared: frozenset[str], offset: int) -> None:
-        self.shared, self.offset = shared, offset
+    def ask(self, shared: frozenset[str]) -> None:
+        self.shared = shared
         try:
-            _send(self.process.stdin, (shared, offset))
+            _send(self.process.stdin, shared)
             self.process.stdin.close()
         except (OSError, ValueError):
             pass  # then no reply comes, and the part is read here
 
-    def collect(self) -> _Reply:
+    def shared_spans(self) -> dict[str, list[Span]]:
         try:
-            reply = _receive(self.process.stdout, _Reply)
-            if len(reply.traces) + len(reply.failed) + len(reply.shared_spans) != len(self.trace_ids):
-                raise ValueError("a part process's reply does not hold its traces")
+            spans = _receive(self.process.stdout, dict[str, list[Span]])
+            if set(spans) != self.shared.intersection(self.told.trace_ids):
+                raise ValueError("a part process sent the spans of other traces")
         except Exception:  # noqa: BLE001
-            self._stop()
-            part = _Part(self.job)
-            part.finish(self.shared, self.offset)
-            return part.collect()
+            part = self._here()
+            part.ask(self.shared)
+            return part.shared_spans()
         self.process.wait()
-        return reply
+        return spans
 
-    def _stop(self) -> None:
-        if self.process is not None:
+    def _here(self) -> _Part:
+        """The part read in this process (after its own failed: stopped first)."""
+        self.stop()
+        return _Part(self.job)
+
+    def stop(self) -> None:
+        """The process ended, if it has not (a failure here or there)."""
+        if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+
+
+def _in_thread(work) -> concurrent.futures.Future:
+    """work() in a thread of its own: its result, or the exception it raised, when asked for."""
+    future = concurrent.futures.Future()
+
+    def run():
+        try:
+            future.set_result(work())
+        except BaseException as err:  # noqa: BLE001 - raised where the result is asked for
+            future.set_exception(err)
+
+    threading.Thread(target=run, daemon=True).start()
+    return future
 
 
 def _send(stream, message) -> None:
@@ -225,8 +260,11 @@ def _send(stream, message) -> None:
 
 
 def _receive(stream, kind):
-    size = struct.unpack("<Q", _exactly(stream, 8))[0]
-    return msgspec.msgpack.decode(_exactly(stream, size), type=kind)
+    return msgspec.msgpack.decode(_message(stream), type=kind)
+
+
+def _message(stream) -> bytes:
+    return _exactly(stream, struct.unpack("<Q", _exactly(stream, 8))[0])
 
 
 def _exactly(stream, n: int) -> bytes:
@@ -249,11 +287,12 @@ class _Counted:
 
 
 def main() -> None:
-    """A part process: read the job's part, send its line count and trace ids, wait for the shared ids and the
-    part's first line number, send the reply."""
+    """A part process: read the job's part and assemble its traces, send them with its line count, wait for the
+    ids of the traces other parts have spans of too, send those traces' spans."""
     gc.disable()  # as loaders.load reads (formats.gc_paused): nothing read is cyclic, and the process ends after
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     part = _Part(_receive(stdin, Job))
-    _send(stdout, (part.lines, part.trace_ids))
-    shared, offset = _receive(stdin, tuple[frozenset[str], int])
-    _send(stdout, _finish(part, shared, offset))
+    _send(stdout, part.told)
+    part.ask(_receive(stdin, frozenset[str]))
+    _send(stdout, part.shared_spans())
+    os._exit(0)  # all is sent: no teardown of a heap of a part's spans (the caller waits for the exit)

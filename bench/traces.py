@@ -149,6 +149,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ragscope-traces-bench-") as tmp:
         made = time.perf_counter()
         golden, traces, outputs, questions = make(Path(tmp), args.mb)
+        os.sync()  # the inputs on disk before the reads: no write-back of 1.4 GB competes with them
         made = time.perf_counter() - made
         sizes = {p.name: p.stat().st_size / 2**20 for p in (traces, outputs)}
         pairs = [(measure("jsonl", golden, outputs), measure("traces", golden, traces)) for _ in range(args.runs)]

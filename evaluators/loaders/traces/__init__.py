@@ -73,17 +73,17 @@ def read(fmt: str, src: Source, problems: Problems, *, golden: Sequence[GoldenIt
     read in parts, a process a part (parts.py); the others a line (Parquet: a batch) at a time."""
     method_attribute = method_attribute or DEFAULT_METHOD_ATTRIBUTE
     extra = frozenset(a for a in (method_attribute, question_id_attribute) if a)
-    digest = hashlib.sha256()
-    lines, batches = traces_input(src, fmt, digest, problems, wanted(extra))
+    digest, keep = hashlib.sha256(), wanted(extra)
+    lines, batches = traces_input(src, fmt, digest, problems, keep)
     if fmt == "otlp" and (at := parts.cuts(src)):
         found = parts.traces(src, at, digest, problems, extra, method_attribute, question_id_attribute)
     else:
         if fmt == "otlp":
-            spans = otlp.spans(lines, problems, wanted(extra), src.size)
+            spans = otlp.spans(lines, problems, keep, src.size)
         elif fmt == "phoenix":
-            spans = phoenix.spans(lines, batches, problems, wanted(extra))
+            spans = phoenix.spans(lines, batches, problems, keep)
         else:
-            spans = langfuse.spans(lines, problems, wanted(extra), src.size)
+            spans = langfuse.spans(lines, problems, keep, src.size)
         found = _traces(spans, problems.file, method_attribute, question_id_attribute)
     traces = _kept(found, problems)
     outputs, rows, notes = join(traces, golden, problems, method=method, default_method=default_method,

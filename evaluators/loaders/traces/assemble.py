@@ -194,20 +194,18 @@ def _documents(span: Span) -> list[Chunk]:
     for rank, index in enumerate(sorted(docs), 1):
         fields = docs[index]
         key, content = fields.get("content") or (f"{sa.DOCUMENTS}{index}.document.content", None)
-        if type(content) is not str and not isinstance(content, str):
+        if not isinstance(content, str):
             raise Bad(span.line, key, f"span {span.span_id}: document {index}'s content is {kind_of(content)}, "
                       "not a text")
         key, doc_id = fields.get("id") or (None, rank)
-        if type(doc_id) is not str and (isinstance(doc_id, bool) or not isinstance(doc_id, (str, int))):
+        if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
             raise Bad(span.line, key, f"span {span.span_id}: document {index}'s id is {kind_of(doc_id)}, not a "
                       "text or a whole number")
         key, score = fields.get("score") or (None, None)
-        if score is not None and type(score) is not float:
-            if isinstance(score, bool) or not isinstance(score, (int, float)):
-                raise Bad(span.line, key, f"span {span.span_id}: document {index}'s score is {kind_of(score)}, "
-                          "not a number")
-            score = float(score)
-        chunks.append(Chunk(doc_id if type(doc_id) is str else str(doc_id), content, score))
+        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+            raise Bad(span.line, key, f"span {span.span_id}: document {index}'s score is {kind_of(score)}, not a "
+                      "number")
+        chunks.append(Chunk(str(doc_id), content, None if score is None else float(score)))
     return chunks
 
 
@@ -290,8 +288,8 @@ def _sum(spans: list[Span], key: str, genai_key: str) -> int | None:
 
 def _whole(span: Span, key: str) -> int | None:
     value = span.attributes.get(key)
-    if value is None or (type(value) is int and value >= 0):
-        return value
+    if value is None:
+        return None
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
     if isinstance(value, float) and value.is_integer():  # a table's column of counts with gaps is a float column

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import fcntl
 import gc
 import os
 import struct
@@ -187,9 +186,10 @@ class _Remote:
         try:
             self.process = subprocess.Popen([sys.executable, "-c", _MAIN], stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, env=env)
-            if hasattr(fcntl, "F_SETPIPE_SZ"):  # messages of hundreds of MB: fewer, larger writes (Linux)
-                with contextlib.suppress(OSError):
-                    fcntl.fcntl(self.process.stdout.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+            with contextlib.suppress(ImportError, AttributeError, OSError):  # Linux: messages of hundreds of MB
+                import fcntl  # in fewer, larger writes
+
+                fcntl.fcntl(self.process.stdout.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
             _send(self.process.stdin, job)
         except OSError:
             self.process = None

@@ -81,19 +81,23 @@ def test_problems_in_later_parts_keep_their_order_and_the_file_line_numbers(tmp_
     assert "not valid JSON" in whole[0].message and "no answer" in whole[2].message
 
 
-def test_a_part_process_that_cannot_start_or_dies_midway_costs_only_time(tmp_path, monkeypatch):
+DIES_AT_ONCE = "import sys; sys.exit(3)"
+SENDS_NONSENSE = "import sys; sys.stdout.buffer.write(b'not a reply at all'); sys.exit(0)"
+DIES_MIDWAY = ("import sys; from evaluators.loaders.traces import parts as p; "  # after telling its traces
+               "part = p._Part(p._receive(sys.stdin.buffer, p.Job)); p._send(sys.stdout.buffer, part.told); sys.exit(3)")
+
+
+@pytest.mark.parametrize("program", [None, DIES_AT_ONCE, SENDS_NONSENSE, DIES_MIDWAY])
+def test_a_part_process_that_cannot_start_or_fails_costs_only_time(tmp_path, monkeypatch, program):
     gold, path = golden(tmp_path), spread_traces(tmp_path / "traces.jsonl")
     whole = read(path, gold, 1, monkeypatch)
-    with monkeypatch.context() as m:
-        m.setattr(sys, "executable", str(tmp_path / "no-python-here"))
-        assert read(path, gold, 3, monkeypatch).outputs == whole.outputs
-    # a process that sends its trace ids and then dies before its reply
-    dies = ("import sys; from evaluators.loaders.traces import parts as p; "
-            "part = p._Part(p._receive(sys.stdin.buffer, p.Job)); p._send(sys.stdout.buffer, part.told); sys.exit(3)")
-    monkeypatch.setattr(parts, "_MAIN", dies)
-    again = read(path, gold, 3, monkeypatch)
-    assert (again.outputs, again.output_rows, again.content_hash) == (whole.outputs, whole.output_rows,
-                                                                      whole.content_hash)
+    if program is None:  # no process can start
+        monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
+    else:
+        monkeypatch.setattr(parts, "_MAIN", program)
+    again = read(path, gold, 3, monkeypatch)  # the failed parts read in this process instead
+    assert (again.outputs, again.output_rows, again.notes, again.content_hash) == (
+        whole.outputs, whole.output_rows, whole.notes, whole.content_hash)
 
 
 @pytest.mark.parametrize("head", [b"{\n", b"\n\n[\n"])

@@ -186,14 +186,15 @@ class _Remote:
         try:
             self.process = subprocess.Popen([sys.executable, "-c", _MAIN], stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, env=env)
-            with contextlib.suppress(ImportError, AttributeError, OSError):  # Linux: messages of hundreds of MB
-                import fcntl  # in fewer, larger writes
-
-                fcntl.fcntl(self.process.stdout.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
-            _send(self.process.stdin, job)
         except OSError:
             self.process = None
             return
+        with contextlib.suppress(ImportError, AttributeError, OSError):  # Linux: messages of hundreds of MB in
+            import fcntl  # fewer, larger writes
+
+            fcntl.fcntl(self.process.stdout.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+        with contextlib.suppress(OSError):  # a process that ended at once sends nothing: read() reads here then
+            _send(self.process.stdin, job)
         # what the part tells is taken from the pipe as it comes, while this process reads its own part
         self.message = _in_thread(lambda: _message(self.process.stdout))
 

@@ -144,7 +144,8 @@ class Source:
         hashed) as read: a file is never all in memory. start/end: a part of a file on disk, from a line's start to
         the next part's."""
         if self.path is None:
-            digest.update(self.data)
+            if digest is not None:
+                digest.update(self.data)
             yield from io.BytesIO(self.data)
             return
         left = (self.size if end is None else end) - start

@@ -209,22 +209,15 @@ def _documents(span: Span) -> list[Chunk]:
     return chunks
 
 
-class _DocumentKeys(dict):
-    """Attribute name -> (N, FIELD) for retrieval.documents.N.document.FIELD (N None when it is no index), () for
-    any other name: each name parsed once (every retriever span repeats them), looked up in C."""
-
-    def __missing__(self, key: str) -> tuple:
-        if len(self) > 1 << 16:  # a bound: a file of ever new names costs a parse a name, never unbounded memory
-            self.clear()
-        parsed = ()
-        if key.startswith(sa.DOCUMENTS):
-            index, _, field = key[len(sa.DOCUMENTS):].partition(".document.")
-            parsed = (int(index) if index.isdigit() else None), field
-        self[key] = parsed
-        return parsed
+def _document_key(key: str) -> tuple:
+    """retrieval.documents.N.document.FIELD -> (N, FIELD), N None when it is no index; () for any other name."""
+    if not key.startswith(sa.DOCUMENTS):
+        return ()
+    index, _, field = key[len(sa.DOCUMENTS):].partition(".document.")
+    return (int(index) if index.isdigit() else None), field
 
 
-_DOCUMENT_KEYS = _DocumentKeys()
+_DOCUMENT_KEYS = sa.Memo(_document_key)  # every retriever span repeats the same names: each parsed once
 
 
 def _genai_documents(span: Span) -> dict[int, dict]:

@@ -45,23 +45,26 @@ _WANTED = {KIND, INPUT, INPUT_MIME, OUTPUT, OUTPUT_MIME, PROMPT_TOKENS, COMPLETI
 _WANTED_PREFIXES = (DOCUMENTS, OUTPUT_MESSAGES)
 
 
-def wanted(extra: frozenset[str]) -> "_Wanted":
+def wanted(extra: frozenset[str]) -> "Memo":
     """Whether an attribute is kept (`keep(key)`): the conventions' names above, and the user's method / question-id
-    attribute."""
-    return _Wanted(_WANTED | extra)
+    attribute; each name decided once (a file repeats its attribute names span after span)."""
+    names = _WANTED | extra
+    return Memo(lambda key: key in names or key.startswith(_WANTED_PREFIXES))
 
 
-class _Wanted(dict):
-    """key -> kept?, each key decided once (a file repeats its attribute names span after span); called as a
-    function, a lookup in C."""
+class Memo(dict):
+    """fn(key), computed once a key and then looked up in C, as `memo[key]` or `memo(key)`. At most `bound` keys are
+    kept: a file of ever new names costs a call a name, never unbounded memory."""
 
-    def __init__(self, names: frozenset[str]):
+    def __init__(self, fn, bound: int = 1 << 16):
         super().__init__()
-        self.names = names
+        self.fn, self.bound = fn, bound
 
-    def __missing__(self, key: str) -> bool:
-        answer = self[key] = key in self.names or key.startswith(_WANTED_PREFIXES)
-        return answer
+    def __missing__(self, key):
+        if len(self) >= self.bound:
+            self.clear()
+        value = self[key] = self.fn(key)
+        return value
 
     __call__ = dict.__getitem__
 
